@@ -1,0 +1,98 @@
+#include "wireup/env_plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "wireup/text.hpp"
+
+namespace wireup {
+
+bool valid_env_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool valid_env_value(std::string_view value) {
+  return value.find_first_of(std::string_view("\0\n\r", 3)) == std::string_view::npos;
+}
+
+const char* action_name(Action a) {
+  switch (a) {
+    case Action::Set: return "set";
+    case Action::KeptUser: return "kept user value";
+    case Action::Unchanged: return "unchanged";
+    case Action::Rejected: return "rejected";
+  }
+  return "?";
+}
+
+namespace {
+
+// The directories of `dirs` that `list` lacks, in order, colon-joined.
+std::string missing_dirs(std::string_view list, std::string_view dirs) {
+  const auto have = split(list, ':');
+  std::string out;
+  for (const auto& d : split(dirs, ':')) {
+    if (d.empty() || std::find(have.begin(), have.end(), d) != have.end()) continue;
+    out += (out.empty() ? "" : ":") + d;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted,
+                                  const EnvLookup& current) {
+  // Last entry per name wins, kept at the position of its first mention.
+  std::vector<EnvEntry> merged;
+  for (const auto& e : wanted) {
+    auto it = std::find_if(merged.begin(), merged.end(),
+                           [&](const EnvEntry& m) { return m.name == e.name; });
+    if (it == merged.end())
+      merged.push_back(e);
+    else
+      *it = e;
+  }
+
+  std::vector<std::string> ours;
+  if (auto prev = current(kInjectedVar)) ours = split(*prev, ' ');
+  auto was_ours = [&](const std::string& n) {
+    return std::find(ours.begin(), ours.end(), n) != ours.end();
+  };
+
+  std::vector<Decision> out;
+  std::string injected;
+  for (const auto& e : merged) {
+    if (!valid_env_name(e.name) || !valid_env_value(e.value) ||
+        e.name == kInjectedVar) {
+      out.push_back({e.name, "", "refused: bad name or value " + quoted(e.value),
+                     Action::Rejected});
+      continue;
+    }
+    const auto cur = current(e.name);
+    Decision d{e.name, e.value, e.reason, Action::Set};
+    if (e.mode == Mode::IfUnset && cur && !was_ours(e.name)) {
+      d = {e.name, *cur, "already set by the user", Action::KeptUser};
+    } else if (e.mode == Mode::PrependPath && cur) {
+      const auto add = missing_dirs(*cur, e.value);
+      if (add.empty())
+        d = {e.name, *cur, e.reason + " (already listed)", Action::Unchanged};
+      else
+        d.value = cur->empty() ? add : add + ":" + *cur;
+    } else if (cur && *cur == e.value) {
+      d.action = Action::Unchanged;
+    }
+    if (d.action == Action::Set || (d.action == Action::Unchanged && was_ours(e.name))) {
+      if (!injected.empty()) injected += ' ';
+      injected += e.name;
+    }
+    out.push_back(std::move(d));
+  }
+  if (!injected.empty())
+    out.push_back({kInjectedVar, injected, "names wireup set", Action::Set});
+  return out;
+}
+
+}  // namespace wireup
