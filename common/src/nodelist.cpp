@@ -112,3 +112,32 @@ std::string first_node(std::string_view list) {
 }
 
 }  // namespace wireup
+
+namespace wireup {
+
+std::vector<std::uint32_t> expand_tasks_per_node(std::string_view spec) {
+  auto bad = [&](const std::string& why) -> std::vector<std::uint32_t> {
+    throw InputError("tasks per node " + quoted(spec) + ": " + why +
+                     " (expected e.g. 2(x3),1)");
+  };
+  std::vector<std::uint32_t> out;
+  if (trim(spec).empty()) return bad("empty");
+  for (const auto& item : split(spec, ',')) {
+    const auto paren = item.find('(');
+    const auto count = parse_uint(item.substr(0, paren), 1u << 20);
+    if (!count) return bad("bad count " + quoted(item));
+    std::uint64_t repeat = 1;
+    if (paren != std::string::npos) {
+      if (item.size() < paren + 4 || item.compare(paren, 2, "(x") != 0 || item.back() != ')')
+        return bad("bad repeat " + quoted(item));
+      const auto r = parse_uint(item.substr(paren + 2, item.size() - paren - 3), 1u << 20);
+      if (!r || *r == 0) return bad("bad repeat " + quoted(item));
+      repeat = *r;
+    }
+    if (out.size() + repeat > (1u << 20)) return bad("too many nodes");
+    out.insert(out.end(), repeat, static_cast<std::uint32_t>(*count));
+  }
+  return out;
+}
+
+}  // namespace wireup

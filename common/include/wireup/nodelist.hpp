@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,5 +15,12 @@ std::vector<std::string> expand_nodelist(std::string_view list,
 
 // The first host of a list, without expanding the rest.
 std::string first_node(std::string_view list);
+
+}  // namespace wireup
+
+namespace wireup {
+
+// SLURM_STEP_TASKS_PER_NODE / SLURM_TASKS_PER_NODE: "2(x3),1" -> {2,2,2,1}.
+std::vector<std::uint32_t> expand_tasks_per_node(std::string_view spec);
 
 }  // namespace wireup

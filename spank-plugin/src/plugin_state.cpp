@@ -1,0 +1,10 @@
+#include "plugin_state.hpp"
+
+namespace wireup::spank {
+
+PluginState& state() {
+  static PluginState s;
+  return s;
+}
+
+}  // namespace wireup::spank

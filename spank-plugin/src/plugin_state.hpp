@@ -1,0 +1,24 @@
+#pragma once
+#include <optional>
+#include <string>
+
+#include "wireup/host_facts.hpp"
+#include "wireup/settings.hpp"
+
+namespace wireup::spank {
+
+// One copy per process that loads the plugin (srun, sbatch, slurmd,
+// slurmstepd). slurmstepd forks tasks after user_init, so what user_init
+// caches here is seen by every task_init of the step.
+struct PluginState {
+  std::optional<AdminConfig> admin;  // empty: plugstack.conf arguments were bad
+  std::string admin_error;
+  UserOptions user;
+  std::string user_error;            // a bad option value seen in slurmstepd
+  std::optional<HostFacts> host;     // probed once per step
+  std::string master_addr;           // resolved once per step when possible
+};
+
+PluginState& state();
+
+}  // namespace wireup::spank

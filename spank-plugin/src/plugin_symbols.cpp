@@ -1,0 +1,91 @@
+// The plugin's C ABI: Slurm dlsym()s these names. Each entry point catches
+// everything, so no exception ever unwinds into Slurm.
+#include "spank_api.hpp"
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+#include "plugin_state.hpp"
+#include "remote_task.hpp"
+
+// Built with hidden visibility; only these names are Slurm's to see.
+#define WIREUP_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+// SPANK_PLUGIN() would give these internal linkage under C++.
+WIREUP_EXPORT extern const char plugin_name[] = "wireup";
+WIREUP_EXPORT extern const char plugin_type[] = "spank";
+WIREUP_EXPORT extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+}
+
+namespace {
+
+using wireup::spank::state;
+
+template <typename F>
+int guarded(const char* where, int on_exception, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    slurm_error("spank_wireup: %s: %s", where, e.what());
+  } catch (...) {
+    slurm_error("spank_wireup: %s: unknown error", where);
+  }
+  return on_exception;
+}
+
+void load_admin_config(int ac, char** av) {
+  auto& s = state();
+  try {
+    s.admin = wireup::parse_admin_args(std::vector<std::string>(av, av + ac));
+  } catch (const std::exception& e) {
+    s.admin.reset();
+    s.admin_error = e.what();
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+WIREUP_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
+  return guarded("init", 0, [&] {
+    load_admin_config(ac, av);
+    const spank_context_t ctx = spank_context();
+    if (!state().admin) {
+      // slurmd logs it once at start; steps only at debug level.
+      if (ctx == S_CTX_SLURMD)
+        slurm_error("spank_wireup: %s; wireup is disabled on this node",
+                    state().admin_error.c_str());
+      else
+        slurm_debug("spank_wireup: disabled: %s", state().admin_error.c_str());
+    }
+    if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE)
+      wireup::spank::register_options(sp);
+    return 0;
+  });
+}
+
+WIREUP_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+  return guarded("init_post_opt", 0, [&] {
+    const auto& s = state();
+    if (!spank_remote(sp) && !s.admin && s.user.wireup.value_or(false))
+      slurm_error("spank_wireup: --wireup has no effect: %s", s.admin_error.c_str());
+    return 0;
+  });
+}
+
+WIREUP_EXPORT int slurm_spank_user_init(spank_t sp, int, char**) {
+  return guarded("user_init", 0, [&] {
+    wireup::spank::prepare_step(sp);
+    return 0;
+  });
+}
+
+WIREUP_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
+  return guarded("task_init", 0, [&] { return wireup::spank::wire_task(sp); });
+}
+
+}  // extern "C"

@@ -1,0 +1,107 @@
+#include "remote_task.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include <cstdio>
+#include <exception>
+
+#include "libfabric_probe.hpp"
+#include "node_address.hpp"
+#include "plugin_state.hpp"
+#include "spank_calls.hpp"
+#include "wireup/error.hpp"
+#include "wireup/nodelist.hpp"
+#include "wireup/task_env.hpp"
+#include "wireup/text.hpp"
+
+namespace wireup::spank {
+namespace {
+
+bool active() {
+  const PluginState& s = state();
+  return s.admin && s.user_error.empty() && wireup_enabled(*s.admin, s.user);
+}
+
+// Batch scripts, extern and interactive steps are not ranks of anything; their
+// environment would also leak into the job's own srun steps.
+bool normal_step(spank_t sp) {
+  const auto step = get_u32(sp, S_JOB_STEPID, "S_JOB_STEPID");
+  return step && *step <= SLURM_MAX_NORMAL_STEP_ID;
+}
+
+std::string first_node_ipv4(spank_t sp, std::string& node) {
+  const auto list = get_env(sp, "SLURM_STEP_NODELIST");
+  if (!list) return "";
+  node = first_node(*list);
+  return node_ipv4(node);
+}
+
+HostFacts probe(const std::string& sysroot) {
+  HostFacts h = probe_host(sysroot);
+  if (!h.efa_devices.empty()) h.libfabric_efa = libfabric_has_efa(sysroot);
+  return h;
+}
+
+}  // namespace
+
+void prepare_step(spank_t sp) {
+  PluginState& s = state();
+  if (!active() || !normal_step(sp)) return;
+  s.host = probe(s.admin->sysroot);
+  std::string node;
+  try {
+    s.master_addr = first_node_ipv4(sp, node);
+  } catch (const std::exception&) {
+    s.master_addr.clear();  // task_init retries and reports
+  }
+}
+
+int wire_task(spank_t sp) {
+  PluginState& s = state();
+  if (!active() || !normal_step(sp)) return 0;
+
+  TaskFacts t;
+  const auto job = get_u32(sp, S_JOB_ID, "S_JOB_ID");
+  const auto step = get_u32(sp, S_JOB_STEPID, "S_JOB_STEPID");
+  const auto rank = get_u32(sp, S_TASK_GLOBAL_ID, "S_TASK_GLOBAL_ID");
+  const auto local = get_int(sp, S_TASK_ID, "S_TASK_ID");
+  const auto world = get_u32(sp, S_JOB_TOTAL_TASK_COUNT, "S_JOB_TOTAL_TASK_COUNT");
+  const auto local_world = get_u32(sp, S_JOB_LOCAL_TASK_COUNT, "S_JOB_LOCAL_TASK_COUNT");
+  const auto node = get_u32(sp, S_JOB_NODEID, "S_JOB_NODEID");
+  const auto nodes = get_u32(sp, S_JOB_NNODES, "S_JOB_NNODES");
+  if (!job || !step || !rank || !local || *local < 0 || !world || !local_world || !node ||
+      !nodes) {
+    slurm_error("spank_wireup: Slurm did not provide the task's ids; nothing injected");
+    return 0;
+  }
+  t.job_id = *job;
+  t.step_id = *step;
+  t.layout = {*rank, static_cast<std::uint32_t>(*local), *world, *local_world, *node, *nodes};
+  if (const auto cpt = get_env(sp, "SLURM_CPUS_PER_TASK"))
+    if (const auto n = parse_uint(*cpt, 4096)) t.cpus_per_task = static_cast<std::uint32_t>(*n);
+
+  try {
+    std::string first = "?";
+    t.master_addr = s.master_addr.empty() ? first_node_ipv4(sp, first) : s.master_addr;
+    if (t.master_addr.empty())
+      throw InputError("MASTER_ADDR: cannot find an IPv4 address for node " + quoted(first) +
+                       " (first node of SLURM_STEP_NODELIST); make it resolvable or set "
+                       "MASTER_ADDR yourself");
+    const HostFacts host = s.host ? *s.host : probe(s.admin->sysroot);
+    const TaskPlan plan = plan_task(t, *s.admin, s.user, host,
+                                    [sp](const std::string& n) { return get_env(sp, n.c_str()); });
+    for (const auto& d : plan.decisions)
+      if (d.action == Action::Set) set_env(sp, d.name, d.value);
+    if (s.user.verbose)
+      std::fprintf(stderr, "wireup: rank %u of step %u.%u:\n%s", t.layout.rank, *job, *step,
+                   describe(plan).c_str());
+    return 0;
+  } catch (const InputError& e) {
+    slurm_error("spank_wireup: rank %u: %s", t.layout.rank, e.what());
+    return -1;
+  }
+}
+
+}  // namespace wireup::spank
