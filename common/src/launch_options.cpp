@@ -123,7 +123,7 @@ const std::map<std::string, Flag>& flag_table() {
          if (p == 0) throw InputError(w + ": expected a port 1-65535, got 0");
          o.master_port = p;
        }}},
-      {"local-addr", {true, [](auto& o, auto& w, auto& v) { o.local_addr = v; }}},
+      {"local-addr", {true, [](auto& o, auto&, auto& v) { o.local_addr = v; }}},
       {"signals-to-handle", {true, [](auto& o, auto& w, auto& v) { o.signals_to_handle = parse_signal_list(w, v); }}},
       {"no-python", {false, [](auto& o, auto& w, auto& v) { o.no_python = want_bool(w, v); }}},
       {"module", {false, [](auto& o, auto& w, auto& v) { o.run_module = want_bool(w, v); }}},
