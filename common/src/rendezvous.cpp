@@ -1,15 +1,29 @@
 #include "wireup/rendezvous.hpp"
 
+#include <numeric>
+
 #include "wireup/error.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup {
 
+namespace {
+
+// A job stride coprime to the range, so step 0 of successive jobs walks
+// every port of the range (an even range and a stride of 64 would use 1/64).
+std::uint64_t job_stride(std::uint64_t range) {
+  std::uint64_t m = kStepsPerJob;
+  while (std::gcd(m, range) != 1) ++m;
+  return m;
+}
+
+}  // namespace
+
 std::uint32_t derive_port(const PortPolicy& policy, std::uint64_t job_id,
                           std::uint64_t step_id) {
   // Batch, extern and interactive steps carry ids near 2^32; fold them in.
   const std::uint64_t r = policy.range == 0 ? 1 : policy.range;
-  const std::uint64_t slot = ((job_id % r) * (kStepsPerJob % r) + step_id % r) % r;
+  const std::uint64_t slot = ((job_id % r) * (job_stride(r) % r) + step_id % r) % r;
   return static_cast<std::uint32_t>(policy.base + slot);
 }
 

@@ -13,9 +13,9 @@ struct PortPolicy {
   std::uint32_t range = 4535;
 };
 
-// Steps of one job take consecutive slots; jobs are spaced this many slots
-// apart, so jobs whose ids are close never share a port for their first
-// kStepsPerJob steps.
+// Steps of one job take consecutive slots; jobs are spaced at least this
+// many slots apart (the smallest stride coprime to the range), so jobs whose
+// ids are close never share a port for their first kStepsPerJob steps.
 inline constexpr std::uint64_t kStepsPerJob = 64;
 
 // Same inputs, same port: every task of a step computes it independently.
