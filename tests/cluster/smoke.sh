@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# smoke.sh [DIR]: prove that the test cluster started by cluster.sh really works:
+# multi-node srun, task ids, node naming/addresses, a batch job, srun --mpi=pmix,
+# and that every node is idle (not drained) afterwards.
+# DIR defaults to $WIREUP_TEST_CLUSTER_DIR.
+
+set -u
+set -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DIR=${1:-${WIREUP_TEST_CLUSTER_DIR:-}}
+[[ -n $DIR ]] || { echo "usage: $0 DIR (or set WIREUP_TEST_CLUSTER_DIR)" >&2; exit 2; }
+
+env_lines=$("$HERE/cluster.sh" env "$DIR") || { echo "cluster.sh env failed" >&2; exit 1; }
+eval "$env_lines"
+
+failures=0
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
+# expect LABEL EXPECTED ACTUAL
+expect() {
+  if [[ $2 == "$3" ]]; then ok "$1"; else
+    not_ok "$1"
+    printf '  expected: %q\n  actual:   %q\n' "$2" "$3"
+  fi
+}
+words() { tr -s ' ' '\n' | sed '/^$/d' | sort "$@" | paste -sd' ' -; }
+
+T=60 # seconds per client command
+WORK=$WIREUP_TEST_CLUSTER/smoke
+if ! { rm -rf "$WORK" && mkdir -p "$WORK"; }; then echo "cannot create $WORK" >&2; exit 1; fi
+
+# --- 1. multi-node srun ------------------------------------------------------------
+out=$(timeout $T srun -N2 -n4 hostname 2>"$WORK/srun1.err")
+rc=$?
+expect "srun -N2 -n4 hostname exits 0" 0 "$rc"
+expect "srun -N2 -n4 hostname prints 4 lines" 4 "$(grep -c . <<<"$out")"
+[[ -s $WORK/srun1.err ]] && sed 's/^/  srun stderr: /' "$WORK/srun1.err"
+
+# --- 2. task ids, node names, marker in task environment ----------------------------
+# shellcheck disable=SC2016 # expanded by the task, not here
+out=$(timeout $T srun -N2 -n4 sh -c 'echo "$SLURM_PROCID $SLURMD_NODENAME $WIREUP_TEST_CLUSTER"')
+rc=$?
+expect "srun -N2 -n4 (task ids) exits 0" 0 "$rc"
+expect "SLURM_PROCID values are 0..3, distinct" "0 1 2 3" "$(awk '{print $1}' <<<"$out" | words -n)"
+nodes=$(awk '{print $2}' <<<"$out" | sort -u)
+expect "tasks ran on 2 distinct nodes" 2 "$(grep -c . <<<"$nodes")"
+bad=$(grep -vxE 'ip-127-0-0-[0-9]+' <<<"$nodes")
+expect "node names follow ip-127-0-0-K" "" "$bad"
+expect "tasks carry WIREUP_TEST_CLUSTER (teardown marker)" "$WIREUP_TEST_CLUSTER" \
+  "$(awk '{print $3}' <<<"$out" | sort -u)"
+
+# NodeAddr must be the IPv4 literal derivable from the node name.
+addr_bad=""
+for n in ${WIREUP_TEST_CLUSTER_NODES//,/ }; do
+  addr=$(timeout $T scontrol show node "$n" | grep -o 'NodeAddr=[^ ]*')
+  want="NodeAddr=${n#ip-}"
+  want=${want//-/.}
+  [[ $addr == "$want" ]] || addr_bad+="$n:$addr "
+done
+expect "NodeAddr of every node is 127.0.0.K from its name" "" "$addr_bad"
+
+# --- 3. batch job -----------------------------------------------------------------
+cat >"$WORK/job.sh" <<'EOF'
+#!/bin/sh
+echo "batch-ok $SLURM_JOB_ID $SLURM_JOB_NUM_NODES"
+srun -N2 -n2 printenv SLURM_PROCID | sort -n | paste -sd' ' -
+EOF
+jid=$(timeout $T sbatch --parsable -N2 -n2 -o "$WORK/batch-%j.out" "$WORK/job.sh")
+if [[ $jid =~ ^[0-9]+$ ]]; then
+  ok "sbatch accepted job $jid"
+  state=""
+  for ((i = 0; i < 300; i++)); do # up to 60 s
+    line=$(timeout $T scontrol -o show job "$jid" 2>/dev/null)
+    state=$(grep -o 'JobState=[A-Z_]*' <<<"$line")
+    state=${state#JobState=}
+    case $state in
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) break ;;
+      "") # purged (MinJobAge) before we saw the final state: judge by the output
+        state=PURGED
+        break ;;
+    esac
+    sleep 0.2
+  done
+  [[ $state == PURGED ]] && echo "  (job record purged before its final state was seen)"
+  [[ $state == PURGED ]] || expect "batch job $jid state" COMPLETED "$state"
+  expect "batch job output" "batch-ok $jid 2
+0 1" "$(cat "$WORK/batch-$jid.out" 2>/dev/null)"
+else
+  not_ok "sbatch returned '$jid'"
+fi
+
+# --- 4. PMIx ----------------------------------------------------------------------
+# shellcheck disable=SC2016
+out=$(timeout $T srun --mpi=pmix -N2 -n4 sh -c 'echo "$PMIX_RANK"' 2>"$WORK/pmix.err")
+rc=$?
+expect "srun --mpi=pmix -N2 -n4 exits 0" 0 "$rc"
+expect "PMIX_RANK values are 0..3" "0 1 2 3" "$(words -n <<<"$out")"
+[[ -s $WORK/pmix.err ]] && sed 's/^/  srun stderr: /' "$WORK/pmix.err"
+
+# --- 5. nodes idle, none drained ----------------------------------------------------
+states=""
+for ((i = 0; i < 75; i++)); do # up to 15 s for completing nodes to settle
+  states=$(timeout $T sinfo -h -N -o '%N %t' | sort -u)
+  [[ -n $states ]] && ! grep -vq ' idle$' <<<"$states" && break
+  sleep 0.2
+done
+expect "all nodes idle afterwards" "" "$(grep -v ' idle$' <<<"$states")"
+expect "node count" "$(tr ',' '\n' <<<"$WIREUP_TEST_CLUSTER_NODES" | grep -c .)" "$(grep -c . <<<"$states")"
+
+# --- 6. plugstack rewrite + restart-node (the tools other tests use) -----------------
+last=${WIREUP_TEST_CLUSTER_NODES##*,}
+cp "$WIREUP_TEST_CLUSTER/plugstack.conf" "$WORK/plugstack.orig"
+mapfile -t orig_lines <"$WORK/plugstack.orig"
+if "$HERE/cluster.sh" plugstack "$DIR" "${orig_lines[@]}" "# smoke: rewritten by smoke.sh"; then
+  expect "plugstack rewrite keeps the old lines and adds one" \
+    "$(cat "$WORK/plugstack.orig"; echo "# smoke: rewritten by smoke.sh")" \
+    "$(cat "$WIREUP_TEST_CLUSTER/plugstack.conf")"
+else
+  not_ok "cluster.sh plugstack failed"
+fi
+if "$HERE/cluster.sh" restart-node "$DIR" "$last" 2>"$WORK/restart.err"; then
+  ok "restart-node $last"
+else
+  not_ok "restart-node $last"
+  sed 's/^/  /' "$WORK/restart.err" | tail -n 40
+fi
+out=$(timeout $T srun -N1 -w "$last" printenv SLURMD_NODENAME)
+expect "srun on the restarted node" "$last" "$out"
+# Put the original plugstack back (and make the node load it again).
+if "$HERE/cluster.sh" plugstack "$DIR" "${orig_lines[@]}" &&
+  cmp -s "$WORK/plugstack.orig" "$WIREUP_TEST_CLUSTER/plugstack.conf" &&
+  "$HERE/cluster.sh" restart-node "$DIR" "$last" 2>>"$WORK/restart.err"; then
+  ok "original plugstack restored"
+else
+  not_ok "original plugstack restored"
+fi
+
+if ((failures)); then
+  echo "smoke: $failures check(s) failed; logs in $WIREUP_TEST_CLUSTER/log"
+  exit 1
+fi
+echo "smoke: all checks passed"
