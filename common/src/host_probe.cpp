@@ -1,53 +1,65 @@
 #include "wireup/host_facts.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <system_error>
+// Plain POSIX, no iostreams: this runs inside slurmstepd for every step, and
+// iostreams' static initialisation alone cost more than the probe.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "wireup/text.hpp"
-
-namespace fs = std::filesystem;
 
 namespace wireup {
 namespace {
 
-std::string first_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line;
-  if (in) std::getline(in, line);
-  return std::string(trim(line));
+std::string first_line(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return "";
+  char buf[256] = {};
+  const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
+  std::fclose(f);
+  return ok ? std::string(trim(buf)) : "";
 }
 
-// "/opt/x" under sysroot "/tmp/fake" -> "/tmp/fake/opt/x"
-fs::path under(const std::string& sysroot, const std::string& abs) {
-  return fs::path(sysroot) / abs.substr(1);
+bool present(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
 }
 
-bool present(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec);
+// Last component of a symlink's target ("../../bus/pci/drivers/efa" -> "efa").
+std::string link_basename(const std::string& path) {
+  char buf[4096];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  const std::string target(buf, static_cast<std::size_t>(n));
+  const auto slash = target.rfind('/');
+  return slash == std::string::npos ? target : target.substr(slash + 1);
 }
 
 }  // namespace
 
 HostFacts probe_host(const std::string& sysroot) {
+  const std::string root = sysroot == "/" ? "" : sysroot;
   HostFacts h;
-  h.instance_type = first_line(under(sysroot, "/sys/devices/virtual/dmi/id/product_name"));
+  h.instance_type = first_line(root + "/sys/devices/virtual/dmi/id/product_name");
 
-  std::error_code ec;
-  for (fs::directory_iterator it(under(sysroot, "/sys/class/infiniband"), ec), end;
-       !ec && it != end; it.increment(ec)) {
-    std::error_code lec;
-    const auto driver = fs::read_symlink(it->path() / "device" / "driver", lec);
-    if (!lec && driver.filename() == "efa") h.efa_devices.push_back(it->path().filename());
+  const std::string ib = root + "/sys/class/infiniband";
+  if (DIR* d = ::opendir(ib.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (link_basename(ib + "/" + name + "/device/driver") == "efa") h.efa_devices.push_back(name);
+    }
+    ::closedir(d);
   }
 
-  if (present(under(sysroot, "/opt/amazon/efa/lib"))) h.efa_lib_dir = "/opt/amazon/efa/lib";
+  if (present(root + "/opt/amazon/efa/lib")) h.efa_lib_dir = "/opt/amazon/efa/lib";
   const std::string ofi = "/opt/amazon/ofi-nccl/lib";
-  if (present(under(sysroot, ofi))) h.ofi_nccl_lib_dir = ofi;
+  if (present(root + ofi)) h.ofi_nccl_lib_dir = ofi;
   for (const char* sub : {"/x86_64-linux-gnu", "/aarch64-linux-gnu", ""}) {
     const std::string tuner = ofi + sub + "/libnccl-ofi-tuner.so";
-    if (present(under(sysroot, tuner))) {
+    if (present(root + tuner)) {
       h.tuner_plugin = tuner;
       break;
     }

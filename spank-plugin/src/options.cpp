@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -12,6 +13,9 @@ namespace {
 enum OptionId { kWireup = 1, kEfa, kNcclDebug, kVerbose };
 
 int on_option(int id, const char* arg, int remote) noexcept {
+  // sbatch hands options to the job's sruns through SLURM_SPANK_OPTION_*
+  // variables and writes a bare flag's missing argument there as "(null)".
+  if (arg != nullptr && std::strcmp(arg, "(null)") == 0) arg = nullptr;
   try {
     UserOptions& u = state().user;
     switch (id) {

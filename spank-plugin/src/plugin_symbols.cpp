@@ -2,13 +2,17 @@
 // everything, so no exception ever unwinds into Slurm.
 #include "spank_api.hpp"
 
+#include <cstdint>
 #include <exception>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "options.hpp"
 #include "plugin_state.hpp"
 #include "remote_task.hpp"
+#include "wireup/error.hpp"
+#include "wireup/rendezvous.hpp"
 
 // Built with hidden visibility; only these names are Slurm's to see.
 #define WIREUP_EXPORT __attribute__((visibility("default")))
@@ -36,10 +40,23 @@ int guarded(const char* where, int on_exception, F&& body) noexcept {
   return on_exception;
 }
 
+// The kernel's ephemeral range; Linux's default when unreadable.
+std::pair<std::uint32_t, std::uint32_t> ephemeral_ports() {
+  unsigned lo = 32768, hi = 60999;
+  if (std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "re")) {
+    if (std::fscanf(f, "%u %u", &lo, &hi) != 2) lo = 32768, hi = 60999;
+    std::fclose(f);
+  }
+  return {lo, hi};
+}
+
 void load_admin_config(int ac, char** av) {
   auto& s = state();
   try {
     s.admin = wireup::parse_admin_args(std::vector<std::string>(av, av + ac));
+    const auto [lo, hi] = ephemeral_ports();
+    if (auto why = wireup::check_port_policy(s.admin->ports, lo, hi))
+      throw wireup::InputError("plugstack.conf port_base/port_range: " + *why);
   } catch (const std::exception& e) {
     s.admin.reset();
     s.admin_error = e.what();

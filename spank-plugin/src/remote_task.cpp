@@ -4,6 +4,8 @@ extern "C" {
 #include <slurm/slurm.h>
 }
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -94,13 +96,23 @@ int wire_task(spank_t sp) {
                                     [sp](const std::string& n) { return get_env(sp, n.c_str()); });
     for (const auto& d : plan.decisions)
       if (d.action == Action::Set) set_env(sp, d.name, d.value);
-    if (s.user.verbose)
-      std::fprintf(stderr, "wireup: rank %u of step %u.%u:\n%s", t.layout.rank, *job, *step,
-                   describe(plan).c_str());
+    if (s.user.verbose) {
+      // One write per task, each line tagged, so interleaved tasks stay readable.
+      std::string text;
+      const std::string tag = "wireup[" + std::to_string(t.layout.rank) + "]: ";
+      for (const auto& line : split(describe(plan), '\n'))
+        if (!line.empty()) text += tag + line + "\n";
+      std::fputs(text.c_str(), stderr);
+    }
     return 0;
   } catch (const InputError& e) {
+    // This is the task's own process, just before exec. An `optional` plugin's
+    // -1 is ignored by Slurm, so stop the task here: running it unwired (say,
+    // without the EFA it was told to require) would fail later, obscurely.
     slurm_error("spank_wireup: rank %u: %s", t.layout.rank, e.what());
-    return -1;
+    std::fprintf(stderr, "wireup: rank %u: %s\n", t.layout.rank, e.what());
+    std::fflush(stderr);
+    _exit(1);
   }
 }
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the parser fuzzer with clang + libFuzzer + ASan/UBSan and runs it for
+# a bounded time. Usage: run.sh SOURCE_DIR WORK_DIR [SECONDS]
+set -euo pipefail
+src=$1 work=$2 secs=${3:-20}
+secs=${secs:-20}
+cxx=$(command -v clang++ || command -v clang++-14 || true)
+if [[ -z $cxx ]]; then
+  echo "clang++ not found: install clang and libclang-rt-14-dev" >&2
+  exit 1
+fi
+mkdir -p "$work/corpus"
+bin=$work/fuzz_parsers
+"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I"$src/common/include" "$src/tests/fuzz/fuzz_parsers.cpp" \
+  "$src"/common/src/{text,nodelist,settings,env_plan,rendezvous}.cpp -o "$bin"
+i=0
+while IFS= read -r seed; do
+  printf '%s' "$seed" >"$work/corpus/seed$((i++))"
+done <"$src/tests/fuzz/seeds.txt"
+"$bin" -max_total_time="$secs" -max_len=256 -timeout=5 "$work/corpus" 2>&1 | tail -5

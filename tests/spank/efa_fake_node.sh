@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# EFA decisions on a real cluster with fake sysfs/DMI trees (this machine has
+# no EFA). Debian's libfabric has no efa provider, so the real probe says so
+# and FI_PROVIDER must stay unset; the rest follows the instance type.
+source "$(dirname "$0")/lib.sh"
+
+fake_node() {  # DIR INSTANCE_TYPE
+  mkdir -p "$1/sys/devices/virtual/dmi/id" "$1/sys/class/infiniband/rdmap0s31/device" \
+    "$1/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu"
+  echo "$2" >"$1/sys/devices/virtual/dmi/id/product_name"
+  ln -sfn ../../../../bus/pci/drivers/efa "$1/sys/class/infiniband/rdmap0s31/device/driver"
+  touch "$1/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so"
+}
+fake_node "$WORK/p5" p5.48xlarge
+fake_node "$WORK/g5" g5.48xlarge
+trap 'plugstack default=off; rm -rf "$WORK"' EXIT
+show='echo "prov=${FI_PROVIDER-unset} rdma=${FI_EFA_USE_DEVICE_RDMA-unset} tuner=${NCCL_TUNER_PLUGIN-unset} shm=${NCCL_SHM_USE_CUDA_MEMCPY-unset} ld=${LD_LIBRARY_PATH-unset}"'
+
+plugstack default=off "sysroot=$WORK/p5"
+out=$(timeout 30 srun -N2 -n2 --wireup bash -c "$show" | sort -u)
+echo "$out"
+check "p5: RDMA on, tuner, no FI_PROVIDER without the efa provider" "$out" \
+  "prov=unset rdma=1 tuner=/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so shm=unset ld=/opt/amazon/ofi-nccl/lib"
+out=$(FI_EFA_USE_DEVICE_RDMA=0 timeout 30 srun -N1 -n1 --wireup bash -c "$show")
+contains "user's FI_EFA_USE_DEVICE_RDMA=0 kept" "$out" "rdma=0"
+out=$(timeout 30 srun -N1 -n1 --wireup-efa=off bash -c "$show")
+contains "--wireup-efa=off: no EFA variables" "$out" "prov=unset rdma=unset tuner=unset"
+
+plugstack default=off "sysroot=$WORK/g5"
+out=$(timeout 30 srun -N1 -n1 --wireup bash -c "$show")
+check "g5: never FI_EFA_USE_DEVICE_RDMA" "$out" \
+  "prov=unset rdma=unset tuner=/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so shm=1 ld=/opt/amazon/ofi-nccl/lib"
+
+# --wireup-efa=on where libfabric cannot do EFA: the job fails, the node does not.
+set +e
+msg=$(timeout 30 srun -N1 -n1 --wireup-efa=on true 2>&1); rc=$?
+set -e
+((rc != 0)) && pass "efa=on without a usable EFA fails the job" || fail "efa=on ran anyway"
+contains "says why" "$msg" "no efa provider"
+nodes_idle
+
+# The real node (no EFA at all): nothing EFA, not even with a tuner installed.
+plugstack default=off
+out=$(timeout 30 srun -N1 -n1 --wireup bash -c "$show")
+contains "real no-EFA node" "$out" "prov=unset rdma=unset tuner=unset shm=unset"
+finish

@@ -1,0 +1,46 @@
+# Helpers for spank_wireup tests on the local cluster (sourced, not run).
+# CTest provides SLURM_CONF, WIREUP_TEST_CLUSTER_DIR, WIREUP_TEST_CLUSTER_SCRIPT,
+# WIREUP_PLUGIN (the built .so) and WIREUP_ENV_TOOL (wireup-env).
+set -euo pipefail
+
+: "${WIREUP_TEST_CLUSTER_DIR:?run through ctest}" "${WIREUP_PLUGIN:?}"
+CLUSTER=$WIREUP_TEST_CLUSTER_DIR
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FAILS=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+# check DESCRIPTION ACTUAL EXPECTED
+check() {
+  if [[ "$2" == "$3" ]]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi
+}
+
+# contains DESCRIPTION HAYSTACK NEEDLE
+contains() {
+  if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi
+}
+
+# The plugin line the test wants; srun and slurmstepd re-read it per step.
+plugstack() {
+  bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$CLUSTER" "optional $WIREUP_PLUGIN $*"
+}
+
+# Nodes must stay in service whatever a test did.
+nodes_idle() {
+  local states
+  states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
+  check "nodes idle, none drained" "$states" "idle "
+}
+
+# Per-task KEY=VALUE lines of chosen variables, one task per line, by rank.
+TASK_VARS='echo "P=$SLURM_PROCID N=$SLURM_NODEID L=$SLURM_LOCALID RANK=${RANK-} LOCAL_RANK=${LOCAL_RANK-} WORLD_SIZE=${WORLD_SIZE-} LOCAL_WORLD_SIZE=${LOCAL_WORLD_SIZE-} GROUP_RANK=${GROUP_RANK-} NODE_RANK=${NODE_RANK-} GROUP_WORLD_SIZE=${GROUP_WORLD_SIZE-} MASTER_ADDR=${MASTER_ADDR-} MASTER_PORT=${MASTER_PORT-} TNAEH=${TORCH_NCCL_ASYNC_ERROR_HANDLING-} OMP=${OMP_NUM_THREADS-} NCCL_DEBUG=${NCCL_DEBUG-}"'
+
+# field LINE KEY -> value of KEY=value in LINE
+field() { sed -n "s/.*\b$2=\([^ ]*\).*/\1/p" <<<"$1"; }
+
+finish() {
+  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
+  echo "all checks passed"
+}
