@@ -16,6 +16,7 @@ bin=$work/fuzz_parsers
   "$src"/common/src/{text,nodelist,settings,env_plan,rendezvous}.cpp -o "$bin"
 i=0
 while IFS= read -r seed; do
-  printf '%s' "$seed" >"$work/corpus/seed$((i++))"
+  printf '%s' "$seed" >"$work/corpus/seed$i"
+  i=$((i + 1))
 done <"$src/tests/fuzz/seeds.txt"
 "$bin" -max_total_time="$secs" -max_len=256 -timeout=5 "$work/corpus" 2>&1 | tail -5

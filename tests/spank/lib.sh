@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for spank_wireup tests on the local cluster (sourced, not run).
 # CTest provides SLURM_CONF, WIREUP_TEST_CLUSTER_DIR, WIREUP_TEST_CLUSTER_SCRIPT,
 # WIREUP_PLUGIN (the built .so) and WIREUP_ENV_TOOL (wireup-env).
@@ -35,6 +36,7 @@ nodes_idle() {
 }
 
 # Per-task KEY=VALUE lines of chosen variables, one task per line, by rank.
+# shellcheck disable=SC2034  # used by the scripts that source this
 TASK_VARS='echo "P=$SLURM_PROCID N=$SLURM_NODEID L=$SLURM_LOCALID RANK=${RANK-} LOCAL_RANK=${LOCAL_RANK-} WORLD_SIZE=${WORLD_SIZE-} LOCAL_WORLD_SIZE=${LOCAL_WORLD_SIZE-} GROUP_RANK=${GROUP_RANK-} NODE_RANK=${NODE_RANK-} GROUP_WORLD_SIZE=${GROUP_WORLD_SIZE-} MASTER_ADDR=${MASTER_ADDR-} MASTER_PORT=${MASTER_PORT-} TNAEH=${TORCH_NCCL_ASYNC_ERROR_HANDLING-} OMP=${OMP_NUM_THREADS-} NCCL_DEBUG=${NCCL_DEBUG-}"'
 
 # field LINE KEY -> value of KEY=value in LINE
