@@ -1,0 +1,179 @@
+#include "job_wiring.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "net.hpp"
+#include "wireup/error.hpp"
+#include "wireup/rendezvous.hpp"
+#include "wireup/text.hpp"
+
+namespace wireup {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+std::optional<std::string> getenv_opt(const std::string& k) {
+  const char* v = std::getenv(k.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+constexpr const char* kPeerKey = "wireup.launch.peer";
+
+int fence_timeout_s() {
+  const auto v = parse_uint(getenv_opt("WIREUP_FENCE_TIMEOUT").value_or(""), 86400);
+  return v ? static_cast<int>(*v) : 600;
+}
+
+void apply_master_overrides(const LaunchOptions& o, Wiring& w) {
+  if (o.master_addr) w.master_addr = *o.master_addr;
+  if (o.master_port) w.master_port = *o.master_port;
+}
+
+Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
+  Wiring w;
+  w.source = "pmix";
+  auto t0 = Clock::now();
+  w.pmix = std::make_unique<PmixClient>();
+  w.pmix_init_ms = ms_since(t0);
+  PmixClient& p = *w.pmix;
+  w.task_rank = p.rank();
+  w.task_count = p.job_size();
+  w.local_rank = p.local_rank();
+  w.local_size = p.local_size();
+  const std::uint32_t node_id = p.node_id();
+  w.host = p.hostname().value_or(local_host_name());
+
+  // Slurm's ids give the port slot; mpirun has only the namespace.
+  const auto job = parse_uint(getenv_opt("SLURM_JOB_ID").value_or(""), UINT32_MAX);
+  const auto step = parse_uint(getenv_opt("SLURM_STEP_ID").value_or(""), UINT32_MAX);
+  w.job_id = job ? *job : std::hash<std::string>{}(p.nspace()) % 1000003;
+  w.step_id = step.value_or(0);
+  w.run_id = !o.run_id.empty() ? o.run_id
+             : job            ? std::to_string(*job) + "." + std::to_string(w.step_id)
+                              : p.nspace();
+
+  PeerRecord me{node_id, nproc, w.host, "", ""};
+  if (w.task_rank == 0) {
+    const std::string addr = o.master_addr.value_or(choose_ipv4(o.local_addr, w.host));
+    const std::uint32_t port =
+        o.master_port.value_or(pick_free_port(derive_port(PortPolicy{}, w.job_id, w.step_id)));
+    me.master = addr + ":" + std::to_string(port);
+    if (agent_mode && o.max_restarts > 0 && w.task_count > 1) {
+      std::uint32_t cport = 0;
+      const std::string caddr = choose_ipv4(o.local_addr, w.host);
+      w.control_listen_fd = listen_tcp(caddr, cport);
+      me.control = caddr + ":" + std::to_string(cport);
+    }
+  }
+  t0 = Clock::now();
+  p.put(kPeerKey, encode_peer(me));
+  p.commit();
+  p.fence_collect(fence_timeout_s());
+  w.fence_ms = ms_since(t0);
+
+  std::vector<std::uint32_t> node_ids, nprocs;
+  PeerRecord first;
+  for (std::uint32_t r = 0; r < w.task_count; ++r) {
+    PeerRecord peer = decode_peer(p.get(r, kPeerKey));
+    node_ids.push_back(peer.node_id);
+    nprocs.push_back(peer.nproc);
+    if (r == 0) first = peer;
+  }
+  const NodeGroups groups = group_by_node(node_ids);
+  if (o.nnodes) check_nnodes(*o.nnodes, groups.count);
+  const auto [maddr, mport] = split_endpoint("rank 0's published address", first.master);
+  w.master_addr = maddr;
+  w.master_port = mport;
+  w.control = first.control;
+  if (agent_mode) {
+    // Each agent is one group, torchrun-style; ranks follow agent order.
+    const RankOffsets off = rank_offsets(nprocs);
+    w.group_rank = w.task_rank;
+    w.group_count = w.task_count;
+    w.first_rank = off.first_rank[w.task_rank];
+    w.world_size = off.world_size;
+    w.nproc = nproc;
+  } else {
+    w.group_rank = groups.group_of_rank[w.task_rank];
+    w.group_count = groups.count;
+    w.first_rank = w.task_rank;
+    w.world_size = w.task_count;
+  }
+  return w;
+}
+
+Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_mode,
+                     std::uint32_t nproc) {
+  Wiring w;
+  w.source = id.source;
+  w.task_rank = id.rank;
+  w.task_count = id.size;
+  w.local_rank = id.local_rank;
+  w.local_size = id.local_size;
+  w.host = local_host_name();
+  w.job_id = id.job_id;
+  w.step_id = id.step_id;
+  w.run_id = !o.run_id.empty() ? o.run_id : id.run_id;
+  w.master_addr = id.master_addr;
+  w.master_port = id.master_port.value_or(0);
+  if (o.nnodes) check_nnodes(*o.nnodes, id.num_nodes);
+  if (agent_mode) {
+    // No exchange: every agent must run the same number of workers.
+    w.group_rank = id.rank;
+    w.group_count = id.size;
+    w.first_rank = id.rank * nproc;
+    w.world_size = id.size * nproc;
+    w.nproc = nproc;
+    if (o.max_restarts > 0 && id.size > 1)
+      throw InputError("--max-restarts with several agents needs PMIx to coordinate them "
+                       "(run under `srun --mpi=pmix`); found a " + id.source + " job of " +
+                       std::to_string(id.size) + " tasks");
+  } else {
+    w.group_rank = id.node_rank;
+    w.group_count = id.num_nodes;
+    w.first_rank = id.rank;
+    w.world_size = id.size;
+  }
+  apply_master_overrides(o, w);
+  return w;
+}
+
+}  // namespace
+
+Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
+  if (!o.standalone && PmixClient::server_present()) return from_pmix(o, agent_mode, nproc);
+
+  const EnvLookup env = getenv_opt;
+  if (!o.standalone) {
+    if (auto id = identity_from_slurm(env)) return from_identity(o, *id, agent_mode, nproc);
+  }
+  JobIdentity id;
+  if (o.standalone) {
+    id.source = "standalone";
+  } else if (o.node_rank && o.nnodes && o.master_addr && o.master_port && agent_mode) {
+    // torchrun's static rendezvous: every node is told its place.
+    id.source = "static";
+    id.rank = *o.node_rank;
+    id.size = static_cast<std::uint32_t>(parse_uint(split(*o.nnodes, ':').back()).value_or(1));
+    id.num_nodes = id.size;
+    id.node_rank = id.rank;
+    if (id.rank >= id.size)
+      throw InputError("--node-rank=" + std::to_string(id.rank) + " is not below --nnodes=" + *o.nnodes);
+  } else {
+    throw InputError(no_job_message());
+  }
+  id.run_id = "none";
+  id.master_addr = "127.0.0.1";
+  if (!o.master_port)
+    id.master_port = pick_free_port(derive_port(PortPolicy{}, static_cast<std::uint64_t>(getpid()), 0));
+  return from_identity(o, id, agent_mode, nproc);
+}
+
+}  // namespace wireup

@@ -1,0 +1,32 @@
+"""Checks print_env.sh's WORKER lines: every rank once, a consistent wiring."""
+import re
+import sys
+
+path, world, local_world, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+lines = [l for l in open(path) if "WORKER " in l]
+by_rank = {}
+for l in lines:
+    kv = dict(re.findall(r"(\w+)=(\S*)", l.split("WORKER ", 1)[1]))
+    r = int(kv["RANK"])
+    assert r not in by_rank, f"rank {r} reported twice"
+    by_rank[r] = kv
+assert sorted(by_rank) == list(range(world)), f"ranks seen: {sorted(by_rank)}"
+masters = {(kv["MASTER_ADDR"], kv["MASTER_PORT"]) for kv in by_rank.values()}
+assert len(masters) == 1, f"ranks disagree on the master: {masters}"
+addr, port = masters.pop()
+assert re.fullmatch(r"\d+\.\d+\.\d+\.\d+", addr), f"MASTER_ADDR {addr} is not IPv4"
+assert 0 < int(port) < 65536
+groups = {}
+for r, kv in by_rank.items():
+    def eq(key, want):
+        assert kv[key] == str(want), f"rank {r}: {key}={kv[key]}, expected {want}"
+    eq("WORLD_SIZE", world); eq("ROLE_WORLD_SIZE", world); eq("ROLE_RANK", r)
+    eq("LOCAL_WORLD_SIZE", local_world); eq("GROUP_WORLD_SIZE", nodes)
+    eq("ROLE_NAME", "default"); eq("AGENT_STORE", "False"); eq("NCCL_AEH", 1)
+    eq("OMP", 1 if local_world > 1 else "unset"); eq("PMIX", "none")
+    eq("RESTARTS", 0)
+    # Block placement: ranks of one node are consecutive, local rank = offset.
+    eq("GROUP_RANK", r // local_world); eq("LOCAL_RANK", r % local_world)
+    groups.setdefault(kv["GROUP_RANK"], set()).add(kv["LOCAL_RANK"])
+assert len(groups) == nodes
+print(f"ok: {world} ranks, {nodes} nodes, master {addr}:{port}")

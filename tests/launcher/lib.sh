@@ -1,0 +1,52 @@
+# Shared helpers for the wireup-launch integration tests (bash).
+# Usage in a test: . "$(dirname "$0")/lib.sh" "$@"   ($1 = wireup-launch binary)
+set -u
+WL=${1:?usage: test.sh WIREUP_LAUNCH}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=$(mktemp -d /tmp/wireup-launch-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+# Unique per test run: sleep accepts fractional seconds, so "sleep 300.PID"
+# finds exactly this test's processes and no one else's.
+TOKEN="300.$$"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+
+# mpirun with N fake nodes of K slots each (mpirun_fake "a:2,b:2" -np 4 ...).
+mpirun_fake() {
+  local hosts=$1; shift
+  mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
+    --mca rtc ^hwloc -host "$hosts" "$@"  # rtc/hwloc: orted segfaults now and then in its shmem topology write
+}
+
+expect_contains() {  # FILE TEXT
+  grep -qF -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "expected '$2' in $1"; }
+}
+expect_count() {  # FILE REGEX N
+  local n; n=$(grep -cE -- "$2" "$1")
+  [ "$n" -eq "$3" ] || { echo "--- $1:"; cat "$1"; fail "expected $3 lines matching '$2' in $1, got $n"; }
+}
+
+# Waits up to SECONDS for no process to match PATTERN; fails naming survivors.
+expect_gone_within() {  # SECONDS PATTERN
+  local deadline=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
+  while pgrep -f -- "$2" >/dev/null; do
+    if [ $(( $(date +%s%N) / 1000000 )) -gt $deadline ]; then
+      ps -ef | grep -F -- "$2" | grep -v grep
+      pkill -KILL -f -- "$2"  # only this test's token
+      fail "processes matching '$2' still alive after $1 s"
+    fi
+    sleep 0.05
+  done
+}
+
+# Waits up to SECONDS until COUNT processes match PATTERN.
+wait_for_count() {  # SECONDS PATTERN COUNT
+  local deadline=$(( $(date +%s) + $1 ))
+  until [ "$(pgrep -fc -- "$2")" -ge "$3" ]; do
+    [ "$(date +%s)" -gt $deadline ] && fail "expected $3 processes matching '$2'"
+    sleep 0.05
+  done
+}
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

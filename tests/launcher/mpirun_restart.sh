@@ -1,0 +1,33 @@
+#!/bin/bash
+# --max-restarts: rank 3 fails on the first attempt while the others are busy
+# (they must be stopped) or already done (they must run again); every agent
+# restarts its workers together and the second attempt succeeds.
+. "$(dirname "$0")/lib.sh" "$@"
+cat >"$TMP/worker.sh" <<EOS
+#!/bin/sh
+if [ "\$TORCHELASTIC_RESTART_COUNT" = 0 ]; then
+  case "\$RANK" in
+    3) sleep 0.3; echo "rank 3 fails once" >&2; exit 5 ;;
+    0) exit 0 ;;                 # finished before the failure
+    *) exec sleep $TOKEN ;;      # busy when the failure comes
+  esac
+fi
+echo "OK rank=\$RANK restart=\$TORCHELASTIC_RESTART_COUNT port=\$MASTER_PORT"
+EOS
+chmod +x "$TMP/worker.sh"
+mpirun_fake a:1,b:1 -np 2 "$WL" --nproc-per-node=2 --max-restarts=2 -- "$TMP/worker.sh" \
+  >"$TMP/out" 2>&1
+rc=$?
+cat "$TMP/out"
+[ "$rc" -eq 0 ] || fail "exit code $rc after a successful restart"
+expect_count "$TMP/out" '^\[rank[0-3]\]: OK rank=[0-3] restart=1 ' 4
+expect_contains "$TMP/out" "rank 3 on b failed (exit code 5); restarting every worker (restart 1 of 2)"
+expect_gone_within 2 "sleep $TOKEN"
+
+# Restarts used up: the last failure is final and its code comes back.
+mpirun_fake a:1,b:1 -np 2 "$WL" --nproc-per-node=1 --max-restarts=1 -- \
+  sh -c 'echo "attempt $TORCHELASTIC_RESTART_COUNT"; exit $((RANK == 1 ? 4 : 0))' >"$TMP/out2" 2>&1
+rc=$?
+[ "$rc" -eq 4 ] || { cat "$TMP/out2"; fail "exit code $rc after restarts ran out, expected 4"; }
+expect_contains "$TMP/out2" "attempt:    1"
+pass "restart in step across agents"

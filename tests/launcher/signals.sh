@@ -1,0 +1,54 @@
+#!/bin/bash
+# Supervision without a scheduler (--standalone): SIGTERM is forwarded and the
+# grace period ends in SIGKILL; a SIGKILLed agent takes its workers with it.
+. "$(dirname "$0")/lib.sh" "$@"
+unset PMIX_NAMESPACE SLURM_PROCID
+
+# 1. Workers that ignore SIGTERM: SIGKILLed when the 1 s grace period ends.
+cat >"$TMP/stubborn.sh" <<EOS
+#!/bin/sh
+trap 'echo "rank \$RANK got TERM" >&2' TERM
+(trap '' TERM; exec sleep $TOKEN) &
+while kill -0 \$! 2>/dev/null; do wait \$!; done
+EOS
+chmod +x "$TMP/stubborn.sh"
+"$WL" --standalone --nproc-per-node=3 --grace-period=1 -- "$TMP/stubborn.sh" >"$TMP/out1" 2>&1 &
+agent=$!
+wait_for_count 10 "sleep $TOKEN" 3
+kill -TERM $agent
+start=$(now_ms)
+wait $agent
+rc=$?
+elapsed=$(( $(now_ms) - start ))
+[ "$rc" -eq 143 ] || { cat "$TMP/out1"; fail "exit code $rc after SIGTERM, expected 143"; }
+expect_count "$TMP/out1" 'rank [0-2] got TERM' 3
+expect_contains "$TMP/out1" "grace period over; killing 3 worker(s)"
+expect_gone_within 1 "sleep $TOKEN"  # the workers' own children went with their groups
+[ "$elapsed" -ge 900 ] && [ "$elapsed" -lt 4000 ] || fail "SIGTERM to exit took $elapsed ms, expected about the 1 s grace"
+
+# 2. Each forwarded signal reaches every worker (SIGUSR1: preemption notice).
+cat >"$TMP/usr1.sh" <<EOS
+#!/bin/sh
+trap 'echo "rank \$RANK got USR1"; exit 0' USR1
+sleep $TOKEN &
+wait \$!
+EOS
+chmod +x "$TMP/usr1.sh"
+"$WL" --standalone --nproc-per-node=2 -- "$TMP/usr1.sh" >"$TMP/out2" 2>&1 &
+agent=$!
+wait_for_count 10 "sleep $TOKEN" 2
+kill -USR1 $agent
+wait $agent
+rc=$?
+expect_count "$TMP/out2" 'rank [01] got USR1' 2
+[ "$rc" -eq $((128 + 10)) ] || fail "exit code $rc after SIGUSR1, expected 138"
+expect_gone_within 1 "sleep $TOKEN"  # the shells exited; the agent killed what was left in their groups
+
+# 3. SIGKILL of the agent: the parent-death signal kills every worker.
+"$WL" --standalone --nproc-per-node=3 -- sleep "$TOKEN" >"$TMP/out3" 2>&1 &
+agent=$!
+wait_for_count 10 "sleep $TOKEN" 3
+kill -KILL $agent
+wait $agent 2>/dev/null
+expect_gone_within 2 "sleep $TOKEN"
+pass "signals forwarded, grace period kept, no orphans after SIGKILL"
