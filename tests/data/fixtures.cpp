@@ -1,0 +1,90 @@
+#include "fixtures.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+
+#include "wireup/data/sha256.hpp"
+#include "wireup/data/shard_writer.hpp"
+
+namespace wireup::test {
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  path_ = fs::temp_directory_path() /
+          ("wireup-data-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+namespace {
+
+data::SplitEntry write_split(const fs::path& dir, const std::string& prefix, const SplitSpec& spec,
+                             std::uint32_t vocab) {
+  data::SplitEntry split;
+  std::uint64_t next = 0;
+  for (std::size_t k = 0; k < spec.shard_tokens.size(); ++k) {
+    const std::string name = prefix + "-" + std::to_string(k) + ".bin";
+    data::ShardWriter w(dir / name, vocab, 1, 2);
+    std::vector<std::uint32_t> doc;
+    for (std::uint64_t left = spec.shard_tokens[k]; left > 0;) {
+      const auto n = std::min(left, spec.doc_tokens);
+      doc.clear();
+      for (std::uint64_t i = 0; i < n; ++i) doc.push_back(static_cast<std::uint32_t>(next++ % vocab));
+      w.add_document(doc);
+      left -= n;
+    }
+    data::ShardEntry e;
+    e.file = name;
+    e.tokens = w.token_count();
+    e.documents = w.doc_count();
+    e.sha256 = w.finish();
+    e.bytes = w.file_bytes();
+    split.shards.push_back(e);
+  }
+  return split;
+}
+
+}  // namespace
+
+data::Manifest write_dataset(const fs::path& dir, const SplitSpec& train,
+                             const SplitSpec& validation, std::uint32_t vocab) {
+  data::Manifest m;
+  m.token_bytes = data::token_bytes_for_vocab(vocab);
+  m.tokenizer.file = "tokenizer.model";
+  write_file(dir / m.tokenizer.file, "not a real model");
+  m.tokenizer.sha256 = data::sha256_hex("not a real model");
+  m.tokenizer.source = "test";
+  m.tokenizer.vocab_size = vocab;
+  m.tokenizer.bos_id = 1;
+  m.tokenizer.eos_id = 2;
+  m.train = write_split(dir, "train", train, vocab);
+  m.validation = write_split(dir, "validation", validation, vocab);
+  m.validation_fraction = 0.1;
+  m.inputs.push_back({"synthetic", 0, m.train.documents() + m.validation.documents()});
+  m.created_by = "wireup tests";
+  write_file(dir / "manifest.json", data::manifest_to_json(m));
+  return m;
+}
+
+}  // namespace wireup::test

@@ -1,0 +1,43 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "wireup/data/manifest.hpp"
+
+namespace wireup::test {
+
+// A fresh directory under the system temp dir, removed with the object.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A synthetic data set: shard k of a split holds the given documents. With
+// `counting`, token i of the split's concatenated stream is i % vocab, so a
+// reader's output can be checked by position alone.
+struct SplitSpec {
+  std::vector<std::uint64_t> shard_tokens;  // tokens per shard
+  std::uint64_t doc_tokens = 7;             // documents are this long (last one shorter)
+};
+data::Manifest write_dataset(const std::filesystem::path& dir, const SplitSpec& train,
+                             const SplitSpec& validation, std::uint32_t vocab = 50000);
+
+// The expected token at stream position i for write_dataset's data.
+inline std::uint64_t expected_token(std::uint64_t i, std::uint32_t vocab = 50000) {
+  return i % vocab;
+}
+
+std::string read_file(const std::filesystem::path& p);
+void write_file(const std::filesystem::path& p, const std::string& bytes);
+
+}  // namespace wireup::test

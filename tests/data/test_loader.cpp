@@ -1,0 +1,266 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "fixtures.hpp"
+#include "wireup/data/loader.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup;
+using namespace wireup::data;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// 3 train shards of uneven size (windows cross shard boundaries) and one
+// validation shard.
+struct Fixture {
+  test::TempDir dir;
+  Manifest manifest;
+  Fixture(std::uint32_t vocab = 50000)
+      : manifest(test::write_dataset(dir.path(), {{1000, 1, 2345}, 7}, {{500}, 11}, vocab)) {}
+};
+
+LoaderConfig config(const Fixture& f, std::uint64_t context = 64, std::uint64_t batch = 2) {
+  LoaderConfig c;
+  c.manifest = f.dir.path();
+  c.context = context;
+  c.batch_size = batch;
+  c.seed = 17;
+  return c;
+}
+
+std::vector<std::vector<std::uint64_t>> all_windows(TokenLoader& loader) {
+  std::vector<std::vector<std::uint64_t>> out;
+  Batch b;
+  while (loader.next(b)) out.push_back(b.windows);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("loader rows are the windows' tokens, across shard boundaries", "[loader]") {
+  for (const std::uint32_t vocab : {50000u, 100000u}) {
+    Fixture f(vocab);
+    for (const auto mode : {ReadMode::Mmap, ReadMode::Pread}) {
+      for (const auto type : {TokenType::Int64, TokenType::Int32}) {
+        auto c = config(f);
+        c.read_mode = mode;
+        c.token_type = type;
+        TokenLoader loader(c);
+        CHECK(loader.tokens() == 3346);
+        CHECK(loader.windows() == 3345 / 64);
+        Batch b;
+        std::uint64_t rows = 0;
+        while (loader.next(b)) {
+          REQUIRE(b.rows == 2);
+          REQUIRE(b.cols == 65);
+          REQUIRE(b.type == type);
+          for (std::uint64_t r = 0; r < b.rows; ++r)
+            for (std::uint64_t t = 0; t < b.cols; ++t) {
+              const auto want = test::expected_token(b.windows[r] * 64 + t, vocab);
+              const auto got = type == TokenType::Int64
+                                   ? static_cast<std::uint64_t>(b.tokens64[r * b.cols + t])
+                                   : static_cast<std::uint64_t>(b.tokens32[r * b.cols + t]);
+              REQUIRE(got == want);
+            }
+          rows += b.rows;
+        }
+        CHECK(rows == loader.steps_per_epoch() * 2);
+        CHECK(b.data() != nullptr);
+      }
+    }
+  }
+}
+
+TEST_CASE("loader ranks are disjoint and cover the split for 1 to 4 ranks", "[loader]") {
+  Fixture f;
+  for (const std::uint64_t world : {1, 2, 3, 4}) {
+    std::set<std::uint64_t> seen;
+    std::uint64_t count = 0, windows = 0;
+    for (std::uint64_t r = 0; r < world; ++r) {
+      auto c = config(f, 64, 1);
+      c.rank = r;
+      c.world_size = world;
+      TokenLoader loader(c);
+      windows = loader.windows();
+      for (const auto& w : all_windows(loader)) {
+        seen.insert(w[0]);
+        ++count;
+      }
+    }
+    CAPTURE(world);
+    CHECK(seen.size() == count);
+    CHECK(count == windows / world * world);
+  }
+}
+
+TEST_CASE("loader orders differ by epoch, repeat by seed", "[loader]") {
+  Fixture f;
+  auto c = config(f, 32, 4);
+  c.epochs = 2;
+  TokenLoader a(c);
+  const auto run = all_windows(a);
+  const auto per = a.steps_per_epoch();
+  REQUIRE(run.size() == 2 * per);
+  const std::vector<std::vector<std::uint64_t>> e0(run.begin(), run.begin() + static_cast<long>(per));
+  const std::vector<std::vector<std::uint64_t>> e1(run.begin() + static_cast<long>(per), run.end());
+  CHECK(e0 != e1);
+  TokenLoader again(c);
+  CHECK(all_windows(again) == run);
+  c.seed = 18;
+  TokenLoader other(c);
+  CHECK(all_windows(other) != run);
+}
+
+TEST_CASE("seek to a saved position gives exactly the uninterrupted batches", "[loader]") {
+  Fixture f;
+  auto c = config(f, 32, 3);
+  c.epochs = 3;
+  c.prefetch = 3;
+  std::vector<Batch> straight;
+  std::vector<Position> before;
+  {
+    TokenLoader loader(c);
+    CHECK(loader.position() == Position{17, 0, 0, 0});
+    Batch b;
+    while (true) {
+      before.push_back(loader.position());
+      if (!loader.next(b)) break;
+      CHECK(loader.position() == b.after);
+      straight.push_back(b);
+    }
+  }
+  REQUIRE(straight.size() == 3 * 34);  // 3345/32 = 104 windows, 104/3 = 34 steps per epoch
+  for (const std::size_t k : {std::size_t{1}, std::size_t{33}, std::size_t{34}, std::size_t{70}}) {
+    CAPTURE(k);
+    // A new process: fresh loader, position restored from its JSON.
+    TokenLoader resumed(c);
+    Batch b;
+    resumed.next(b);  // consume something first: seek must discard prefetched batches
+    resumed.seek(position_from_json(position_to_json(before[k]), "ckpt"));
+    CHECK(resumed.position() == before[k]);
+    for (std::size_t i = k; i < straight.size(); ++i) {
+      REQUIRE(resumed.next(b));
+      REQUIRE(b.windows == straight[i].windows);
+      REQUIRE(b.tokens64 == straight[i].tokens64);
+    }
+    CHECK_FALSE(resumed.next(b));
+    CHECK_FALSE(resumed.next(b));
+  }
+}
+
+TEST_CASE("synchronous loading (prefetch 0) matches prefetched loading", "[loader]") {
+  Fixture f;
+  auto c = config(f, 50, 2);
+  c.max_steps = 40;
+  c.epochs = 0;
+  TokenLoader a(c);
+  c.prefetch = 0;
+  TokenLoader b(c);
+  const auto wa = all_windows(a);
+  CHECK(wa.size() == 40);
+  CHECK(all_windows(b) == wa);
+}
+
+TEST_CASE("validation split reads the manifest's validation shards in order", "[loader]") {
+  Fixture f;
+  auto c = config(f, 100, 1);
+  c.split = Split::Validation;
+  c.shuffle = false;
+  TokenLoader loader(c);
+  CHECK(loader.tokens() == 500);
+  const auto w = all_windows(loader);
+  REQUIRE(w.size() == 4);
+  for (std::size_t i = 0; i < w.size(); ++i) CHECK(w[i][0] == i);
+  // Reading it again: seek back to the start.
+  loader.seek(Position{c.seed, 0, 0, 0});
+  CHECK(all_windows(loader).size() == 4);
+}
+
+TEST_CASE("loader rejects broken data sets at open, naming the file", "[loader]") {
+  Fixture f;
+  const auto shard = f.dir / "train-1.bin";
+  const auto manifest = f.dir / "manifest.json";
+  SECTION("truncated shard") {
+    const auto bytes = test::read_file(f.dir / "train-2.bin");
+    test::write_file(f.dir / "train-2.bin", bytes.substr(0, bytes.size() / 2));
+    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("train-2.bin") && Contains("truncated"));
+  }
+  SECTION("corrupted token byte: checksum") {
+    auto bytes = test::read_file(f.dir / "train-2.bin");
+    bytes[5000] ^= 0x20;
+    test::write_file(f.dir / "train-2.bin", bytes);
+    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("train-2.bin: SHA-256") && Contains("does not match"));
+    auto c = config(f);
+    c.verify = Verify::SizesOnly;
+    CHECK_NOTHROW(TokenLoader(c));
+    // Partitioned: only the rank that owns shard 2 (2 % 2 == 0) notices.
+    c.verify = Verify::Partitioned;
+    c.world_size = 2;
+    c.rank = 1;
+    CHECK_NOTHROW(TokenLoader(c));
+    c.rank = 0;
+    CHECK_THROWS_WITH(TokenLoader(c), Contains("train-2.bin: SHA-256"));
+  }
+  SECTION("missing shard") {
+    std::filesystem::remove(shard);
+    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("train-1.bin") && Contains("cannot open"));
+  }
+  SECTION("shard from another data set") {
+    const Fixture other;
+    std::filesystem::copy_file(other.dir / "train-0.bin", f.dir / "train-2.bin",
+                               std::filesystem::copy_options::overwrite_existing);
+    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("train-2.bin: token count 1000 in the shard header but 2345"));
+  }
+  SECTION("corrupted manifest") {
+    auto text = test::read_file(manifest);
+    test::write_file(manifest, text.substr(0, text.size() / 2));
+    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("manifest.json: not valid JSON"));
+  }
+  SECTION("missing manifest") {
+    std::filesystem::remove(manifest);
+    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("manifest.json: cannot read manifest"));
+  }
+  SECTION("too little data for the context") {
+    CHECK_THROWS_WITH(TokenLoader(config(f, 4000)), Contains("fewer than one window of 4001"));
+    auto c = config(f, 1000, 4);
+    c.world_size = 2;
+    CHECK_THROWS_WITH(TokenLoader(c), Contains("cannot fill one step"));
+  }
+}
+
+TEST_CASE("errors in the prefetch thread surface in next()", "[loader]") {
+  Fixture f;
+  auto c = config(f, 64, 1);
+  c.read_mode = ReadMode::Pread;
+  c.prefetch = 1;
+  c.epochs = 0;
+  TokenLoader loader(c);
+  // Shrink a shard under the running loader: the next pread past the end fails.
+  std::filesystem::resize_file(f.dir / "train-2.bin", 4096);
+  Batch b;
+  bool threw = false;
+  try {
+    for (int i = 0; i < 10000; ++i) loader.next(b);
+  } catch (const InputError& e) {
+    threw = true;
+    CHECK_THAT(e.what(), Contains("train-2.bin"));
+  }
+  CHECK(threw);
+  CHECK_THROWS_AS(loader.next(b), InputError);  // and it stays failed
+}
+
+TEST_CASE("destroying a loader with a full queue does not hang", "[loader]") {
+  Fixture f;
+  auto c = config(f, 16, 1);
+  c.prefetch = 2;
+  c.epochs = 0;
+  for (int i = 0; i < 20; ++i) {
+    TokenLoader loader(c);
+    std::this_thread::yield();
+  }
+  SUCCEED();
+}

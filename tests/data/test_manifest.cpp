@@ -1,0 +1,81 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "fixtures.hpp"
+#include "wireup/data/manifest.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup;
+using namespace wireup::data;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Manifest sample() {
+  Manifest m;
+  m.token_bytes = 2;
+  m.tokenizer = {"sentencepiece", "tokenizer.model", std::string(64, 'a'), "/models/llama2.model",
+                 32000, 1, 2};
+  m.train.shards.push_back({"train-00000.bin", 4096 + 200 + 8 * 3, 100, 2, std::string(64, 'b')});
+  m.train.shards.push_back({"train-00001.bin", 4096 + 100 + 8 * 2, 50, 1, std::string(64, 'c')});
+  m.validation.shards.push_back({"validation-00000.bin", 4096 + 20 + 16, 10, 1, std::string(64, 'd')});
+  m.validation_fraction = 0.01;
+  m.split_seed = 3;
+  m.inputs.push_back({"corpus.jsonl.gz", 12345, 4});
+  m.created_by = "wireup-prep 0.1.0";
+  return m;
+}
+
+std::string with(const std::function<void(nlohmann::json&)>& edit) {
+  auto j = nlohmann::json::parse(manifest_to_json(sample()));
+  edit(j);
+  return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("manifest round-trips through JSON with stable bytes", "[manifest]") {
+  const auto m = sample();
+  const auto text = manifest_to_json(m);
+  CHECK(parse_manifest(text, "m.json") == m);
+  CHECK(manifest_to_json(parse_manifest(text, "m.json")) == text);
+  CHECK(m.train.tokens() == 150);
+  CHECK(m.train.documents() == 3);
+  CHECK(text.back() == '\n');
+}
+
+TEST_CASE("manifest loads from its directory or its path", "[manifest]") {
+  test::TempDir dir;
+  test::write_file(dir / "manifest.json", manifest_to_json(sample()));
+  CHECK(load_manifest(dir.path()) == sample());
+  CHECK(load_manifest(dir / "manifest.json") == sample());
+  CHECK_THROWS_WITH(load_manifest(dir / "nope"), Contains("nope") && Contains("cannot read manifest"));
+}
+
+TEST_CASE("corrupted manifests name the file and the field", "[manifest]") {
+  using J = nlohmann::json;
+  CHECK_THROWS_WITH(parse_manifest("{\"format\": ", "m.json"), Contains("m.json: not valid JSON"));
+  CHECK_THROWS_WITH(parse_manifest("[]", "m.json"), Contains("top level"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["format"] = "megatron"; }), "m.json"),
+                    Contains("m.json: field 'format'"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 2; }), "m.json"),
+                    Contains("field 'version'"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][1].erase("sha256"); }), "m.json"),
+                    Contains("field 'splits.train.shards[1].sha256'") && Contains("missing"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["sha256"] = "xyz"; }), "m.json"),
+                    Contains("64 lowercase hex digits"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["tokens"] = -5; }), "m.json"),
+                    Contains("'splits.train.shards[0].tokens': expected a non-negative integer"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["tokens"] = 151; }), "m.json"),
+                    Contains("'splits.train.tokens': expected the sum of its shards' tokens (150)"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["validation"]["shards"][0]["file"] = "../etc/passwd"; }), "m.json"),
+                    Contains("plain file name"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["token_bytes"] = 4; }), "m.json"),
+                    Contains("'token_bytes': expected 2 for vocab_size 32000"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["tokenizer"]["bos_id"] = 32000; }), "m.json"),
+                    Contains("tokenizer.bos_id"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["split"]["validation_fraction"] = 1.5; }), "m.json"),
+                    Contains("split.validation_fraction"));
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j.erase("splits"); }), "m.json"),
+                    Contains("field 'splits'"));
+}

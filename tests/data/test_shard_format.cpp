@@ -1,0 +1,149 @@
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+
+#include "fixtures.hpp"
+#include "wireup/data/sha256.hpp"
+#include "wireup/data/shard_file.hpp"
+#include "wireup/data/shard_format.hpp"
+#include "wireup/data/shard_writer.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup;
+using namespace wireup::data;
+using Catch::Matchers::Contains;
+
+TEST_CASE("token width follows the vocabulary size", "[format]") {
+  CHECK(token_bytes_for_vocab(32000) == 2);
+  CHECK(token_bytes_for_vocab(65536) == 2);
+  CHECK(token_bytes_for_vocab(65537) == 4);
+  CHECK(token_bytes_for_vocab(128256) == 4);
+}
+
+TEST_CASE("header encodes to fixed little-endian fields and back", "[format]") {
+  const auto h = make_header(32000, 1, 2, 1000, 10);
+  CHECK(h.doc_index_offset == 4096 + 2000);
+  CHECK(h.file_bytes() == 4096 + 2000 + 11 * 8);
+  const auto b = encode_header(h);
+  CHECK(std::memcmp(b.data(), "WUTOKENS", 8) == 0);
+  CHECK(b[8] == 1);                       // version
+  CHECK(b[12] == 2);                      // token width
+  CHECK((b[16] | b[17] << 8) == 32000);   // vocab
+  CHECK(b[32] == 0xe8);                   // 1000 tokens, low byte first
+  CHECK(b[33] == 0x03);
+  CHECK(decode_header(b.data(), b.size(), "x") == h);
+  // uint32 tokens: the index is rounded up to 8 bytes.
+  const auto h4 = make_header(128256, 128000, 128001, 3, 1);
+  CHECK(h4.doc_index_offset == 4096 + 16);
+  CHECK(decode_header(encode_header(h4).data(), 4096, "x") == h4);
+}
+
+TEST_CASE("bad headers are rejected with the file name", "[format]") {
+  const auto good = encode_header(make_header(1000, 1, 2, 50, 5));
+  auto b = good;
+  SECTION("short file") {
+    CHECK_THROWS_WITH(decode_header(b.data(), 100, "s.bin"),
+                      Contains("s.bin") && Contains("shorter than the 4096-byte header"));
+  }
+  SECTION("magic") {
+    b[0] = 'X';
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("s.bin: ") && Contains("bad magic"));
+  }
+  SECTION("version") {
+    b[8] = 9;
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("format version 9"));
+  }
+  SECTION("width") {
+    b[12] = 3;
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("token width 3"));
+  }
+  SECTION("reserved bytes") {
+    b[1000] = 1;
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("reserved"));
+  }
+  SECTION("index offset") {
+    b[56] ^= 8;
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("document index offset"));
+  }
+  SECTION("bos outside vocabulary") {
+    b[20] = 0xff;
+    b[21] = 0x0f;
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("outside the vocabulary"));
+  }
+}
+
+TEST_CASE("writer and reader round-trip tokens and documents", "[format]") {
+  test::TempDir dir;
+  for (const std::uint32_t vocab : {300u, 70000u}) {
+    const auto path = dir / ("s" + std::to_string(vocab) + ".bin");
+    ShardWriter w(path, vocab, 1, 2);
+    std::vector<std::vector<std::uint32_t>> docs = {{1, 5, 299, 2}, {1, 2}, {1, 7, 8, 9, 10, 2}};
+    if (vocab > 65536) docs[0][2] = 69999;
+    for (const auto& d : docs) w.add_document(d);
+    const auto digest = w.finish();
+    CHECK(digest == sha256_file(path));
+    CHECK(std::filesystem::file_size(path) == w.file_bytes());
+    for (const auto mode : {ReadMode::Mmap, ReadMode::Pread}) {
+      const ShardFile f(path, mode);
+      CHECK(f.header().token_count == 12);
+      CHECK(f.header().doc_count == 3);
+      CHECK(f.header().token_bytes == (vocab > 65536 ? 4u : 2u));
+      CHECK(f.doc_offsets() == std::vector<std::uint64_t>{0, 4, 6, 12});
+      std::vector<std::int64_t> all(12);
+      f.read_tokens(0, 12, all.data());
+      std::vector<std::int64_t> want;
+      for (const auto& d : docs) want.insert(want.end(), d.begin(), d.end());
+      CHECK(all == want);
+      std::vector<std::int32_t> mid(3);
+      f.read_tokens(5, 3, mid.data());
+      CHECK(mid == std::vector<std::int32_t>{2, 1, 7});
+    }
+  }
+}
+
+TEST_CASE("writer rejects out-of-vocabulary ids and removes unfinished files", "[format]") {
+  test::TempDir dir;
+  const auto path = dir / "s.bin";
+  {
+    ShardWriter w(path, 100);
+    const std::vector<std::uint32_t> doc = {1, 100};
+    CHECK_THROWS_WITH(w.add_document(doc), Contains("s.bin") && Contains("outside the vocabulary"));
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("truncated and overwritten shards are caught at open", "[format]") {
+  test::TempDir dir;
+  const auto path = dir / "s.bin";
+  ShardWriter w(path, 1000);
+  w.add_document(std::vector<std::uint32_t>(500, 7));
+  w.finish();
+  const auto bytes = test::read_file(path);
+  SECTION("truncated") {
+    test::write_file(path, bytes.substr(0, bytes.size() - 100));
+    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Mmap), Contains(path.string()) && Contains("truncated"));
+  }
+  SECTION("truncated into the header") {
+    test::write_file(path, bytes.substr(0, 10));
+    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Pread), Contains("shorter than the 4096-byte header"));
+  }
+  SECTION("grown") {
+    test::write_file(path, bytes + "junk");
+    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Pread), Contains("but its header describes"));
+  }
+  SECTION("zeroed header (writer died before finish)") {
+    test::write_file(path, std::string(4096, '\0') + bytes.substr(4096));
+    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Pread), Contains("bad magic"));
+  }
+  SECTION("missing") {
+    std::filesystem::remove(path);
+    CHECK_THROWS_AS(ShardFile(path, ReadMode::Pread), InputError);
+  }
+}
+
+TEST_CASE("sha256 matches known vectors", "[format]") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(is_sha256_hex(sha256_hex("x")));
+  CHECK_FALSE(is_sha256_hex("ABC"));
+}

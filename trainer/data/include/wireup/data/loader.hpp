@@ -1,0 +1,86 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "wireup/data/manifest.hpp"
+#include "wireup/data/sampler.hpp"
+#include "wireup/data/shard_file.hpp"
+#include "wireup/data/shard_set.hpp"
+
+namespace wireup::data {
+
+enum class Split { Train, Validation };
+enum class TokenType { Int32, Int64 };  // Int64 is what torch embeddings take
+
+struct LoaderConfig {
+  std::filesystem::path manifest;  // manifest.json or the directory holding it
+  Split split = Split::Train;
+  std::uint64_t context = 2048;    // T: each row holds T+1 tokens (inputs + shifted targets)
+  std::uint64_t batch_size = 1;    // B rows per step on each rank
+  std::uint64_t rank = 0;
+  std::uint64_t world_size = 1;
+  std::uint64_t seed = 0;          // shuffle seed (a resumed Position brings its own)
+  bool shuffle = true;             // false: windows in file order (validation)
+  std::uint64_t epochs = 1;        // 0: no limit
+  std::uint64_t max_steps = 0;     // 0: no limit; counts steps across epochs
+  std::size_t prefetch = 4;        // batches read ahead by the background thread; 0: none
+  TokenType token_type = TokenType::Int64;
+  ReadMode read_mode = ReadMode::Mmap;
+  Verify verify = Verify::All;
+};
+
+// One step's rows for this rank: rows x cols tokens, row-major, cols = T+1.
+// Row i's inputs are tokens[i*cols, i*cols+T), its targets one further.
+struct Batch {
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  TokenType type = TokenType::Int64;
+  std::vector<std::int64_t> tokens64;  // filled when type == Int64
+  std::vector<std::int32_t> tokens32;  // filled when type == Int32
+  std::vector<std::uint64_t> windows;  // the window id of each row
+  std::uint64_t epoch = 0;
+  Position after;                      // the loader position once this batch is consumed
+
+  // rows*cols tokens of `type`, e.g. torch::from_blob(b.data(), {rows, cols}, torch::kLong).
+  const void* data() const;
+  void* data();
+};
+
+// Reads shuffled, rank-disjoint windows of a prepared split, with a
+// background thread keeping `prefetch` batches ready. Opening validates the
+// manifest, every shard's header and size, and checksums per `verify`.
+// Call it from one thread; it may be moved between threads.
+class TokenLoader {
+ public:
+  explicit TokenLoader(LoaderConfig config);
+  ~TokenLoader();  // stops and joins the prefetch thread
+  TokenLoader(const TokenLoader&) = delete;
+  TokenLoader& operator=(const TokenLoader&) = delete;
+
+  // The next batch, or false once epochs or max_steps are done. Re-raises
+  // any error of the prefetch thread (e.g. an I/O error naming the shard).
+  bool next(Batch& batch);
+
+  // Position after the last batch next() returned: save it in the checkpoint.
+  Position position() const;
+  // Continue from `p` (from position() of this or an earlier run): the
+  // following batches are exactly those that followed `p` before.
+  void seek(const Position& p);
+
+  std::uint64_t tokens() const;           // in the split
+  std::uint64_t windows() const;          // (tokens-1)/context
+  std::uint64_t steps_per_epoch() const;  // windows / (B*W)
+  const Manifest& manifest() const;
+  const LoaderConfig& config() const;
+  // The tokenizer copy next to the manifest (for decoding samples).
+  std::filesystem::path tokenizer_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wireup::data

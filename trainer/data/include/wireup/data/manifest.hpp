@@ -1,0 +1,76 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wireup::data {
+
+// manifest.json: what wireup-prep wrote and how to check it. Schema in
+// docs/data-format.md. File names are plain names inside the manifest's
+// directory, so a prepared directory can be copied or moved as a whole.
+inline constexpr std::string_view kManifestFormat = "wireup-tokens";
+inline constexpr std::uint32_t kManifestVersion = 1;
+inline constexpr std::string_view kManifestName = "manifest.json";
+
+struct ShardEntry {
+  std::string file;
+  std::uint64_t bytes = 0;
+  std::uint64_t tokens = 0;
+  std::uint64_t documents = 0;
+  std::string sha256;
+  bool operator==(const ShardEntry&) const = default;
+};
+
+struct SplitEntry {
+  std::vector<ShardEntry> shards;
+  std::uint64_t tokens() const;
+  std::uint64_t documents() const;
+  bool operator==(const SplitEntry&) const = default;
+};
+
+struct TokenizerEntry {
+  std::string type = "sentencepiece";
+  std::string file;    // copy inside the directory, e.g. "tokenizer.model"
+  std::string sha256;  // of that copy
+  std::string source;  // the path given to wireup-prep, or "trained"
+  std::uint32_t vocab_size = 0;
+  std::int64_t bos_id = -1;  // -1: none
+  std::int64_t eos_id = -1;
+  bool operator==(const TokenizerEntry&) const = default;
+};
+
+struct InputEntry {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::uint64_t documents = 0;
+  bool operator==(const InputEntry&) const = default;
+};
+
+struct Manifest {
+  std::uint32_t token_bytes = 2;
+  TokenizerEntry tokenizer;
+  bool add_bos = true;
+  bool add_eos = true;
+  SplitEntry train;
+  SplitEntry validation;
+  double validation_fraction = 0.0;
+  std::uint64_t split_seed = 0;
+  std::vector<InputEntry> inputs;
+  std::string created_by;
+  bool operator==(const Manifest&) const = default;
+};
+
+// Stable text (sorted keys, two-space indent, trailing newline): the same
+// manifest always serialises to the same bytes.
+std::string manifest_to_json(const Manifest& m);
+
+// `name` (the file) starts every error message; each message names the field.
+Manifest parse_manifest(std::string_view text, const std::string& name);
+
+// `path` is manifest.json itself or the directory holding it.
+std::filesystem::path manifest_path(const std::filesystem::path& path);
+Manifest load_manifest(const std::filesystem::path& path);
+
+}  // namespace wireup::data

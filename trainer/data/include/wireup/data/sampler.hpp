@@ -1,0 +1,74 @@
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wireup/data/permutation.hpp"
+
+namespace wireup::data {
+
+// Where a job is in its data, the same on every rank (ranks move in lock
+// step), so one copy goes into the checkpoint. Semantics in docs/data-format.md.
+struct Position {
+  std::uint64_t seed = 0;    // shuffle seed of the run
+  std::uint64_t epoch = 0;   // 0-based
+  std::uint64_t offset = 0;  // entries of this epoch's order consumed by all ranks together
+  std::uint64_t step = 0;    // batches returned since the start of training (for max_steps)
+  bool operator==(const Position&) const = default;
+};
+
+// One-line JSON, e.g. {"epoch":1,"offset":96,"seed":7,"step":40,"version":1}.
+std::string position_to_json(const Position& p);
+// `name` (e.g. the checkpoint file) starts every error message.
+Position position_from_json(std::string_view text, const std::string& name);
+
+struct SamplerConfig {
+  std::uint64_t windows = 0;     // windows in the split
+  std::uint64_t batch_size = 1;  // windows per rank per step
+  std::uint64_t rank = 0;
+  std::uint64_t world_size = 1;
+  bool shuffle = true;
+  std::uint64_t epochs = 1;     // 0: no limit
+  std::uint64_t max_steps = 0;  // 0: no limit
+};
+
+// DistributedSampler(drop_last=True) + set_epoch, without the index table:
+// epoch e's order is Permutation(windows, epoch_key(seed, e)); each step
+// consumes the next batch_size*world_size entries, and rank r takes entries
+// offset + r + j*world_size for j < batch_size. An epoch ends when fewer than
+// batch_size*world_size entries remain: those (< B*W) windows are skipped
+// that epoch, and a different set the next.
+class Sampler {
+ public:
+  explicit Sampler(const SamplerConfig& config);
+
+  // Steps in each epoch: windows / (batch_size * world_size), rounded down.
+  std::uint64_t steps_per_epoch() const { return steps_per_epoch_; }
+  const SamplerConfig& config() const { return config_; }
+
+  // The window ids of this rank's next batch after `at`, and the position
+  // after it (`at` is not changed). nullopt when epochs or max_steps are done.
+  struct Step {
+    std::vector<std::uint64_t> windows;
+    Position after;
+    std::uint64_t epoch = 0;
+  };
+  std::optional<Step> next(const Position& at) const;
+
+  // The window at entry `index` of `epoch`'s order.
+  std::uint64_t window_at(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index) const;
+
+ private:
+  SamplerConfig config_;
+  std::uint64_t steps_per_epoch_ = 0;
+  std::uint64_t per_step_ = 0;
+  // Rebuilding a Permutation is cheap, but keep the last one: next() is per step.
+  mutable std::optional<Permutation> perm_;
+  mutable std::uint64_t perm_seed_ = 0, perm_epoch_ = 0;
+};
+
+}  // namespace wireup::data

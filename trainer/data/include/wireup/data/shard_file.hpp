@@ -1,0 +1,50 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "wireup/data/shard_format.hpp"
+
+namespace wireup::data {
+
+// How tokens come off the file system. Mmap lets the page cache serve
+// repeated reads without a syscall; Pread issues one read per window, which
+// keeps Lustre/FSx requests the size of the window and uses no address space.
+enum class ReadMode { Mmap, Pread };
+
+// One opened, header-checked shard. read_tokens is const and thread-safe.
+class ShardFile {
+ public:
+  // Opens `path`, decodes the header and checks the file size against it.
+  ShardFile(const std::filesystem::path& path, ReadMode mode);
+  ~ShardFile();
+  ShardFile(ShardFile&& other) noexcept;
+  ShardFile& operator=(ShardFile&& other) noexcept;
+  ShardFile(const ShardFile&) = delete;
+  ShardFile& operator=(const ShardFile&) = delete;
+
+  const ShardHeader& header() const { return header_; }
+  const std::filesystem::path& path() const { return path_; }
+  std::uint64_t file_bytes() const { return header_.file_bytes(); }
+
+  // Copies tokens [first, first+count) widened to T (int32, int64 or uint32).
+  template <class T>
+  void read_tokens(std::uint64_t first, std::uint64_t count, T* out) const;
+
+  // Document start offsets plus the closing token count, checked to start at 0,
+  // never decrease and end at token_count.
+  std::vector<std::uint64_t> doc_offsets() const;
+
+ private:
+  void read_bytes(std::uint64_t offset, std::uint64_t size, void* out) const;
+  void close() noexcept;
+
+  std::filesystem::path path_;
+  ReadMode mode_ = ReadMode::Pread;
+  int fd_ = -1;
+  const unsigned char* map_ = nullptr;
+  ShardHeader header_;
+};
+
+}  // namespace wireup::data

@@ -1,0 +1,79 @@
+#include "wireup/data/sampler.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "wireup/error.hpp"
+
+namespace wireup::data {
+
+std::string position_to_json(const Position& p) {
+  const nlohmann::json j = {{"version", 1},  {"seed", p.seed}, {"epoch", p.epoch},
+                            {"offset", p.offset}, {"step", p.step}};
+  return j.dump();
+}
+
+Position position_from_json(std::string_view text, const std::string& name) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(name + ": data position is not valid JSON (" + e.what() + ")");
+  }
+  const auto get = [&](const char* key) -> std::uint64_t {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned())
+      throw InputError(name + ": data position field '" + key +
+                       "': expected a non-negative integer");
+    return j[key].get<std::uint64_t>();
+  };
+  if (get("version") != 1)
+    throw InputError(name + ": data position field 'version': expected 1");
+  return {get("seed"), get("epoch"), get("offset"), get("step")};
+}
+
+Sampler::Sampler(const SamplerConfig& config) : config_(config) {
+  if (config_.world_size == 0 || config_.rank >= config_.world_size)
+    throw InputError("loader: rank " + std::to_string(config_.rank) + " is outside world size " +
+                     std::to_string(config_.world_size));
+  if (config_.batch_size == 0) throw InputError("loader: batch size must be at least 1");
+  per_step_ = config_.batch_size * config_.world_size;
+  steps_per_epoch_ = config_.windows / per_step_;
+  if (steps_per_epoch_ == 0)
+    throw InputError("loader: " + std::to_string(config_.windows) +
+                     " windows cannot fill one step of batch size " +
+                     std::to_string(config_.batch_size) + " x world size " +
+                     std::to_string(config_.world_size) +
+                     " (expected more data, a smaller context, batch or world)");
+}
+
+std::uint64_t Sampler::window_at(std::uint64_t seed, std::uint64_t epoch,
+                                 std::uint64_t index) const {
+  if (!config_.shuffle) return index;
+  if (!perm_ || perm_seed_ != seed || perm_epoch_ != epoch) {
+    perm_.emplace(config_.windows, epoch_key(seed, epoch));
+    perm_seed_ = seed;
+    perm_epoch_ = epoch;
+  }
+  return (*perm_)(index);
+}
+
+std::optional<Sampler::Step> Sampler::next(const Position& at) const {
+  if (config_.max_steps != 0 && at.step >= config_.max_steps) return std::nullopt;
+  Position p = at;
+  // An epoch ends when a whole step no longer fits (drop_last).
+  if (p.offset > config_.windows || config_.windows - p.offset < per_step_) {
+    ++p.epoch;
+    p.offset = 0;
+  }
+  if (config_.epochs != 0 && p.epoch >= config_.epochs) return std::nullopt;
+  Step s;
+  s.epoch = p.epoch;
+  s.windows.resize(config_.batch_size);
+  for (std::uint64_t j = 0; j < config_.batch_size; ++j)
+    s.windows[j] = window_at(p.seed, p.epoch, p.offset + config_.rank + j * config_.world_size);
+  p.offset += per_step_;
+  ++p.step;
+  s.after = p;
+  return s;
+}
+
+}  // namespace wireup::data

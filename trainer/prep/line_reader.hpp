@@ -1,0 +1,33 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wireup::prep {
+
+// Lines of a plain or gzip'd file (zlib detects which from the bytes, not
+// the name). Strips "\n" and a "\r" before it.
+class LineReader {
+ public:
+  explicit LineReader(const std::filesystem::path& path);  // InputError if unreadable
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  bool next(std::string& line);
+  std::uint64_t line_number() const { return line_; }  // of the last line returned, 1-based
+  std::uint64_t raw_offset() const;                     // bytes consumed on disk, for progress
+
+ private:
+  bool refill();
+
+  std::filesystem::path path_;
+  void* gz_ = nullptr;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
+  std::uint64_t line_ = 0;
+};
+
+}  // namespace wireup::prep

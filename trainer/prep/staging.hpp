@@ -1,0 +1,33 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wireup::prep {
+
+// All output is written into a hidden directory inside the output directory
+// and renamed into place only when complete, manifest.json last: readers
+// never see a half-written shard under its final name, and a failed run
+// leaves nothing (the destructor removes the staging directory).
+class Staging {
+ public:
+  // Creates `output` if needed. Refuses an output that already holds a
+  // manifest.json unless `force`.
+  Staging(std::filesystem::path output, bool force);
+  ~Staging();
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+  std::filesystem::path file(const std::string& name) const { return dir_ / name; }
+
+  // fsyncs `names` and `manifest`, retires an old data set (with force:
+  // its manifest first, then the files it listed), renames `names` into the
+  // output, then the manifest, and fsyncs the directory.
+  void commit(const std::vector<std::string>& names, const std::string& manifest);
+
+ private:
+  std::filesystem::path output_;
+  std::filesystem::path dir_;
+};
+
+}  // namespace wireup::prep

@@ -1,0 +1,48 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wireup::prep {
+
+// A SentencePiece model (Llama 2's tokenizer.model format). The sentencepiece
+// headers stay in tokenizer.cpp. encode/decode are const and thread-safe.
+class Tokenizer {
+ public:
+  // InputError naming `path` when it is missing or not a SentencePiece model.
+  static Tokenizer load(const std::filesystem::path& path);
+  static Tokenizer from_bytes(std::string model_bytes, const std::string& name);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  void encode(std::string_view text, std::vector<int>& ids) const;
+  std::string decode(const std::vector<int>& ids) const;
+
+  std::uint32_t vocab_size() const;
+  int bos_id() const;  // -1: the model has none
+  int eos_id() const;
+  const std::string& model_bytes() const;  // exactly the file's bytes
+
+ private:
+  Tokenizer();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct TrainOptions {
+  std::uint32_t vocab_size = 0;
+  std::string model_type = "bpe";  // bpe (as Llama 2) or unigram
+};
+
+// Trains a model on `sentences` (one line of text each) with Llama-2-like
+// settings: byte fallback, digits split, ids unk=0 bos=1 eos=2, and identity
+// normalisation so decode(encode(text)) == text. Returns the model file bytes.
+std::string train_sentencepiece(const std::vector<std::string>& sentences,
+                                const TrainOptions& options);
+
+}  // namespace wireup::prep
