@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "control_link.hpp"
 #include "net.hpp"
@@ -113,6 +115,7 @@ class Agent {
   void begin_stop(int sig);
   void kill_all(int sig);
   void finish(int code);
+  void abort_job_if_pending();
   FailureFacts failure_of(const Worker& wk) const;
   void handle_control(ControlLink& link, const ControlMessage& m);
   void coordinator_event(const std::string& verb, ControlLink* from);
@@ -139,6 +142,8 @@ class Agent {
   bool self_done_ = false, self_stopped_ = false;
   bool stop_broadcast_ = false;
   double spawn_ms_ = 0;
+  std::optional<Clock::time_point> abort_at_;  // PMIx_Abort the step then
+  Clock::time_point summary_at_;
 };
 
 sigset_t agent_signal_set(const LaunchOptions& o) {
@@ -334,12 +339,20 @@ void Agent::on_worker_exit(Worker& wk) {
     return;
   }
   exit_code_ = code;
-  begin_stop(SIGTERM);
   write_fd(2, format_failure_summary(*failure_));
-  // Every other node stops now, not when its collectives time out.
-  if (w_.pmix && w_.task_count > 1)
-    w_.pmix->abort(code, "wireup-launch: rank " + std::to_string(wk.rank) + " on " + w_.host +
-                             " failed with exit code " + std::to_string(code));
+  // Every other node stops now, not when its collectives time out: as soon as
+  // the local workers are gone (so the summary and their last output reach
+  // srun before the step is torn down), and at most 1 s from now.
+  summary_at_ = Clock::now();
+  if (w_.pmix && w_.task_count > 1) abort_at_ = summary_at_ + std::chrono::seconds(1);
+  begin_stop(SIGTERM);
+}
+
+void Agent::abort_job_if_pending() {
+  if (!abort_at_) return;
+  abort_at_.reset();
+  w_.pmix->abort(exit_code_, "wireup-launch: rank " + std::to_string(failure_->rank) + " on " +
+                                 w_.host + " failed with exit code " + std::to_string(exit_code_));
 }
 
 void Agent::reap() {
@@ -363,6 +376,9 @@ void Agent::reap() {
 void Agent::on_all_exited() {
   timerfd_settime(timerfd_, 0, std::make_unique<itimerspec>().get(), nullptr);
   kill_all(SIGKILL);  // stragglers left in the workers' groups
+  // Local workers gone: abort now, but give srun's I/O a moment to carry the
+  // summary (seen lost when the step was torn down right after the write).
+  if (abort_at_) abort_at_ = std::min(*abort_at_, summary_at_ + std::chrono::milliseconds(300));
   if (term_signal_ != 0) return finish(128 + term_signal_);
   if (phase_ == Phase::Stopping && restarting_) {
     phase_ = Phase::WaitingPeers;
@@ -483,7 +499,12 @@ int Agent::run() {
     if (up_) { fds.push_back({up_->fd(), POLLIN, 0}); links.push_back(up_.get()); }
     for (auto& p : peers_) { fds.push_back({p->fd(), POLLIN, 0}); links.push_back(p.get()); }
 
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    int timeout_ms = -1;
+    if (abort_at_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*abort_at_ - Clock::now());
+      timeout_ms = static_cast<int>(std::max<long>(0, left.count()));
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     }
@@ -541,6 +562,11 @@ int Agent::run() {
       }
     }
     reap();
+    if (abort_at_ && Clock::now() >= *abort_at_) abort_job_if_pending();
+  }
+  if (abort_at_) {
+    std::this_thread::sleep_until(*abort_at_);
+    abort_job_if_pending();
   }
   kill_all(SIGKILL);
   if (temp_run_dir_) {

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Under srun --mpi=pmix across 2 nodes: fail fast (exit 3 within 5 s, summary),
+# restarts in step, scancel leaves nothing, SIGKILL of one agent kills its workers.
+. "$(dirname "$0")/lib.sh" "$@"
+T="timeout 60"
+
+# 1. A failing worker ends the step on every node; srun exits with its code.
+cat >"$TMP/fail.sh" <<EOS
+#!/bin/sh
+[ "\$RANK" = 2 ] && { sleep 0.2; echo "rank 2 fails" >&2; exit 3; }
+exec sleep $TOKEN
+EOS
+chmod +x "$TMP/fail.sh"
+start=$(now_ms)
+$T srun --mpi=pmix -N2 --ntasks-per-node=1 "$WL" --nproc-per-node=2 -- "$TMP/fail.sh" >"$TMP/f" 2>&1
+rc=$?
+elapsed=$(( $(now_ms) - start ))
+[ "$rc" -eq 3 ] || { cat "$TMP/f"; fail "srun exit code $rc, expected 3"; }
+[ "$elapsed" -lt 5000 ] || { cat "$TMP/f"; fail "step took $elapsed ms to end"; }
+expect_contains "$TMP/f" "rank:       2 (local rank 0, node rank 1)"
+expect_contains "$TMP/f" "host:       ip-127-0-0-"  # the step's second node, whichever it is
+expect_gone_within 2 "sleep $TOKEN"
+
+# 2. Restarts: rank 1 fails once; everyone runs again with TORCHELASTIC_RESTART_COUNT=1.
+cat >"$TMP/flaky.sh" <<EOS
+#!/bin/sh
+if [ "\$TORCHELASTIC_RESTART_COUNT" = 0 ]; then
+  [ "\$RANK" = 1 ] && { sleep 0.2; exit 7; }
+  exec sleep $TOKEN
+fi
+echo "OK rank=\$RANK restart=\$TORCHELASTIC_RESTART_COUNT"
+EOS
+chmod +x "$TMP/flaky.sh"
+$T srun --mpi=pmix -N2 --ntasks-per-node=1 "$WL" --nproc-per-node=2 --max-restarts=1 -- \
+  "$TMP/flaky.sh" >"$TMP/r" 2>&1 || { cat "$TMP/r"; fail "restart run failed"; }
+expect_count "$TMP/r" '^\[rank[0-3]\]: OK rank=[0-3] restart=1$' 4
+
+# 3. scancel: every worker on every node is gone within the grace period.
+srun --mpi=pmix -N2 --ntasks-per-node=1 -J "wl-$$" "$WL" --nproc-per-node=2 --grace-period=2 -- \
+  sleep "$TOKEN" >"$TMP/s" 2>&1 &
+srun_pid=$!
+wait_for_count 20 "sleep $TOKEN" 4
+scancel --name="wl-$$"
+expect_gone_within 4 "sleep $TOKEN"
+wait $srun_pid
+
+# 4. SIGKILL of one agent: its workers die with it (parent-death signal).
+srun --mpi=pmix -N2 --ntasks-per-node=1 -J "wl-$$-k" "$WL" --nproc-per-node=2 -- \
+  sleep "$TOKEN" >"$TMP/k" 2>&1 &
+srun_pid=$!
+wait_for_count 20 "sleep $TOKEN" 4
+victim=$(pgrep -f "wireup-launch --nproc-per-node=2 -- sleep $TOKEN" | head -1)
+[ -n "$victim" ] || fail "no agent found"
+victim_workers=$(pgrep -P "$victim" | paste -sd' ')
+kill -KILL "$victim"
+for w in $victim_workers; do
+  for _ in $(seq 40); do kill -0 "$w" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$w" 2>/dev/null && fail "worker $w outlived its SIGKILLed agent"
+done
+scancel --name="wl-$$-k"
+expect_gone_within 4 "sleep $TOKEN"
+wait $srun_pid
+pass "srun fail-fast ($elapsed ms), restarts, scancel, agent SIGKILL"
