@@ -57,7 +57,7 @@ std::vector<std::string> build_worker_env(const WorkerSpec& w, const std::vector
   env.reserve(base.size() + forced.size() + 2);
   for (const auto& kv : base) {
     const std::string_view name = std::string_view(kv).substr(0, kv.find('='));
-    if (inherited_identity_var(name) || forced_name(name)) continue;
+    if ((!w.keep_task_identity && inherited_identity_var(name)) || forced_name(name)) continue;
     std::erase_if(if_unset, [&](auto& d) { return d.first == name; });
     env.push_back(kv);
   }

@@ -61,6 +61,7 @@ int exec_worker(const LaunchOptions& o, Wiring& w) {
   spec.master_port = w.master_port;
   spec.max_restarts = o.max_restarts;
   spec.run_id = w.run_id;
+  spec.keep_task_identity = true;
   if (!o.log_dir.empty()) {
     // No supervisor reads it here, but the file is kept where the user looks.
     const auto dir = std::filesystem::path(o.log_dir) / "attempt_0" / std::to_string(spec.rank);

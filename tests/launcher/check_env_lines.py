@@ -3,6 +3,8 @@ import re
 import sys
 
 path, world, local_world, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+# "agent": workers must not see PMIx; "exec": the task keeps its own; "plain": no PMIx at all
+mode = sys.argv[5]
 lines = [l for l in open(path) if "WORKER " in l]
 by_rank = {}
 for l in lines:
@@ -23,7 +25,11 @@ for r, kv in by_rank.items():
     eq("WORLD_SIZE", world); eq("ROLE_WORLD_SIZE", world); eq("ROLE_RANK", r)
     eq("LOCAL_WORLD_SIZE", local_world); eq("GROUP_WORLD_SIZE", nodes)
     eq("ROLE_NAME", "default"); eq("AGENT_STORE", "False"); eq("NCCL_AEH", 1)
-    eq("OMP", 1 if local_world > 1 else "unset"); eq("PMIX", "none")
+    eq("OMP", 1 if local_world > 1 else "unset"); 
+    if mode == "agent":
+        eq("PMIX", "none")
+    elif mode == "exec":
+        assert kv["PMIX"] != "none", f"rank {r}: exec mode lost the task's PMIx identity"
     eq("RESTARTS", 0)
     # Block placement: ranks of one node are consecutive, local rank = offset.
     eq("GROUP_RANK", r // local_world); eq("LOCAL_RANK", r % local_world)

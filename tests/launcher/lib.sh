@@ -15,7 +15,7 @@ pass() { echo "PASS: $*"; }
 # mpirun with N fake nodes of K slots each (mpirun_fake "a:2,b:2" -np 4 ...).
 mpirun_fake() {
   local hosts=$1; shift
-  mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
+  timeout "${MPIRUN_TIMEOUT:-120}" mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
     --mca rtc ^hwloc -host "$hosts" "$@"  # rtc/hwloc: orted segfaults now and then in its shmem topology write
 }
 

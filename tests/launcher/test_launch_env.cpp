@@ -88,3 +88,12 @@ TEST_CASE("an impossible spec is refused") {
   w.master_addr.clear();
   CHECK_THROWS_WITH(build_worker_env(w, {}), Catch::Contains("MASTER_ADDR"));
 }
+
+TEST_CASE("exec mode keeps the task's own PMIx identity") {
+  auto w = spec();
+  w.keep_task_identity = true;
+  auto m = as_map(build_worker_env(w, {"PMIX_RANK=5", "PMIX_NAMESPACE=x", "RANK=1"}));
+  CHECK(m["PMIX_RANK"] == "5");
+  CHECK(m["PMIX_NAMESPACE"] == "x");
+  CHECK(m["RANK"] == "5");
+}

@@ -21,6 +21,9 @@ struct WorkerSpec {
   std::uint32_t max_restarts = 0;
   std::string run_id = "none";
   std::string error_file;              // TORCHELASTIC_ERROR_FILE ("" = unset)
+  // Exec mode: the program is the task itself, so it keeps the PMIx/MPI
+  // identity (and may re-init PMIx once the launcher has finalized).
+  bool keep_task_identity = false;
 };
 
 // Variables a worker must not inherit: the launcher's own PMIx and MPI
