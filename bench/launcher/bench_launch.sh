@@ -15,6 +15,7 @@ SCRIPT=$ROOT/tests/launcher/gloo_allreduce.py
 PY=/usr/bin/python3
 CLUSTER=$ROOT/tests/cluster/cluster.sh
 WORK=$(mktemp -d /tmp/wireup-bench.XXXXXX)
+chmod 755 "$WORK"  # munged refuses a socket under a directory others cannot enter
 export GLOO_SOCKET_IFNAME=lo
 
 if [ -n "${WIREUP_BENCH_CLUSTER_DIR:-}" ]; then
@@ -42,7 +43,7 @@ run_one() {  # METHOD NODES PER_NODE PORT
       --nproc-per-node="$k" --python="$PY" -- "$SCRIPT" >"$out" 2>&1
   fi
   local rc=$?
-  local n; n=$(grep -c "ALLREDUCE .* ok" "$out")
+  local n; n=$(grep -o "sum=[0-9]* ok" "$out" | wc -l)  # torchrun lines may interleave
   if [ "$rc" -ne 0 ] || [ "$n" -ne $((nodes * k)) ]; then
     echo "run failed: $method $nodes x $k (rc $rc, $n ranks ok)" >&2; tail -20 "$out" >&2
     echo "NaN NaN NaN NaN"; return
