@@ -1,7 +1,9 @@
 #include "wireup/data/loader.hpp"
 
 #include <condition_variable>
-#include <deque>
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -30,6 +32,10 @@ struct Item {
 
 }  // namespace
 
+// Prefetch: `workers` threads take steps from the sampler in order (cheap,
+// under the lock), fill their batches in parallel (the copying, outside the
+// lock), and file them by sequence number; next() hands them out in that
+// order. At most `prefetch` batches are taken but not yet handed out.
 struct TokenLoader::Impl {
   LoaderConfig cfg;
   std::filesystem::path dir;
@@ -39,14 +45,20 @@ struct TokenLoader::Impl {
   std::uint64_t windows = 0;
   Position pos;  // after the last batch handed out
 
-  // Prefetch state, guarded by mu. The thread only reads cfg/set/sampler.
+  // Guarded by mu. A notify only goes to a side that sleeps: a futex call per
+  // batch is measurable when batches stream at GB/s.
   std::mutex mu;
-  std::condition_variable changed;
-  std::deque<Item> queue;
+  std::condition_variable has_item, has_room;
+  bool consumer_waiting = false;
+  unsigned producers_waiting = 0;
+  std::map<std::uint64_t, Item> ready;
   std::vector<Batch> spare;  // buffers handed back by next(), reused
-  bool stop = false;
-  std::thread worker;
-  // Sticky outcome once the queue reported it: later next() calls repeat it.
+  Position dispatch_pos;     // position after the last step taken by a worker
+  Position hint_pos;         // readahead: position after the last step hinted
+  std::uint64_t dispatched = 0, consumed = 0;
+  bool dispatch_done = false, stop = false;
+  std::vector<std::thread> workers;
+  // Sticky outcome once next() met it: later calls repeat it.
   bool ended = false;
   std::exception_ptr failed;
 
@@ -62,48 +74,107 @@ struct TokenLoader::Impl {
     if (b.type == TokenType::Int64) {
       b.tokens64.resize(n);
       b.tokens32.clear();
-      for (std::uint64_t i = 0; i < b.rows; ++i)
-        set->read(step.windows[i] * T, T + 1, b.tokens64.data() + i * b.cols);
+      read_rows(step.windows, b.tokens64.data());
     } else {
       b.tokens32.resize(n);
       b.tokens64.clear();
-      for (std::uint64_t i = 0; i < b.rows; ++i)
-        set->read(step.windows[i] * T, T + 1, b.tokens32.data() + i * b.cols);
+      read_rows(step.windows, b.tokens32.data());
     }
   }
 
-  void run(Position p) {
+  // Windows sit at random places: prefetching row i+1 while row i is
+  // converted hides most of the cache and TLB misses.
+  template <class T>
+  void read_rows(const std::vector<std::uint64_t>& rows, T* out) const {
+    const std::uint64_t T_ = cfg.context;
+    if (!rows.empty()) set->prefetch(rows[0] * T_, T_ + 1);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i + 1 < rows.size()) set->prefetch(rows[i + 1] * T_, T_ + 1);
+      set->read(rows[i] * T_, T_ + 1, out + i * (T_ + 1));
+    }
+  }
+
+  // Takes the next step for filling, or returns false when none may be
+  // taken now (prefetch bound reached, end reached or stopping). Called
+  // with mu held. An end or a sampler error is filed at once.
+  bool take(std::uint64_t& seq, Item& item, std::optional<Sampler::Step>& step) {
+    if (stop || dispatch_done || dispatched - consumed >= cfg.prefetch) return false;
+    seq = dispatched++;
+    item = Item{};
+    step.reset();
     try {
-      for (;;) {
-        auto step = sampler->next(p);
-        Item item;
-        if (!step) {
-          item.end = true;
-        } else {
-          {
-            const std::lock_guard lock(mu);
-            if (!spare.empty()) {
-              item.batch = std::move(spare.back());
-              spare.pop_back();
-            }
-          }
-          fill(*step, item.batch);
-          p = step->after;
-        }
-        std::unique_lock lock(mu);
-        changed.wait(lock, [&] { return stop || queue.size() < cfg.prefetch; });
-        if (stop) return;
-        const bool end = item.end;
-        queue.push_back(std::move(item));
-        changed.notify_all();
-        if (end) return;
-      }
+      step = sampler->next(dispatch_pos);
     } catch (...) {
-      Item item;
       item.error = std::current_exception();
-      const std::lock_guard lock(mu);
-      queue.push_back(std::move(item));
-      changed.notify_all();
+    }
+    if (!step) {
+      dispatch_done = true;
+      item.end = !item.error;
+      ready.emplace(seq, std::move(item));
+      if (consumer_waiting) has_item.notify_one();
+      has_room.notify_all();  // the other workers can stop
+      return false;
+    }
+    dispatch_pos = step->after;
+    hint_ahead();
+    if (!spare.empty()) {
+      item.batch = std::move(spare.back());
+      spare.pop_back();
+    }
+    return true;
+  }
+
+  // Keeps the kernel fetching the windows of the next `readahead` steps.
+  // Called with mu held; hints are advice, so their errors are ignored.
+  void hint_ahead() {
+    if (cfg.readahead == 0) return;
+    if (hint_pos.step < dispatch_pos.step) hint_pos = dispatch_pos;
+    while (hint_pos.step < dispatch_pos.step + cfg.readahead) {
+      std::optional<Sampler::Step> s;
+      try {
+        s = sampler->next(hint_pos);
+      } catch (...) {
+      }
+      if (!s) return;
+      for (const auto w : s->windows) set->readahead(w * cfg.context, cfg.context + 1);
+      hint_pos = s->after;
+    }
+  }
+
+  // Fills a taken step outside the lock and files it. After a failed batch
+  // nothing more is taken, so the error is what next() meets.
+  void complete(std::uint64_t seq, Item& item, const Sampler::Step& step) {
+    try {
+      fill(step, item.batch);
+    } catch (...) {
+      item.error = std::current_exception();
+    }
+    const std::lock_guard lock(mu);
+    if (item.error) {
+      dispatch_done = true;
+      has_room.notify_all();
+    }
+    ready.emplace(seq, std::move(item));
+    if (consumer_waiting && seq == consumed) has_item.notify_one();
+  }
+
+  void run() {
+    std::uint64_t seq = 0;
+    Item item;
+    std::optional<Sampler::Step> step;
+    for (;;) {
+      {
+        std::unique_lock lock(mu);
+        ++producers_waiting;
+        bool got = false;
+        has_room.wait(lock, [&] {
+          if (!stop && !dispatch_done) got = take(seq, item, step);
+          return got || stop || dispatch_done;
+        });
+        --producers_waiting;
+        if (!got) return;
+      }
+      complete(seq, item, *step);
     }
   }
 
@@ -112,7 +183,11 @@ struct TokenLoader::Impl {
     failed = nullptr;
     if (cfg.prefetch == 0) return;
     stop = false;
-    worker = std::thread([this, p = pos] { run(p); });
+    dispatch_done = false;
+    dispatch_pos = hint_pos = pos;
+    dispatched = consumed = 0;
+    const std::size_t n = std::clamp<std::size_t>(cfg.workers, 1, cfg.prefetch);
+    for (std::size_t i = 0; i < n; ++i) workers.emplace_back([this] { run(); });
   }
 
   void halt() {
@@ -120,12 +195,13 @@ struct TokenLoader::Impl {
       const std::lock_guard lock(mu);
       stop = true;
     }
-    changed.notify_all();
-    if (worker.joinable()) worker.join();
+    has_room.notify_all();
+    for (auto& w : workers) w.join();
+    workers.clear();
     const std::lock_guard lock(mu);
-    for (auto& item : queue)
+    for (auto& [seq, item] : ready)
       if (!item.end && !item.error) spare.push_back(std::move(item.batch));
-    queue.clear();
+    ready.clear();
   }
 
   bool next_sync(Batch& b) {
@@ -142,11 +218,32 @@ struct TokenLoader::Impl {
     Item item;
     {
       std::unique_lock lock(mu);
-      changed.wait(lock, [&] { return !queue.empty(); });
-      item = std::move(queue.front());
-      queue.pop_front();
+      // While its batch is not ready the caller fills later ones itself:
+      // a starved consumer adds a thread instead of sleeping and waking.
+      std::uint64_t seq = 0;
+      Item help;
+      std::optional<Sampler::Step> step;
+      while (ready.count(consumed) == 0) {
+        if (take(seq, help, step)) {
+          lock.unlock();
+          complete(seq, help, *step);
+          lock.lock();
+          continue;
+        }
+        if (ready.count(consumed) != 0) break;
+        consumer_waiting = true;
+        has_item.wait(lock);
+        consumer_waiting = false;
+      }
+      auto it = ready.find(consumed);
+      item = std::move(it->second);
+      ready.erase(it);
+      ++consumed;
+      // Wake sleeping workers only once the read-ahead is half used, so they
+      // refill in runs instead of waking once per batch.
+      if (producers_waiting > 0 && dispatched - consumed <= cfg.prefetch / 2)
+        has_room.notify_all();
     }
-    changed.notify_all();
     if (item.error) {
       failed = item.error;
       std::rethrow_exception(failed);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "widen.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::data {
@@ -20,16 +21,6 @@ static_assert(std::endian::native == std::endian::little,
 
 [[noreturn]] void io_error(const std::filesystem::path& p, const std::string& what) {
   throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
-}
-
-template <class Src, class T>
-void widen(const unsigned char* src, std::uint64_t count, T* out) {
-  // memcpy per element: the source may be unaligned in a pread scratch buffer.
-  for (std::uint64_t i = 0; i < count; ++i) {
-    Src v;
-    std::memcpy(&v, src + i * sizeof(Src), sizeof(Src));
-    out[i] = static_cast<T>(v);
-  }
 }
 
 constexpr std::size_t kScratchBytes = 64 * 1024;
@@ -116,9 +107,7 @@ void ShardFile::read_tokens(std::uint64_t first, std::uint64_t count, T* out) co
   const std::uint64_t width = header_.token_bytes;
   const std::uint64_t base = header_.tokens_offset + first * width;
   if (map_ != nullptr) {
-    const unsigned char* src = map_ + base;
-    if (width == 2) widen<std::uint16_t>(src, count, out);
-    else widen<std::uint32_t>(src, count, out);
+    detail::widen(map_ + base, header_.token_bytes, count, out);
     return;
   }
   // pread in one request when it fits the scratch buffer (a window usually does).
@@ -127,9 +116,31 @@ void ShardFile::read_tokens(std::uint64_t first, std::uint64_t count, T* out) co
   for (std::uint64_t done = 0; done < count;) {
     const std::uint64_t n = std::min(per, count - done);
     read_bytes(base + done * width, n * width, scratch);
-    if (width == 2) widen<std::uint16_t>(scratch, n, out + done);
-    else widen<std::uint32_t>(scratch, n, out + done);
+    detail::widen(scratch, header_.token_bytes, n, out + done);
     done += n;
+  }
+}
+
+void ShardFile::prefetch(std::uint64_t first, std::uint64_t count) const {
+  if (map_ == nullptr || first >= header_.token_count) return;
+  count = std::min(count, header_.token_count - first);
+  const unsigned char* p = map_ + header_.tokens_offset + first * header_.token_bytes;
+  const unsigned char* end = p + count * header_.token_bytes;
+  for (; p < end; p += 64) __builtin_prefetch(p);
+}
+
+void ShardFile::readahead(std::uint64_t first, std::uint64_t count) const {
+  if (first >= header_.token_count) return;
+  count = std::min(count, header_.token_count - first);
+  const std::uint64_t begin = header_.tokens_offset + first * header_.token_bytes;
+  const std::uint64_t len = count * header_.token_bytes;
+  // Advice only: failures change nothing but speed.
+  if (map_ != nullptr) {
+    const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t aligned = begin / page * page;
+    ::madvise(const_cast<unsigned char*>(map_) + aligned, begin + len - aligned, MADV_WILLNEED);
+  } else {
+    ::posix_fadvise(fd_, static_cast<off_t>(begin), static_cast<off_t>(len), POSIX_FADV_WILLNEED);
   }
 }
 

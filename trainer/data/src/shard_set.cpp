@@ -94,9 +94,7 @@ template <class T>
 void ShardSet::read(std::uint64_t first, std::uint64_t count, T* out) const {
   if (first > tokens() || count > tokens() - first)
     throw std::out_of_range("ShardSet::read past the end of the split");
-  // Shard holding `first`: the last start <= first.
-  auto it = std::upper_bound(starts_.begin(), starts_.end(), first);
-  auto s = static_cast<std::size_t>(it - starts_.begin()) - 1;
+  auto s = shard_of(first);
   while (count > 0) {
     const std::uint64_t local = first - starts_[s];
     const std::uint64_t n = std::min(count, starts_[s + 1] - first);
@@ -106,6 +104,37 @@ void ShardSet::read(std::uint64_t first, std::uint64_t count, T* out) const {
     count -= n;
     ++s;
   }
+}
+
+std::size_t ShardSet::shard_of(std::uint64_t token) const {
+  // The last shard starting at or before `token`.
+  const auto it = std::upper_bound(starts_.begin(), starts_.end(), token);
+  return static_cast<std::size_t>(it - starts_.begin()) - 1;
+}
+
+// Calls fn(shard, local_first, n) for each shard's piece of a token range.
+template <class Fn>
+void ShardSet::for_pieces(std::uint64_t first, std::uint64_t count, Fn fn) const {
+  if (first >= tokens()) return;
+  count = std::min(count, tokens() - first);
+  for (auto s = shard_of(first); count > 0 && s < shards_.size(); ++s) {
+    const std::uint64_t n = std::min(count, starts_[s + 1] - first);
+    if (n > 0) fn(shards_[s], first - starts_[s], n);
+    first += n;
+    count -= n;
+  }
+}
+
+void ShardSet::prefetch(std::uint64_t first, std::uint64_t count) const {
+  for_pieces(first, count, [](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
+    f.prefetch(at, n);
+  });
+}
+
+void ShardSet::readahead(std::uint64_t first, std::uint64_t count) const {
+  for_pieces(first, count, [](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
+    f.readahead(at, n);
+  });
 }
 
 template void ShardSet::read(std::uint64_t, std::uint64_t, std::int32_t*) const;

@@ -26,7 +26,10 @@ struct LoaderConfig {
   bool shuffle = true;             // false: windows in file order (validation)
   std::uint64_t epochs = 1;        // 0: no limit
   std::uint64_t max_steps = 0;     // 0: no limit; counts steps across epochs
-  std::size_t prefetch = 4;        // batches read ahead by the background thread; 0: none
+  std::size_t prefetch = 8;        // batches read ahead in the background; 0: none (synchronous)
+  std::size_t workers = 2;         // background threads filling batches (at most prefetch)
+  std::size_t readahead = 0;       // steps ahead to ask the kernel to fetch; 0: off.
+                                   // Use ~prefetch on FSx/Lustre, where reads are round trips
   TokenType token_type = TokenType::Int64;
   ReadMode read_mode = ReadMode::Mmap;
   Verify verify = Verify::All;
@@ -49,19 +52,19 @@ struct Batch {
   void* data();
 };
 
-// Reads shuffled, rank-disjoint windows of a prepared split, with a
-// background thread keeping `prefetch` batches ready. Opening validates the
+// Reads shuffled, rank-disjoint windows of a prepared split, with
+// background threads keeping up to `prefetch` batches ready. Opening validates the
 // manifest, every shard's header and size, and checksums per `verify`.
 // Call it from one thread; it may be moved between threads.
 class TokenLoader {
  public:
   explicit TokenLoader(LoaderConfig config);
-  ~TokenLoader();  // stops and joins the prefetch thread
+  ~TokenLoader();  // stops and joins the prefetch threads
   TokenLoader(const TokenLoader&) = delete;
   TokenLoader& operator=(const TokenLoader&) = delete;
 
   // The next batch, or false once epochs or max_steps are done. Re-raises
-  // any error of the prefetch thread (e.g. an I/O error naming the shard).
+  // any error of the prefetch threads (e.g. an I/O error naming the shard).
   bool next(Batch& batch);
 
   // Position after the last batch next() returned: save it in the checkpoint.

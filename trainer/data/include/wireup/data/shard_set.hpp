@@ -35,8 +35,16 @@ class ShardSet {
   template <class T>
   void read(std::uint64_t first, std::uint64_t count, T* out) const;
 
+  // See ShardFile::prefetch and ShardFile::readahead.
+  void prefetch(std::uint64_t first, std::uint64_t count) const;
+  void readahead(std::uint64_t first, std::uint64_t count) const;
+
  private:
   std::vector<ShardFile> shards_;
+  std::size_t shard_of(std::uint64_t token) const;
+  template <class Fn>
+  void for_pieces(std::uint64_t first, std::uint64_t count, Fn fn) const;
+
   std::vector<std::uint64_t> starts_;  // first token of each shard, then the total
 };
 

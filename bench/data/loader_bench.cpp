@@ -1,0 +1,228 @@
+// Loader read throughput against a raw sequential read of the same shards,
+// in one run: both are read once to warm the page cache (dropping caches
+// needs root and would measure the disk, not the loader), then repetitions
+// of each are interleaved so drift in the machine hits both alike.
+// Prints a markdown section; bench/data/run.sh drives it.
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "wireup/data/loader.hpp"
+#include "wireup/data/manifest.hpp"
+#include "wireup/data/permutation.hpp"
+#include "wireup/data/shard_writer.hpp"
+
+namespace fs = std::filesystem;
+using namespace wireup::data;
+
+namespace {
+
+struct Args {
+  fs::path dir;
+  std::uint64_t mb = 1024;
+  unsigned shards = 4;
+  std::uint64_t context = 2048;
+  std::uint64_t batch = 8;
+  int reps = 5;
+  std::uint32_t vocab = 32000;
+};
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds of the whole process (all threads): a second view that other
+// load on a shared machine distorts less than wall time.
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+
+// Random tokens in documents of 100..4000 tokens: the shape of real shards.
+void make_dataset(const Args& a) {
+  fs::create_directories(a.dir);
+  const std::uint64_t width = token_bytes_for_vocab(a.vocab);
+  const std::uint64_t per_shard = a.mb * 1000000 / width / a.shards;
+  Manifest m;
+  m.token_bytes = static_cast<std::uint32_t>(width);
+  m.tokenizer = {"sentencepiece", "tokenizer.model", std::string(64, '0'), "bench", a.vocab, 1, 2};
+  std::uint64_t rng = 1;
+  std::vector<std::uint32_t> doc;
+  for (unsigned s = 0; s < a.shards; ++s) {
+    const std::string name = "train-" + std::to_string(s) + ".bin";
+    ShardWriter w(a.dir / name, a.vocab, 1, 2);
+    while (w.token_count() < per_shard) {
+      const std::uint64_t len = std::min<std::uint64_t>(100 + splitmix64_next(rng) % 3900,
+                                                        per_shard - w.token_count());
+      doc.resize(len);
+      for (auto& t : doc) t = static_cast<std::uint32_t>(splitmix64_next(rng) % a.vocab);
+      w.add_document(doc);
+    }
+    ShardEntry e{name, 0, w.token_count(), w.doc_count(), ""};
+    e.sha256 = w.finish();
+    e.bytes = w.file_bytes();
+    m.train.shards.push_back(e);
+  }
+  m.created_by = "wireup-bench-loader";
+  FILE* f = std::fopen((a.dir / "manifest.json").c_str(), "wb");
+  const auto text = manifest_to_json(m);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+// Plain read() of every shard in 8 MiB requests: the ceiling for the loader.
+Timing raw_read(const Manifest& m, const fs::path& dir, std::uint64_t& bytes) {
+  static std::vector<char> buf(std::size_t{8} << 20);
+  bytes = 0;
+  unsigned sink = 0;
+  const double t0 = now(), c0 = cpu_now();
+  for (const auto& s : m.train.shards) {
+    const int fd = ::open((dir / s.file).c_str(), O_RDONLY);
+    if (fd < 0) std::abort();
+    for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) {
+      bytes += static_cast<std::uint64_t>(n);
+      sink += static_cast<unsigned char>(buf[static_cast<std::size_t>(n) - 1]);
+    }
+    ::close(fd);
+  }
+  const Timing t{now() - t0, cpu_now() - c0};
+  if (sink == 1) std::puts("");  // keep the reads observable
+  return t;
+}
+
+// One epoch through TokenLoader, as the training loop would consume it.
+Timing loader_pass(const Args& a, ReadMode mode, TokenType type, std::size_t workers,
+                   std::uint64_t& bytes, double* open_seconds = nullptr,
+                   Verify verify = Verify::SizesOnly) {
+  LoaderConfig c;
+  c.manifest = a.dir;
+  c.context = a.context;
+  c.batch_size = a.batch;
+  c.read_mode = mode;
+  c.token_type = type;
+  c.verify = verify;
+  c.workers = workers;
+  c.seed = 1;
+  const double t_open = now();
+  TokenLoader loader(c);
+  const double t0 = now(), c0 = cpu_now();
+  if (open_seconds != nullptr) *open_seconds = t0 - t_open;
+  Batch b;
+  std::uint64_t rows = 0;
+  std::int64_t sink = 0;
+  while (loader.next(b)) {
+    rows += b.rows;
+    sink += type == TokenType::Int64 ? b.tokens64.back() : b.tokens32.back();
+  }
+  const Timing t{now() - t0, cpu_now() - c0};
+  if (sink == -1) std::puts("");
+  bytes = rows * (a.context + 1) * loader.manifest().token_bytes;
+  return t;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--dir") a.dir = v;
+    else if (k == "--mb") a.mb = std::stoull(v);
+    else if (k == "--shards") a.shards = static_cast<unsigned>(std::stoul(v));
+    else if (k == "--context") a.context = std::stoull(v);
+    else if (k == "--batch") a.batch = std::stoull(v);
+    else if (k == "--reps") a.reps = std::stoi(v);
+    else if (k == "--vocab") a.vocab = static_cast<std::uint32_t>(std::stoul(v));
+    else {
+      std::fprintf(stderr, "usage: %s --dir DIR [--mb 1024] [--shards 4] [--context 2048] "
+                           "[--batch 8] [--reps 5] [--vocab 32000]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (a.dir.empty()) {
+    std::fprintf(stderr, "wireup-bench-loader: --dir is required\n");
+    return 2;
+  }
+  if (!fs::exists(a.dir / "manifest.json")) make_dataset(a);
+  const auto m = load_manifest(a.dir);
+
+  struct Variant {
+    const char* name;
+    ReadMode mode;
+    TokenType type;
+    std::size_t workers;
+    std::vector<double> gbps, cpu_gbps;
+  };
+  // The first is the default configuration, the one the verdict is about.
+  std::vector<Variant> variants = {
+      {"loader mmap, int64 rows, 2 workers (default)", ReadMode::Mmap, TokenType::Int64, 2, {}},
+      {"loader mmap, int64 rows, 1 worker", ReadMode::Mmap, TokenType::Int64, 1, {}},
+      {"loader pread, int64 rows, 2 workers", ReadMode::Pread, TokenType::Int64, 2, {}},
+      {"loader mmap, int32 rows, 2 workers", ReadMode::Mmap, TokenType::Int32, 2, {}}};
+  std::vector<double> raw, raw_cpu;
+  std::uint64_t bytes = 0;
+  // Warm-up: everything once, which also pages the files in.
+  raw_read(m, a.dir, bytes);
+  for (auto& v : variants) loader_pass(a, v.mode, v.type, v.workers, bytes);
+  for (int r = 0; r < a.reps; ++r) {
+    Timing t = raw_read(m, a.dir, bytes);
+    raw.push_back(static_cast<double>(bytes) / t.wall / 1e9);
+    raw_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
+    for (auto& v : variants) {
+      t = loader_pass(a, v.mode, v.type, v.workers, bytes);
+      v.gbps.push_back(static_cast<double>(bytes) / t.wall / 1e9);
+      v.cpu_gbps.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
+    }
+  }
+  double open_verify = 0, open_sizes = 0;
+  loader_pass(a, ReadMode::Mmap, TokenType::Int64, 2, bytes, &open_verify, Verify::All);
+  loader_pass(a, ReadMode::Mmap, TokenType::Int64, 2, bytes, &open_sizes, Verify::SizesOnly);
+
+  const double raw_med = median(raw);
+  std::uint64_t total = 0;
+  for (const auto& s : m.train.shards) total += s.bytes;
+  std::printf("## data: loader read throughput\n\n");
+  std::printf("%zu shards, %.0f MB of %u-byte tokens (page cache warm), context %llu, batch %llu, "
+              "1 rank, shuffled windows, %d interleaved repetitions; GB/s of token bytes "
+              "delivered.\n\n",
+              m.train.shards.size(), static_cast<double>(total) / 1e6, m.token_bytes,
+              static_cast<unsigned long long>(a.context), static_cast<unsigned long long>(a.batch),
+              a.reps);
+  std::printf("| variant | median GB/s | min | max | ratio to raw read | GB per CPU-second |\n"
+              "| --- | --- | --- | --- | --- | --- |\n");
+  const auto row = [&](const char* name, const std::vector<double>& v, const std::vector<double>& c) {
+    std::printf("| %s | %.2f | %.2f | %.2f | %.3f | %.2f |\n", name, median(v),
+                *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
+                median(v) / raw_med, median(c));
+  };
+  row("raw sequential read() (8 MiB)", raw, raw_cpu);
+  for (const auto& v : variants) row(v.name, v.gbps, v.cpu_gbps);
+  const double ratio = median(variants[0].gbps) / raw_med;
+  std::printf("\nDefault loader / raw read: **%.3f** — %s\n", ratio,
+              ratio >= 0.9 ? "PASS (>= 0.90)" : "FAIL (< 0.90)");
+  std::printf("\nOpening (manifest, headers, sizes): %.3f s; with SHA-256 of every shard: %.3f s "
+              "(%.2f GB/s).\n",
+              open_sizes, open_verify, static_cast<double>(total) / open_verify / 1e9);
+  std::printf("\nratio=%.4f\n", ratio);
+  return 0;
+}
