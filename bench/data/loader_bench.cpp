@@ -105,17 +105,26 @@ Timing raw_read(const Manifest& m, const fs::path& dir, std::uint64_t& bytes) {
 }
 
 // One epoch through TokenLoader, as the training loop would consume it.
-Timing loader_pass(const Args& a, ReadMode mode, TokenType type, std::size_t workers,
-                   std::uint64_t& bytes, double* open_seconds = nullptr,
-                   Verify verify = Verify::SizesOnly) {
+struct Variant {
+  const char* name = "";
+  ReadMode mode = ReadMode::Mmap;
+  TokenType type = TokenType::Int64;
+  std::size_t workers = LoaderConfig{}.workers;
+  std::size_t readahead = 0;
+  std::vector<double> gbps, cpu_gbps;
+};
+
+Timing loader_pass(const Args& a, const Variant& v, std::uint64_t& bytes,
+                   double* open_seconds = nullptr, Verify verify = Verify::SizesOnly) {
   LoaderConfig c;
   c.manifest = a.dir;
   c.context = a.context;
   c.batch_size = a.batch;
-  c.read_mode = mode;
-  c.token_type = type;
+  c.read_mode = v.mode;
+  c.token_type = v.type;
   c.verify = verify;
-  c.workers = workers;
+  c.workers = v.workers;
+  c.readahead = v.readahead;
   c.seed = 1;
   const double t_open = now();
   TokenLoader loader(c);
@@ -126,7 +135,7 @@ Timing loader_pass(const Args& a, ReadMode mode, TokenType type, std::size_t wor
   std::int64_t sink = 0;
   while (loader.next(b)) {
     rows += b.rows;
-    sink += type == TokenType::Int64 ? b.tokens64.back() : b.tokens32.back();
+    sink += v.type == TokenType::Int64 ? b.tokens64.back() : b.tokens32.back();
   }
   const Timing t{now() - t0, cpu_now() - c0};
   if (sink == -1) std::puts("");
@@ -166,37 +175,44 @@ int main(int argc, char** argv) {
   if (!fs::exists(a.dir / "manifest.json")) make_dataset(a);
   const auto m = load_manifest(a.dir);
 
-  struct Variant {
-    const char* name;
-    ReadMode mode;
-    TokenType type;
-    std::size_t workers;
-    std::vector<double> gbps, cpu_gbps;
-  };
   // The first is the default configuration, the one the verdict is about.
+  const auto variant = [](const char* name, ReadMode mode, TokenType type, std::size_t workers,
+                          std::size_t readahead) {
+    Variant v;
+    v.name = name;
+    v.mode = mode;
+    v.type = type;
+    v.workers = workers;
+    v.readahead = readahead;
+    return v;
+  };
+  const std::size_t w = LoaderConfig{}.workers;
   std::vector<Variant> variants = {
-      {"loader mmap, int64 rows, 2 workers (default)", ReadMode::Mmap, TokenType::Int64, 2, {}},
-      {"loader mmap, int64 rows, 1 worker", ReadMode::Mmap, TokenType::Int64, 1, {}},
-      {"loader pread, int64 rows, 2 workers", ReadMode::Pread, TokenType::Int64, 2, {}},
-      {"loader mmap, int32 rows, 2 workers", ReadMode::Mmap, TokenType::Int32, 2, {}}};
+      variant("loader, defaults (mmap, int64 rows)", ReadMode::Mmap, TokenType::Int64, w, 0),
+      variant("loader, 1 worker", ReadMode::Mmap, TokenType::Int64, 1, 0),
+      variant("loader, 2 workers", ReadMode::Mmap, TokenType::Int64, 2, 0),
+      variant("loader, int32 rows", ReadMode::Mmap, TokenType::Int32, w, 0),
+      variant("loader, pread", ReadMode::Pread, TokenType::Int64, w, 0),
+      variant("loader, readahead 8 steps (FSx setting)", ReadMode::Mmap, TokenType::Int64, w, 8),
+  };
   std::vector<double> raw, raw_cpu;
   std::uint64_t bytes = 0;
   // Warm-up: everything once, which also pages the files in.
   raw_read(m, a.dir, bytes);
-  for (auto& v : variants) loader_pass(a, v.mode, v.type, v.workers, bytes);
+  for (auto& v : variants) loader_pass(a, v, bytes);
   for (int r = 0; r < a.reps; ++r) {
     Timing t = raw_read(m, a.dir, bytes);
     raw.push_back(static_cast<double>(bytes) / t.wall / 1e9);
     raw_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
     for (auto& v : variants) {
-      t = loader_pass(a, v.mode, v.type, v.workers, bytes);
+      t = loader_pass(a, v, bytes);
       v.gbps.push_back(static_cast<double>(bytes) / t.wall / 1e9);
       v.cpu_gbps.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
     }
   }
   double open_verify = 0, open_sizes = 0;
-  loader_pass(a, ReadMode::Mmap, TokenType::Int64, 2, bytes, &open_verify, Verify::All);
-  loader_pass(a, ReadMode::Mmap, TokenType::Int64, 2, bytes, &open_sizes, Verify::SizesOnly);
+  loader_pass(a, variants[0], bytes, &open_verify, Verify::All);
+  loader_pass(a, variants[0], bytes, &open_sizes, Verify::SizesOnly);
 
   const double raw_med = median(raw);
   std::uint64_t total = 0;

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   using wireup::prep::InputFormat;
   using wireup::prep::TextDocs;
   wireup::prep::PrepOptions o;
-  std::string tokenizer, separator, verify;
+  std::string tokenizer, separator, verify, format = "auto", text_docs = "file";
   bool no_bos = false, no_eos = false, quiet = false;
 
   CLI::App app{"wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};
@@ -38,15 +38,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   const std::map<std::string, InputFormat> formats = {
       {"auto", InputFormat::Auto}, {"text", InputFormat::Text}, {"jsonl", InputFormat::Jsonl}};
-  app.add_option("--format", o.format, "auto (by extension: .jsonl/.ndjson[.gz] are JSONL), text or jsonl")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+  app.add_option("--format", format, "auto (.jsonl/.ndjson[.gz] are JSONL, the rest text), text or jsonl")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "text", "jsonl"}));
   app.add_option("--jsonl-field", o.docs.jsonl_field, "JSONL field holding the text")
       ->capture_default_str();
-  const std::map<std::string, TextDocs> text_docs = {
+  const std::map<std::string, TextDocs> text_modes = {
       {"file", TextDocs::File}, {"paragraph", TextDocs::Paragraph}, {"line", TextDocs::Line}};
-  app.add_option("--text-docs", o.docs.text_docs,
+  app.add_option("--text-docs", text_docs,
                  "Documents in text files: file (whole file), paragraph (blank-line separated) or line")
-      ->transform(CLI::CheckedTransformer(text_docs, CLI::ignore_case));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"file", "paragraph", "line"}));
   app.add_option("--doc-separator", separator,
                  "Text files: a line exactly equal to this separates documents (e.g. %)");
   app.add_option("--val-fraction", o.validation_fraction,
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "No progress or summary");
   app.add_option("--verify", verify,
                  "Check a prepared directory (or its manifest.json) against its checksums and exit");
+  app.footer("Example: wireup-prep --tokenizer llama2/tokenizer.model --jsonl-field text -o /fsx/data corpus/");
 
   try {
     app.parse(argc, argv);
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (!tokenizer.empty()) o.tokenizer = tokenizer;
+    o.format = formats.at(format);
+    o.docs.text_docs = text_modes.at(text_docs);
     if (app.count("--doc-separator") > 0) o.docs.separator = separator;
     o.add_bos = !no_bos;
     o.add_eos = !no_eos;

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Loader read throughput versus a raw sequential read() of the same shards,
+# interleaved in one run (see loader_bench.cpp). Usage: run.sh BUILD_DIR OUT.md [REPS]
+# Env: WIREUP_BENCH_DATA_MB (default 1024) sizes the synthetic shards, made
+# under WIREUP_BENCH_TMP (default /tmp) and removed afterwards.
+set -euo pipefail
+build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-7}}
+bench=$build/bench/data/wireup-bench-loader
+[[ -x $bench ]] || { echo "no $bench: build first" >&2; exit 1; }
+dir=$(mktemp -d "${WIREUP_BENCH_TMP:-/tmp}/wireup-bench-data.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+"$bench" --dir "$dir/shards" --mb "${WIREUP_BENCH_DATA_MB:-1024}" --reps "$reps" |
+  grep -v '^ratio=' >"$out"
+{
+  echo
+  echo "Machine load while it ran (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."
+} >>"$out"
+cat "$out"
