@@ -1,0 +1,29 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace wireup::train {
+
+struct StepMetrics {
+  std::int64_t step = 0;
+  std::int64_t max_steps = 0;
+  double loss = 0;
+  double lr = 0;
+  double grad_norm = 0;
+  double tokens_per_s = 0;  // global, all ranks
+  double mfu = 0;           // fraction of peak; 0 when the peak is unknown
+  double step_time_s = 0;
+  double peak_mem_mib = 0;  // this process's peak resident set
+};
+
+// One stable line, key=value, for humans and for SageMaker metric regexes
+// such as `loss=([0-9.]+)`:
+// "[train] step=12/100 loss=3.456789 lr=3.000e-04 grad_norm=1.2345 ..."
+std::string format_step_line(const StepMetrics& m);
+// The same figures as one JSON object (a JSONL line).
+std::string format_step_json(const StepMetrics& m);
+
+std::string format_validation_line(std::int64_t step, double loss);
+std::string format_validation_json(std::int64_t step, double loss);
+
+}  // namespace wireup::train

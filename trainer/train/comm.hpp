@@ -1,0 +1,42 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+namespace wireup::train {
+
+// A collective in flight; wait() before touching its output.
+class Pending {
+ public:
+  virtual ~Pending() = default;
+  virtual void wait() = 0;
+};
+
+// The collectives FSDP needs, over one group of ranks. Backends: Gloo (CPU,
+// LibTorch's c10d) and NCCL (GPU). Tensors are contiguous and 1-D.
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // full[r*n, (r+1)*n) <- rank r's shard (n elements); may run in the background.
+  virtual std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) = 0;
+  // shard <- sum over ranks of full[rank*n, (rank+1)*n).
+  virtual void reduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard) = 0;
+  virtual void all_reduce_sum(const at::Tensor& t) = 0;
+  virtual void broadcast(const at::Tensor& t, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+// The groups a rank talks to: everyone, the ranks that share its parameters'
+// shards, and the ranks holding the same shard (hybrid sharding; else size 1).
+struct CommGroups {
+  std::shared_ptr<Comm> world;
+  std::shared_ptr<Comm> shard;
+  std::shared_ptr<Comm> replicate;
+};
+
+// A group of one: every collective is a copy or nothing.
+std::shared_ptr<Comm> make_solo_comm();
+
+}  // namespace wireup::train

@@ -1,0 +1,119 @@
+#include "comm_gloo.hpp"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <vector>
+
+namespace wireup::train {
+namespace {
+
+class GlooPending final : public Pending {
+ public:
+  explicit GlooPending(c10::intrusive_ptr<c10d::Work> w) : work_(std::move(w)) {}
+  void wait() override { work_->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+};
+
+class GlooComm final : public Comm {
+ public:
+  explicit GlooComm(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) : pg_(std::move(pg)) {}
+  int rank() const override { return pg_->getRank(); }
+  int size() const override { return pg_->getSize(); }
+
+  std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) override {
+    // Gloo's c10d allgather takes a list of outputs: views into `full`.
+    const auto n = shard.numel();
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int r = 0; r < size(); ++r) out[0].push_back(full.narrow(0, r * n, n));
+    std::vector<at::Tensor> in{shard};
+    return std::make_unique<GlooPending>(pg_->allgather(out, in));
+  }
+
+  // c10d's Gloo has no reduce_scatter in LibTorch 1.13: all-reduce the full
+  // buffer and keep this rank's slice (twice the traffic of a true one).
+  void reduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard) override {
+    all_reduce_sum(full);
+    shard.copy_(full.narrow(0, rank() * shard.numel(), shard.numel()));
+  }
+
+  void all_reduce_sum(const at::Tensor& t) override {
+    std::vector<at::Tensor> v{t};
+    pg_->allreduce(v)->wait();
+  }
+  void broadcast(const at::Tensor& t, int root) override {
+    std::vector<at::Tensor> v{t};
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    pg_->broadcast(v, o)->wait();
+  }
+  void barrier() override { pg_->barrier()->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+};
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  // Loopback rendezvous (one host, emulated nodes): stay on loopback.
+  if (master_addr.rfind("127.", 0) == 0)
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
+                            const std::string& prefix, int rank, int size,
+                            const std::shared_ptr<::gloo::transport::Device>& dev) {
+  if (size == 1) return make_solo_comm();
+  auto opts = c10d::ProcessGroupGloo::Options::create();
+  opts->devices.push_back(dev);
+  opts->timeout = std::chrono::minutes(10);
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+  return std::make_shared<GlooComm>(
+      c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts));
+}
+
+}  // namespace
+
+CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
+  CommGroups g;
+  if (w.world == 1) {
+    g.world = g.shard = g.replicate = make_solo_comm();
+    return g;
+  }
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(w.master_port);
+  so.isServer = w.rank == 0;
+  so.numWorkers = w.world;
+  so.waitWorkers = false;
+  so.timeout = std::chrono::minutes(5);
+  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+  const auto dev = gloo_device(w.master_addr);
+  g.world = group(store, "world/", w.rank, w.world, dev);
+  switch (sharding) {
+    case Sharding::Full:
+      g.shard = g.world;
+      g.replicate = make_solo_comm();
+      break;
+    case Sharding::None:
+      g.shard = make_solo_comm();
+      g.replicate = g.world;
+      break;
+    case Sharding::Hybrid: {
+      const int node = w.rank / w.local_world;
+      const int nodes = w.world / w.local_world;
+      g.shard = group(store, "shard" + std::to_string(node) + "/", w.local_rank, w.local_world, dev);
+      g.replicate = group(store, "repl" + std::to_string(w.local_rank) + "/", node, nodes, dev);
+      break;
+    }
+  }
+  return g;
+}
+
+}  // namespace wireup::train

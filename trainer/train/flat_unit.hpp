@@ -1,0 +1,71 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm.hpp"
+
+namespace wireup::train {
+
+struct ParamSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::int64_t numel() const;
+};
+
+// One FSDP unit: its parameters flattened into one buffer padded to a
+// multiple of the shard group size. This rank keeps only its slice, in fp32
+// (master weights, gradient); the full buffer exists between gather() and
+// release() only, in the compute dtype.
+class FlatUnit {
+ public:
+  FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_ptr<Comm> shard_comm,
+           std::shared_ptr<Comm> replicate_comm, at::ScalarType compute_dtype);
+
+  const std::string& name() const { return name_; }
+  const std::vector<ParamSpec>& specs() const { return specs_; }
+  std::int64_t numel() const { return numel_; }        // real parameters
+  std::int64_t shard_numel() const { return shard_; }  // this rank's slice, padding included
+  std::int64_t shard_offset() const;                   // of this rank's slice in the flat buffer
+
+  at::Tensor& master() { return master_; }  // fp32 [shard_numel]
+  at::Tensor& grad() { return grad_; }      // fp32 [shard_numel], accumulated
+
+  // Sets this rank's slice from the full unsharded values (same on every rank).
+  void load_full(const at::Tensor& flat_fp32);
+
+  // Start gathering the full buffer (no-op if it is already here or coming).
+  void gather_async();
+  // The parameters as views of the gathered buffer; waits for the gather.
+  const std::vector<at::Tensor>& params();
+  // Frees the full buffer's memory; views taken before stay valid objects and
+  // see the data again after the next gather (FSDP's storage trick).
+  void release();
+  bool gathered() const { return state_ != State::Released; }
+
+  // A zeroed full-size gradient buffer with one view per parameter.
+  at::Tensor new_full_grad(std::vector<at::Tensor>& views) const;
+  // Sums `full_grad` over the shard group into this rank's slice, then over
+  // the replicate group, and adds it to grad() (fp32).
+  void accumulate_grad(const at::Tensor& full_grad);
+
+ private:
+  enum class State { Released, Gathering, Ready };
+  void allocate_full();
+
+  std::string name_;
+  std::vector<ParamSpec> specs_;
+  std::shared_ptr<Comm> shard_comm_, replicate_comm_;
+  at::ScalarType dtype_;
+  std::int64_t numel_ = 0, padded_ = 0, shard_ = 0;
+  at::Tensor master_, grad_;
+  at::Tensor full_;            // [padded], compute dtype; storage emptied when released
+  at::Tensor send_;            // the shard in compute dtype (aliases master_ in fp32)
+  std::vector<at::Tensor> views_;
+  std::unique_ptr<Pending> pending_;
+  State state_ = State::Released;
+};
+
+}  // namespace wireup::train

@@ -1,0 +1,112 @@
+#include "llama_math.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+namespace wireup::train::llama {
+
+std::vector<ParamSpec> embedding_specs(const ModelConfig& m) {
+  return {{"tok_embeddings.weight", {m.vocab, m.hidden}}};
+}
+
+std::vector<ParamSpec> block_specs(const ModelConfig& m) {
+  return {{"attention_norm.weight", {m.hidden}},
+          {"attention.wqkv.weight", {m.hidden + 2 * m.kv_dim(), m.hidden}},
+          {"attention.wo.weight", {m.hidden, m.hidden}},
+          {"ffn_norm.weight", {m.hidden}},
+          {"feed_forward.w13.weight", {2 * m.intermediate, m.hidden}},
+          {"feed_forward.w2.weight", {m.hidden, m.intermediate}}};
+}
+
+std::vector<ParamSpec> head_specs(const ModelConfig& m) {
+  return {{"norm.weight", {m.hidden}}, {"output.weight", {m.vocab, m.hidden}}};
+}
+
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
+                     std::uint64_t seed) {
+  std::int64_t total = 0;
+  for (const auto& s : specs) total += s.numel();
+  at::Tensor flat = at::empty({total}, at::kFloat);
+  auto gen = at::detail::createCPUGenerator(seed);
+  const double out_std = 0.02 / std::sqrt(2.0 * static_cast<double>(m.layers));
+  std::int64_t off = 0;
+  for (const auto& s : specs) {
+    at::Tensor v = flat.narrow(0, off, s.numel());
+    if (s.shape.size() == 1) {
+      v.fill_(1.0);
+    } else {
+      const bool out_proj = s.name.find("wo.") != std::string::npos ||
+                            s.name.find("w2.") != std::string::npos;
+      v.normal_(0.0, out_proj ? out_std : 0.02, gen);
+    }
+    off += s.numel();
+  }
+  return flat;
+}
+
+Rope make_rope(const ModelConfig& m, std::int64_t seq) {
+  const std::int64_t half = m.head_dim() / 2;
+  at::Tensor inv = at::arange(half, at::kDouble).mul_(2.0 / static_cast<double>(m.head_dim()));
+  inv = at::pow(m.rope_theta, inv).reciprocal_();
+  at::Tensor angles = at::outer(at::arange(seq, at::kDouble), inv);
+  return {angles.cos().to(at::kFloat), angles.sin().to(at::kFloat)};
+}
+
+namespace {
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+  at::Tensor x32 = x.to(at::kFloat);
+  at::Tensor r = at::rsqrt(x32.pow(2).mean(-1, true).add_(eps));
+  return (x32 * r).to(x.scalar_type()) * w;
+}
+
+// Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
+  const auto B = x.size(0), T = x.size(1), h = x.size(2), d = x.size(3);
+  at::Tensor pairs = x.view({B, T, h, d / 2, 2});
+  at::Tensor re = pairs.select(-1, 0), im = pairs.select(-1, 1);
+  at::Tensor c = rope.cos.narrow(0, 0, T).view({1, T, 1, d / 2}).to(x.scalar_type());
+  at::Tensor s = rope.sin.narrow(0, 0, T).view({1, T, 1, d / 2}).to(x.scalar_type());
+  return at::stack({re * c - im * s, re * s + im * c}, -1).view({B, T, h, d});
+}
+
+}  // namespace
+
+at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
+  return at::embedding(p[0], tokens);
+}
+
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
+                 const ModelConfig& m) {
+  const auto B = x.size(0), T = x.size(1);
+  const auto H = m.hidden, hd = m.head_dim(), kv = m.kv_heads, nh = m.heads;
+  // attention
+  at::Tensor qkv = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
+  at::Tensor q = qkv.narrow(-1, 0, H).view({B, T, nh, hd});
+  at::Tensor k = qkv.narrow(-1, H, kv * hd).view({B, T, kv, hd});
+  at::Tensor v = qkv.narrow(-1, H + kv * hd, kv * hd).view({B, T, kv, hd});
+  q = apply_rope(q, rope).transpose(1, 2);
+  k = apply_rope(k, rope).transpose(1, 2);
+  v = v.transpose(1, 2);
+  if (kv != nh) {  // grouped-query: each KV head serves nh/kv query heads
+    k = k.unsqueeze(2).expand({B, kv, nh / kv, T, hd}).reshape({B, nh, T, hd});
+    v = v.unsqueeze(2).expand({B, kv, nh / kv, T, hd}).reshape({B, nh, T, hd});
+  }
+  at::Tensor a = std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, true));
+  at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, H}), p[2]);
+  // SwiGLU feed-forward
+  at::Tensor w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
+  at::Tensor gated = at::silu(w13.narrow(-1, 0, m.intermediate)) *
+                     w13.narrow(-1, m.intermediate, m.intermediate);
+  return h + at::linear(gated, p[5]);
+}
+
+at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                     const at::Tensor& targets, const ModelConfig& m) {
+  at::Tensor logits = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
+  return at::cross_entropy_loss(logits.reshape({-1, m.vocab}).to(at::kFloat),
+                                targets.reshape({-1}));
+}
+
+}  // namespace wireup::train::llama

@@ -1,0 +1,36 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "flat_unit.hpp"
+#include "wireup/train/model_config.hpp"
+
+// The Llama computation, written against plain tensors (the gathered views of
+// a unit), so the FSDP machinery and the reference model share one definition.
+namespace wireup::train::llama {
+
+// Parameter layouts of the three unit kinds. Q, K and V sit next to each other
+// in the flat buffer, and so do W1 and W3: one GEMM each (fused projections).
+std::vector<ParamSpec> embedding_specs(const ModelConfig& m);
+std::vector<ParamSpec> block_specs(const ModelConfig& m);
+std::vector<ParamSpec> head_specs(const ModelConfig& m);
+
+// Initial values of a unit, flat, identical on every rank and world size:
+// N(0, 0.02), output projections scaled by 1/sqrt(2*layers), norms at 1.
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
+                     std::uint64_t seed);
+
+struct Rope {
+  at::Tensor cos, sin;  // [T, head_dim/2]
+};
+Rope make_rope(const ModelConfig& m, std::int64_t seq);
+
+at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
+                 const ModelConfig& m);
+// Mean cross-entropy of the next-token logits against `targets`.
+at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                     const at::Tensor& targets, const ModelConfig& m);
+
+}  // namespace wireup::train::llama

@@ -1,0 +1,238 @@
+// wireup-train: a fully sharded Llama trainer. Read top to bottom: flags and
+// world layout (checked before any collective), groups, model, data, loop.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include "blas_check.hpp"
+#include "comm_gloo.hpp"
+#include "fsdp_model.hpp"
+#include "sharded_adamw.hpp"
+#include "wireup/data/loader.hpp"
+#include "wireup/error.hpp"
+#include "wireup/train/metrics.hpp"
+#include "wireup/train/schedule.hpp"
+#include "wireup/train/train_options.hpp"
+#include "world.hpp"
+
+namespace wt = wireup::train;
+namespace wd = wireup::data;
+
+namespace {
+
+double peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// Batches for one rank: from wireup-prep shards, or deterministic random
+// tokens (the same global batch for every world size: rank r takes rows r*B..).
+class Batches {
+ public:
+  Batches(const wt::TrainOptions& o, const wt::WorldLayout& w, wd::Split split,
+          std::int64_t batch)
+      : o_(o), w_(w), batch_(batch) {
+    if (o.synthetic_data) return;
+    wd::LoaderConfig c;
+    c.manifest = o.dataset;
+    c.split = split;
+    c.context = static_cast<std::uint64_t>(o.model.context);
+    c.batch_size = static_cast<std::uint64_t>(batch);
+    c.rank = static_cast<std::uint64_t>(w.rank);
+    c.world_size = static_cast<std::uint64_t>(w.world);
+    c.seed = o.seed;
+    c.shuffle = split == wd::Split::Train;
+    c.epochs = split == wd::Split::Train ? static_cast<std::uint64_t>(o.epochs) : 0;
+    loader_ = std::make_unique<wd::TokenLoader>(c);
+  }
+
+  // [B, T+1] int64, or nullopt when the data is exhausted.
+  std::optional<at::Tensor> next() {
+    if (!loader_) return synthetic();
+    if (!loader_->next(batch_buf_)) return std::nullopt;
+    return at::from_blob(batch_buf_.data(),
+                         {static_cast<std::int64_t>(batch_buf_.rows),
+                          static_cast<std::int64_t>(batch_buf_.cols)},
+                         at::kLong)
+        .clone();
+  }
+  wd::TokenLoader* loader() { return loader_.get(); }
+
+ private:
+  at::Tensor synthetic() {
+    auto gen = at::detail::createCPUGenerator(o_.seed * 7919 + draws_++);
+    at::Tensor all = at::randint(o_.model.vocab, {w_.world * batch_, o_.model.context + 1}, gen,
+                                 at::kLong);
+    return all.narrow(0, w_.rank * batch_, batch_).clone();
+  }
+  const wt::TrainOptions& o_;
+  const wt::WorldLayout& w_;
+  std::int64_t batch_;
+  std::int64_t draws_ = 0;
+  std::unique_ptr<wd::TokenLoader> loader_;
+  wd::Batch batch_buf_;
+};
+
+void say(const wt::WorldLayout& w, const std::string& line) {
+  if (w.rank == 0) std::printf("%s\n", line.c_str()), std::fflush(stdout);
+}
+
+double world_mean(wt::Comm& world, double v) {
+  at::Tensor t = at::full({1}, v, at::kDouble);
+  world.all_reduce_sum(t);
+  return t.item<double>() / world.size();
+}
+
+double validate(wt::FsdpLlama& model, Batches& val, std::int64_t batches, wt::Comm& world) {
+  double sum = 0;
+  std::int64_t n = 0;
+  for (; n < batches; ++n) {
+    auto b = val.next();
+    if (!b) break;
+    sum += model.step(*b, false, 0.0);
+  }
+  return world_mean(world, n ? sum / static_cast<double>(n) : 0.0);
+}
+
+int run(int argc, char** argv) {
+  wt::TrainOptions o;
+  if (!wt::parse_train_options(argc, argv, o)) return 0;
+  const wt::WorldLayout w = wt::world_from_env();
+  wt::validate(o, w.world, w.local_world);
+  if (o.sharding == wt::Sharding::Hybrid && w.rank / w.local_world * w.local_world + w.local_rank != w.rank)
+    throw wireup::InputError("--sharding_strategy hybrid needs node-major ranks (rank = node * "
+                             "LOCAL_WORLD_SIZE + LOCAL_RANK); use block task distribution");
+  if (o.bf16) throw wireup::InputError("--bf16 1 needs the GPU build (CUDA LibTorch + NCCL); "
+                                       "this build computes in fp32 on CPU");
+  if (o.checkpoint_freq > 0 || !o.resume_from_checkpoint.empty())
+    throw wireup::InputError("--checkpoint_freq/--resume_from_checkpoint: checkpoints are not "
+                             "implemented in this version yet");
+  if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
+
+  const auto blas = wt::loaded_blas();
+  if (w.rank == 0 && blas.reference)
+    std::fprintf(stderr, "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
+                 "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
+                 blas.path.c_str());
+
+  const wt::CommGroups groups = wt::make_gloo_groups(w, o.sharding);
+  wt::FsdpOptions fo;
+  fo.activation_checkpointing = o.activation_checkpointing;
+  fo.prefetch = o.prefetch;
+  wt::FsdpLlama model(o.model, groups, fo, o.seed);
+  std::vector<wt::FlatUnit*> units;
+  for (auto& u : model.units()) units.push_back(u.get());
+  wt::ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
+  Batches train(o, w, wireup::data::Split::Train, o.train_batch_size);
+  std::unique_ptr<Batches> val;
+  if (o.validation_freq > 0)
+    val = std::make_unique<Batches>(o, w, wireup::data::Split::Validation, o.val_batch_size);
+
+  const auto& m = o.model;
+  const std::int64_t params = wt::total_params(m);
+  std::int64_t shard_params = 0;
+  for (auto* u : units) shard_params += u->shard_numel();
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "[config] preset=%s params=%lld params_per_rank=%lld state_bytes_per_rank=%lld "
+                "world=%d local_world=%d nodes=%d sharding=%s layers=%lld hidden=%lld heads=%lld "
+                "kv_heads=%lld intermediate=%lld vocab=%lld context=%lld batch_per_rank=%lld "
+                "grad_accum=%lld global_batch_tokens=%lld max_steps=%lld lr=%g threads=%d "
+                "activation_checkpointing=%d blas=%s",
+                o.preset.c_str(), (long long)params, (long long)shard_params,
+                (long long)model.state_bytes(), w.world, w.local_world, w.world / w.local_world,
+                wt::sharding_name(o.sharding), (long long)m.layers, (long long)m.hidden,
+                (long long)m.heads, (long long)m.kv_heads, (long long)m.intermediate,
+                (long long)m.vocab, (long long)m.context, (long long)o.train_batch_size,
+                (long long)o.grad_accum,
+                (long long)(o.train_batch_size * o.grad_accum * w.world * m.context),
+                (long long)o.max_steps, o.lr, at::get_num_threads(),
+                o.activation_checkpointing ? 1 : 0, blas.path.c_str());
+  say(w, buf);
+
+  std::ofstream metrics;
+  if (w.rank == 0 && !o.metrics_file.empty()) {
+    metrics.open(o.metrics_file, std::ios::app);
+    if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
+  }
+  const double flops_tok = wt::flops_per_token(m);
+  const double peak = std::getenv("WIREUP_PEAK_FLOPS") ? std::atof(std::getenv("WIREUP_PEAK_FLOPS")) : 0.0;
+  const std::int64_t tokens_per_step = o.train_batch_size * o.grad_accum * w.world * m.context;
+  const double grad_scale = 1.0 / static_cast<double>(o.grad_accum * w.world);
+
+  double first_loss = -1, last_loss = 0, total_time = 0;
+  std::int64_t step = 0;
+  auto t_start = std::chrono::steady_clock::now();
+  for (step = 1; step <= o.max_steps; ++step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double loss_sum = 0;
+    bool exhausted = false;
+    for (std::int64_t micro = 0; micro < o.grad_accum; ++micro) {
+      auto b = train.next();
+      if (!b) { exhausted = true; break; }
+      loss_sum += model.step(*b, true, grad_scale);
+    }
+    if (exhausted) {
+      say(w, "[train] data exhausted after " + std::to_string(step - 1) + " steps (--epochs " +
+                 std::to_string(o.epochs) + ")");
+      --step;
+      break;
+    }
+    const double norm = wt::global_grad_norm(units, *groups.shard);
+    const double clip = (o.grad_clip > 0 && norm > o.grad_clip) ? o.grad_clip / (norm + 1e-6) : 1.0;
+    const double lr = wt::learning_rate(o.lr, o.min_lr, o.warmup_steps, o.max_steps, step);
+    opt.step(lr, clip);
+    const double loss = world_mean(*groups.world, loss_sum / static_cast<double>(o.grad_accum));
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    total_time += dt;
+    if (first_loss < 0) first_loss = loss;
+    last_loss = loss;
+    if (step % o.logging_freq == 0 || step == o.max_steps) {
+      wt::StepMetrics sm{step, o.max_steps, loss, lr, norm,
+                         static_cast<double>(tokens_per_step) / dt, 0, dt, peak_rss_mib()};
+      if (peak > 0) sm.mfu = sm.tokens_per_s * flops_tok / (peak * w.world);
+      say(w, wt::format_step_line(sm));
+      if (metrics.is_open()) metrics << wt::format_step_json(sm) << "\n" << std::flush;
+    }
+    if (val && step % o.validation_freq == 0) {
+      const double vl = validate(model, *val, o.validation_batches, *groups.world);
+      say(w, wt::format_validation_line(step, vl));
+      if (metrics.is_open()) metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
+    }
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const std::int64_t done = std::min(step, o.max_steps);
+  std::snprintf(buf, sizeof buf,
+                "[summary] steps=%lld first_loss=%.6f final_loss=%.6f tokens=%lld "
+                "mean_tokens_per_s=%.1f wall_s=%.2f peak_mem_mib=%.1f",
+                (long long)done, first_loss, last_loss, (long long)(done * tokens_per_step),
+                total_time > 0 ? static_cast<double>(done * tokens_per_step) / total_time : 0.0,
+                wall, peak_rss_mib());
+  say(w, buf);
+  groups.world->barrier();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const wireup::InputError& e) {
+    const char* rank = std::getenv("RANK");
+    std::fprintf(stderr, "wireup-train[rank %s]: error: %s\n", rank ? rank : "0", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    const char* rank = std::getenv("RANK");
+    std::fprintf(stderr, "wireup-train[rank %s]: fatal: %s\n", rank ? rank : "0", e.what());
+    return 1;
+  }
+}
