@@ -39,7 +39,11 @@ class Batches {
  public:
   Batches(const wt::TrainOptions& o, const wt::WorldLayout& w, wd::Split split,
           std::int64_t batch)
-      : o_(o), w_(w), batch_(batch) {
+      : o_(o),
+        w_(w),
+        batch_(batch),
+        accum_(split == wd::Split::Train ? o.grad_accum : 1),
+        seed_(split == wd::Split::Train ? o.seed : o.seed ^ 0x5eedf00dULL) {
     if (o.synthetic_data) return;
     wd::LoaderConfig c;
     c.manifest = o.dataset;
@@ -67,16 +71,27 @@ class Batches {
   wd::TokenLoader* loader() { return loader_.get(); }
 
  private:
+  // One global batch per optimizer step, [accum * world * B, T+1]; micro-step
+  // m of rank r takes rows (m*world + r)*B...: the same tokens, in the same
+  // per-step sets, for any world size and accumulation split.
   at::Tensor synthetic() {
-    auto gen = at::detail::createCPUGenerator(o_.seed * 7919 + draws_++);
-    at::Tensor all = at::randint(o_.model.vocab, {w_.world * batch_, o_.model.context + 1}, gen,
-                                 at::kLong);
-    return all.narrow(0, w_.rank * batch_, batch_).clone();
+    const std::int64_t accum = accum_;
+    const std::int64_t step = draws_ / accum, micro = draws_ % accum;
+    ++draws_;
+    if (micro == 0) {
+      auto gen = at::detail::createCPUGenerator(seed_ * 7919 + static_cast<std::uint64_t>(step));
+      global_ = at::randint(o_.model.vocab, {accum * w_.world * batch_, o_.model.context + 1},
+                            gen, at::kLong);
+    }
+    return global_.narrow(0, (micro * w_.world + w_.rank) * batch_, batch_).clone();
   }
   const wt::TrainOptions& o_;
   const wt::WorldLayout& w_;
   std::int64_t batch_;
+  std::int64_t accum_;
+  std::uint64_t seed_;
   std::int64_t draws_ = 0;
+  at::Tensor global_;
   std::unique_ptr<wd::TokenLoader> loader_;
   wd::Batch batch_buf_;
 };
