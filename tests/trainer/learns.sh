@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A tiny model learns real English: the demo corpus (Debian's fortunes,
+# prepared by wireup-prep), 100 steps on 2 ranks; loss falls well below its
+# start (ln(vocab) ~ 6.9) and validation follows.
+source "$(dirname "$0")/lib.sh"
+: "${WIREUP_PREP:?}" "${WIREUP_DEMO_CORPUS_SCRIPT:?}"
+corpus=${WIREUP_DEMO_CORPUS_DIR:-$WORK/corpus}
+if [[ ! -f $corpus/manifest.json ]]; then
+  bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus"
+fi
+out=$(train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" \
+  --max_steps 100 --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 \
+  --logging_freq 10 --validation_freq 100 --validation_batches 4 --num_threads 1 \
+  --metrics_file "$WORK/metrics.jsonl")
+echo "$out"
+first=$(sed -n 's/.*first_loss=\([0-9.]*\).*/\1/p' <<<"$out")
+final=$(sed -n 's/.*final_loss=\([0-9.]*\).*/\1/p' <<<"$out")
+val=$(sed -n 's/^\[val\] step=100 val_loss=\([0-9.]*\).*/\1/p' <<<"$out")
+awk -v f="$first" -v l="$final" 'BEGIN { exit !(f > 6.5 && l < 0.8 * f) }' &&
+  pass "training loss $first -> $final" || fail "did not learn: $first -> $final"
+awk -v f="$first" -v v="$val" 'BEGIN { exit !(v != "" && v < 0.8 * f) }' &&
+  pass "validation loss $val" || fail "validation loss '$val' vs first $first"
+lines=$(grep -c '"type":"train"' "$WORK/metrics.jsonl")
+[[ $lines == 10 ]] && pass "metrics JSONL: 10 train records" || fail "metrics JSONL has $lines train records"
+grep -q '"type":"validation","step":100' "$WORK/metrics.jsonl" && pass "metrics JSONL: validation" ||
+  fail "no validation record"
+finish

@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# Helpers for wireup-train tests (sourced). CTest provides WIREUP_TRAIN and
+# WIREUP_LAUNCH (the built binaries).
+set -euo pipefail
+: "${WIREUP_TRAIN:?run through ctest}" "${WIREUP_LAUNCH:?}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-train-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FAILS=0
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+finish() {
+  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
+  echo "all checks passed"
+}
+
+# train NPROC ARGS...: wireup-train on NPROC local processes (wireup-launch
+# --standalone); prints rank 0's output, returns the launcher's exit code.
+train() {
+  local n=$1
+  shift
+  "$WIREUP_LAUNCH" --standalone --nproc-per-node="$n" --no-prefix --local-ranks-filter=0 \
+    -- "$WIREUP_TRAIN" "$@"
+}
+
+# The loss column of [train] lines, one per line.
+losses() { sed -n 's/^\[train\] step=[0-9/]* loss=\([0-9.]*\).*/\1/p'; }
+
+# same_losses DESCRIPTION FILE_A FILE_B RELATIVE_TOLERANCE
+same_losses() {
+  local verdict
+  verdict=$(paste "$2" "$3" | awk -v tol="$4" '
+    NF != 2 { bad = 1; next }
+    { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 > 0 ? $1 : 1); if (r > worst) worst = r; n++ }
+    END { if (bad || n == 0) print "mismatch"; else if (worst <= tol) print "ok " n " " worst; else print "off " worst }')
+  if [[ $verdict == ok* ]]; then pass "$1 ($verdict)"; else fail "$1: $verdict"; paste "$2" "$3" >&2; fi
+}
