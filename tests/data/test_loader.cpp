@@ -133,7 +133,7 @@ TEST_CASE("seek to a saved position gives exactly the uninterrupted batches", "[
       straight.push_back(b);
     }
   }
-  REQUIRE(straight.size() == 3 * 34);  // 3345/32 = 104 windows, 104/3 = 34 steps per epoch
+  REQUIRE(straight.size() == std::size_t{3 * 34});  // 3345/32 = 104 windows, 104/3 = 34 steps per epoch
   for (const std::size_t k : {std::size_t{1}, std::size_t{33}, std::size_t{34}, std::size_t{70}}) {
     CAPTURE(k);
     // A new process: fresh loader, position restored from its JSON.

@@ -23,7 +23,7 @@ namespace {
 const std::vector<std::string> kLicenses = {"GPL-3", "Apache-2.0", "LGPL-2.1", "MPL-2.0", "Artistic"};
 
 fs::path corpus(const test::TempDir& dir) {
-  const auto in = dir / "corpus";
+  auto in = dir / "corpus";
   fs::create_directories(in);
   for (const auto& name : kLicenses)
     fs::copy_file(fs::path("/usr/share/common-licenses") / name, in / name);
@@ -172,7 +172,7 @@ TEST_CASE("text document modes", "[prep]") {
   test::TempDir dir;
   const auto f = dir / "t.txt";
   test::write_file(f, "one\ntwo\n\n  \nthree\n%\nfour\r\n%\n%\n");
-  const auto read = [&](prep::DocOptions o) {
+  const auto read = [&](const prep::DocOptions& o) {
     std::vector<std::string> out;
     prep::DocumentReader r({f, 0, false}, o);
     prep::Document d;

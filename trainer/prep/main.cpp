@@ -16,7 +16,7 @@ extern "C" void on_signal(int /*sig*/) { wireup::prep::request_stop(); }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup only allocates
   using wireup::prep::InputFormat;
   using wireup::prep::TextDocs;
   wireup::prep::PrepOptions o;

@@ -1,6 +1,7 @@
 #include "progress.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 namespace wireup::prep {
 
@@ -16,6 +17,11 @@ void Progress::update(const char* phase, std::uint64_t bytes, std::uint64_t docu
                       std::uint64_t tokens) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
+  if (phase_ == nullptr || std::strcmp(phase_, phase) != 0) {
+    phase_ = phase;
+    start_ = last_ = now;
+    return;
+  }
   const auto interval = terminal_ ? std::chrono::seconds(1) : std::chrono::seconds(30);
   if (now - last_ < interval) return;
   last_ = now;

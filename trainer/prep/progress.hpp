@@ -21,6 +21,7 @@ class Progress {
   bool terminal_;
   bool printed_ = false;
   std::uint64_t total_;
+  const char* phase_ = nullptr;  // rates are per phase (sampling, tokenizing)
   std::chrono::steady_clock::time_point start_, last_;
 };
 

@@ -37,7 +37,7 @@ std::string Sha256::hex_digest() {
     throw std::runtime_error("OpenSSL: SHA-256 final failed");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * len);
+  out.reserve(std::size_t{2} * len);
   for (unsigned int i = 0; i < len; ++i) {
     out += kHex[md[i] >> 4];
     out += kHex[md[i] & 15];

@@ -23,7 +23,7 @@ static_assert(std::endian::native == std::endian::little,
   throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
 }
 
-constexpr std::size_t kScratchBytes = 64 * 1024;
+constexpr std::size_t kScratchBytes = std::size_t{64} << 10;
 
 }  // namespace
 

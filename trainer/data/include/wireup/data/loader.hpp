@@ -27,7 +27,8 @@ struct LoaderConfig {
   std::uint64_t epochs = 1;        // 0: no limit
   std::uint64_t max_steps = 0;     // 0: no limit; counts steps across epochs
   std::size_t prefetch = 8;        // batches read ahead in the background; 0: none (synchronous)
-  std::size_t workers = 2;         // background threads filling batches (at most prefetch)
+  std::size_t workers = 1;         // background threads filling batches (at most prefetch);
+                                   // a caller whose batch is not ready helps fill them
   std::size_t readahead = 0;       // steps ahead to ask the kernel to fetch; 0: off.
                                    // Use ~prefetch on FSx/Lustre, where reads are round trips
   TokenType token_type = TokenType::Int64;
