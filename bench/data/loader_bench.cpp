@@ -139,7 +139,7 @@ Timing loader_pass(Variant& v, std::uint64_t& bytes) {
   std::int64_t sink = 0;
   while (v.loader->next(b)) {
     rows += b.rows;
-    sink += b.type == TokenType::Int64 ? b.tokens64.back() : b.tokens32.back();
+    sink += static_cast<const unsigned char*>(b.data())[0];
   }
   const Timing t{now() - t0, cpu_now() - c0};
   if (sink == -1) std::puts("");
@@ -198,9 +198,11 @@ int main(int argc, char** argv) {
   };
   add("loader, defaults (mmap, int64 rows)", [](LoaderConfig&) {});
   add("loader, defaults, new loader each pass", [](LoaderConfig&) {}, true);
+  add("loader, no read-ahead threads (prefetch 0)", [](LoaderConfig& c) { c.prefetch = 0; });
   add("loader, 2 workers", [](LoaderConfig& c) { c.workers = 2; });
-  add("loader, 4 workers", [](LoaderConfig& c) { c.workers = 4; });
   add("loader, int32 rows", [](LoaderConfig& c) { c.token_type = TokenType::Int32; });
+  add("loader, stored uint16 rows (no widening)",
+      [](LoaderConfig& c) { c.token_type = TokenType::Stored; });
   add("loader, pread", [](LoaderConfig& c) { c.read_mode = ReadMode::Pread; });
   add("loader, readahead 8 steps (FSx setting)", [](LoaderConfig& c) { c.readahead = 8; });
   std::vector<double> raw, raw_cpu;

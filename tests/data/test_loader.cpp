@@ -45,7 +45,7 @@ TEST_CASE("loader rows are the windows' tokens, across shard boundaries", "[load
   for (const std::uint32_t vocab : {50000u, 100000u}) {
     Fixture f(vocab);
     for (const auto mode : {ReadMode::Mmap, ReadMode::Pread}) {
-      for (const auto type : {TokenType::Int64, TokenType::Int32}) {
+      for (const auto type : {TokenType::Int64, TokenType::Int32, TokenType::Stored}) {
         auto c = config(f);
         c.read_mode = mode;
         c.token_type = type;
@@ -58,12 +58,17 @@ TEST_CASE("loader rows are the windows' tokens, across shard boundaries", "[load
           REQUIRE(b.rows == 2);
           REQUIRE(b.cols == 65);
           REQUIRE(b.type == type);
+          REQUIRE(b.token_bytes == (vocab > 65536 ? 4u : 2u));
           for (std::uint64_t r = 0; r < b.rows; ++r)
             for (std::uint64_t t = 0; t < b.cols; ++t) {
               const auto want = test::expected_token(b.windows[r] * 64 + t, vocab);
-              const auto got = type == TokenType::Int64
-                                   ? static_cast<std::uint64_t>(b.tokens64[r * b.cols + t])
-                                   : static_cast<std::uint64_t>(b.tokens32[r * b.cols + t]);
+              std::uint64_t got = 0;
+              const std::uint64_t at = r * b.cols + t;
+              if (type == TokenType::Int64) got = static_cast<std::uint64_t>(b.tokens64[at]);
+              if (type == TokenType::Int32) got = static_cast<std::uint64_t>(b.tokens32[at]);
+              if (type == TokenType::Stored)  // little-endian, token_bytes each
+                for (std::uint32_t k = 0; k < b.token_bytes; ++k)
+                  got |= std::uint64_t{b.stored[at * b.token_bytes + k]} << (8 * k);
               REQUIRE(got == want);
             }
           rows += b.rows;

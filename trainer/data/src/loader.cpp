@@ -7,20 +7,23 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "wireup/error.hpp"
 
 namespace wireup::data {
 
 const void* Batch::data() const {
-  return type == TokenType::Int64 ? static_cast<const void*>(tokens64.data())
-                                  : static_cast<const void*>(tokens32.data());
+  switch (type) {
+    case TokenType::Int64: return tokens64.data();
+    case TokenType::Int32: return tokens32.data();
+    case TokenType::Stored: return stored.data();
+  }
+  return nullptr;
 }
 
-void* Batch::data() {
-  return type == TokenType::Int64 ? static_cast<void*>(tokens64.data())
-                                  : static_cast<void*>(tokens32.data());
-}
+void* Batch::data() { return const_cast<void*>(std::as_const(*this).data()); }
 
 namespace {
 
@@ -70,15 +73,22 @@ struct TokenLoader::Impl {
     b.windows = step.windows;
     b.epoch = step.epoch;
     b.after = step.after;
+    b.token_bytes = manifest.token_bytes;
     const std::uint64_t n = b.rows * b.cols;
-    if (b.type == TokenType::Int64) {
-      b.tokens64.resize(n);
-      b.tokens32.clear();
-      read_rows(step.windows, b.tokens64.data());
-    } else {
-      b.tokens32.resize(n);
-      b.tokens64.clear();
-      read_rows(step.windows, b.tokens32.data());
+    // A loader's batches all have one type: the other vectors stay empty.
+    switch (b.type) {
+      case TokenType::Int64:
+        b.tokens64.resize(n);
+        read_rows(step.windows, b.tokens64.data());
+        break;
+      case TokenType::Int32:
+        b.tokens32.resize(n);
+        read_rows(step.windows, b.tokens32.data());
+        break;
+      case TokenType::Stored:
+        b.stored.resize(n * b.token_bytes);
+        read_rows(step.windows, b.stored.data());
+        break;
     }
   }
 
@@ -90,7 +100,10 @@ struct TokenLoader::Impl {
     if (!rows.empty()) set->prefetch(rows[0] * T_, T_ + 1);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (i + 1 < rows.size()) set->prefetch(rows[i + 1] * T_, T_ + 1);
-      set->read(rows[i] * T_, T_ + 1, out + i * (T_ + 1));
+      if constexpr (std::is_same_v<T, unsigned char>)
+        set->read_raw(rows[i] * T_, T_ + 1, out + i * (T_ + 1) * manifest.token_bytes);
+      else
+        set->read(rows[i] * T_, T_ + 1, out + i * (T_ + 1));
     }
   }
 

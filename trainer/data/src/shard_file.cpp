@@ -121,6 +121,12 @@ void ShardFile::read_tokens(std::uint64_t first, std::uint64_t count, T* out) co
   }
 }
 
+void ShardFile::read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const {
+  if (first > header_.token_count || count > header_.token_count - first)
+    throw std::out_of_range(path_.string() + ": token range past the end of the shard");
+  read_bytes(header_.tokens_offset + first * header_.token_bytes, count * header_.token_bytes, out);
+}
+
 void ShardFile::prefetch(std::uint64_t first, std::uint64_t count) const {
   if (map_ == nullptr || first >= header_.token_count) return;
   count = std::min(count, header_.token_count - first);

@@ -125,6 +125,15 @@ void ShardSet::for_pieces(std::uint64_t first, std::uint64_t count, Fn fn) const
   }
 }
 
+void ShardSet::read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const {
+  if (first > tokens() || count > tokens() - first)
+    throw std::out_of_range("ShardSet::read_raw past the end of the split");
+  for_pieces(first, count, [&](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
+    f.read_raw(at, n, out);
+    out += n * f.header().token_bytes;
+  });
+}
+
 void ShardSet::prefetch(std::uint64_t first, std::uint64_t count) const {
   for_pieces(first, count, [](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
     f.prefetch(at, n);

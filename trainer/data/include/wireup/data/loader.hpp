@@ -13,7 +13,11 @@
 namespace wireup::data {
 
 enum class Split { Train, Validation };
-enum class TokenType { Int32, Int64 };  // Int64 is what torch embeddings take
+// Row element type. Int64 is what torch embeddings and losses take. Stored
+// copies the shard's own little-endian uint16/uint32 (Batch::token_bytes
+// each) without widening: a quarter of the bytes to move to a GPU, which can
+// widen there (uint16 viewed as kInt16: `.to(kLong) & 0xFFFF`).
+enum class TokenType { Int32, Int64, Stored };
 
 struct LoaderConfig {
   std::filesystem::path manifest;  // manifest.json or the directory holding it
@@ -44,6 +48,8 @@ struct Batch {
   TokenType type = TokenType::Int64;
   std::vector<std::int64_t> tokens64;  // filled when type == Int64
   std::vector<std::int32_t> tokens32;  // filled when type == Int32
+  std::vector<unsigned char> stored;   // filled when type == Stored
+  std::uint32_t token_bytes = 0;       // of the shards: 2 or 4
   std::vector<std::uint64_t> windows;  // the window id of each row
   std::uint64_t epoch = 0;
   Position after;                      // the loader position once this batch is consumed

@@ -31,6 +31,8 @@ class ShardFile {
   // Copies tokens [first, first+count) widened to T (int32, int64 or uint32).
   template <class T>
   void read_tokens(std::uint64_t first, std::uint64_t count, T* out) const;
+  // The same tokens as stored: count * token_bytes little-endian bytes.
+  void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 
   // Hints that tokens [first, first+count) are read next: with Mmap, pulls
   // their cache lines in (random windows defeat the hardware prefetcher).

@@ -35,6 +35,9 @@ class ShardSet {
   template <class T>
   void read(std::uint64_t first, std::uint64_t count, T* out) const;
 
+  // The same range as stored (token_bytes per token), see ShardFile::read_raw.
+  void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
+
   // See ShardFile::prefetch and ShardFile::readahead.
   void prefetch(std::uint64_t first, std::uint64_t count) const;
   void readahead(std::uint64_t first, std::uint64_t count) const;
