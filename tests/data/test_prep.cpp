@@ -42,10 +42,11 @@ prep::PrepOptions options(const fs::path& in, const fs::path& out) {
   return o;
 }
 
-// What a failed run must leave: no manifest, no shard, no staging directory.
+// What a failed run must leave: not even the output directory it created.
 void check_nothing_left(const fs::path& out) {
   if (!fs::exists(out)) return;
   for (const auto& e : fs::directory_iterator(out)) FAIL("left behind: " << e.path());
+  FAIL("left behind: the empty output directory " << out);
 }
 
 void write_gz(const fs::path& p, const std::string& text) {

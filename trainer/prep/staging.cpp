@@ -31,6 +31,7 @@ Staging::Staging(fs::path output, bool force) : output_(std::move(output)) {
     throw InputError("output " + wireup::quoted(output_.string()) +
                      " already holds a prepared data set (manifest.json); pass --force to "
                      "replace it or choose another directory");
+  created_output_ = !fs::exists(output_, ec);
   fs::create_directories(output_, ec);
   if (ec || !fs::is_directory(output_))
     throw InputError("output " + wireup::quoted(output_.string()) + ": cannot create directory" +
@@ -46,6 +47,7 @@ Staging::Staging(fs::path output, bool force) : output_(std::move(output)) {
 Staging::~Staging() {
   std::error_code ec;
   fs::remove_all(dir_, ec);
+  if (created_output_ && !committed_) fs::remove(output_, ec);  // only if empty
 }
 
 void Staging::commit(const std::vector<std::string>& names, const std::string& manifest) {
@@ -75,6 +77,7 @@ void Staging::commit(const std::vector<std::string>& names, const std::string& m
   if (ec)
     throw InputError((output_ / manifest).string() + ": cannot move into place: " + ec.message());
   fsync_path(output_, true);
+  committed_ = true;
 }
 
 }  // namespace wireup::prep

@@ -11,8 +11,8 @@ namespace wireup::prep {
 // leaves nothing (the destructor removes the staging directory).
 class Staging {
  public:
-  // Creates `output` if needed. Refuses an output that already holds a
-  // manifest.json unless `force`.
+  // Creates `output` if needed (and removes it again on failure). Refuses an
+  // output that already holds a manifest.json unless `force`.
   Staging(std::filesystem::path output, bool force);
   ~Staging();
   Staging(const Staging&) = delete;
@@ -28,6 +28,8 @@ class Staging {
  private:
   std::filesystem::path output_;
   std::filesystem::path dir_;
+  bool created_output_ = false;  // removed again (when empty) if never committed
+  bool committed_ = false;
 };
 
 }  // namespace wireup::prep
