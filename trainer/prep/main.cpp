@@ -12,7 +12,12 @@
 
 namespace {
 
-extern "C" void on_signal(int /*sig*/) { wireup::prep::request_stop(); }
+// The first Ctrl-C or SIGTERM stops cleanly (output removed); a second one,
+// with the default action restored, ends the process at once.
+extern "C" void on_signal(int sig) {
+  wireup::prep::request_stop();
+  std::signal(sig, SIG_DFL);
+}
 
 }  // namespace
 
