@@ -9,8 +9,17 @@ bench=$build/bench/data/wireup-bench-loader
 [[ -x $bench ]] || { echo "no $bench: build first" >&2; exit 1; }
 dir=$(mktemp -d "${WIREUP_BENCH_TMP:-/tmp}/wireup-bench-data.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
+# Context 2048 (the seed sbatch, 4 KiB windows) is the verdict; 8192 (Llama 3,
+# 16 KiB windows) shows how the window size moves it. Same files for both.
 "$bench" --dir "$dir/shards" --mb "${WIREUP_BENCH_DATA_MB:-1024}" --reps "$reps" |
   grep -v '^ratio=' >"$out"
+{
+  echo
+  echo "### Same files, context 8192, batch 2 (same bytes per step)"
+  echo
+  "$bench" --dir "$dir/shards" --reps "$reps" --context 8192 --batch 2 |
+    sed -n '/^| /p;/^Default loader/p'
+} >>"$out"
 {
   echo
   echo "Machine load while it ran (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."

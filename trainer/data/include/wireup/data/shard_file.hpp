@@ -35,7 +35,7 @@ class ShardFile {
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 
   // Hints that tokens [first, first+count) are read next: with Mmap, pulls
-  // their cache lines in (random windows defeat the hardware prefetcher).
+  // their first cache lines in (random windows defeat the hardware prefetcher).
   void prefetch(std::uint64_t first, std::uint64_t count) const;
 
   // Asks the kernel to start reading tokens [first, first+count) from the
