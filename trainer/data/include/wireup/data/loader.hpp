@@ -62,7 +62,7 @@ struct Batch {
 // Reads shuffled, rank-disjoint windows of a prepared split, with
 // background threads keeping up to `prefetch` batches ready. Opening validates the
 // manifest, every shard's header and size, and checksums per `verify`.
-// Call it from one thread; it may be moved between threads.
+// Use it from one thread at a time.
 class TokenLoader {
  public:
   explicit TokenLoader(LoaderConfig config);
