@@ -4,7 +4,7 @@
 set -euo pipefail
 : "${WIREUP_TRAIN:?run through ctest}" "${WIREUP_LAUNCH:?}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-train-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap '[[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"' EXIT
 FAILS=0
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; }
@@ -33,4 +33,11 @@ same_losses() {
     { d = $1 - $2; if (d < 0) d = -d; r = d / ($1 > 0 ? $1 : 1); if (r > worst) worst = r; n++ }
     END { if (bad || n == 0) print "mismatch"; else if (worst <= tol) print "ok " n " " worst; else print "off " worst }')
   if [[ $verdict == ok* ]]; then pass "$1 ($verdict)"; else fail "$1: $verdict"; paste "$2" "$3" >&2; fi
+}
+
+# train_all NPROC ARGS...: like train, with every rank's output.
+train_all() {
+  local n=$1
+  shift
+  "$WIREUP_LAUNCH" --standalone --nproc-per-node="$n" -- "$WIREUP_TRAIN" "$@"
 }

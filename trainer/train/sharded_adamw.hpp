@@ -20,6 +20,7 @@ class ShardedAdamW {
   // `grad_scale` first (clipping). Zeroes the gradients afterwards.
   void step(double lr, double grad_scale);
   std::int64_t steps() const { return t_; }
+  const AdamWConfig& config() const { return c_; }
 
   std::vector<at::Tensor>& exp_avg() { return m_; }
   std::vector<at::Tensor>& exp_avg_sq() { return v_; }

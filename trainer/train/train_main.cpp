@@ -5,13 +5,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <optional>
 
 #include "blas_check.hpp"
+#include "checkpoint.hpp"
 #include "comm_gloo.hpp"
 #include "fsdp_model.hpp"
 #include "sharded_adamw.hpp"
@@ -68,7 +71,22 @@ class Batches {
                          at::kLong)
         .clone();
   }
-  wd::TokenLoader* loader() { return loader_.get(); }
+  // Where the next batch comes from, for the checkpoint; seek() restores it.
+  std::string position() const {
+    if (loader_) return wd::position_to_json(loader_->position());
+    return "synthetic:" + std::to_string(draws_);
+  }
+  void seek(const std::string& p) {
+    if (!loader_) {
+      if (p.rfind("synthetic:", 0) != 0)
+        throw wireup::InputError("checkpoint data position " + p + " is not for --synthetic_data");
+      draws_ = std::stoll(p.substr(10));
+      if (draws_ % accum_ != 0)  // rebuild the step's global batch on the next draw
+        throw wireup::InputError("checkpoint taken mid-accumulation: " + p);
+      return;
+    }
+    loader_->seek(wd::position_from_json(p, "checkpoint data position"));
+  }
 
  private:
   // One global batch per optimizer step, [accum * world * B, T+1]; micro-step
@@ -95,6 +113,11 @@ class Batches {
   std::unique_ptr<wd::TokenLoader> loader_;
   wd::Batch batch_buf_;
 };
+
+// SIGTERM (scancel, preemption) and SIGUSR1: checkpoint at the end of the
+// current step, then exit cleanly.
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 void say(const wt::WorldLayout& w, const std::string& line) {
   if (w.rank == 0) std::printf("%s\n", line.c_str()), std::fflush(stdout);
@@ -127,9 +150,6 @@ int run(int argc, char** argv) {
                              "LOCAL_WORLD_SIZE + LOCAL_RANK); use block task distribution");
   if (o.bf16) throw wireup::InputError("--bf16 1 needs the GPU build (CUDA LibTorch + NCCL); "
                                        "this build computes in fp32 on CPU");
-  if (o.checkpoint_freq > 0 || !o.resume_from_checkpoint.empty())
-    throw wireup::InputError("--checkpoint_freq/--resume_from_checkpoint: checkpoints are not "
-                             "implemented in this version yet");
   if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
 
   const auto blas = wt::loaded_blas();
@@ -147,9 +167,32 @@ int run(int argc, char** argv) {
   for (auto& u : model.units()) units.push_back(u.get());
   wt::ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
   Batches train(o, w, wireup::data::Split::Train, o.train_batch_size);
-  std::unique_ptr<Batches> val;
-  if (o.validation_freq > 0)
-    val = std::make_unique<Batches>(o, w, wireup::data::Split::Validation, o.val_batch_size);
+  std::unique_ptr<wt::Checkpointer> ckpt;
+  std::int64_t first_step = 1;
+  if (!o.checkpoint_dir.empty() || !o.resume_from_checkpoint.empty() || o.stop_after_step > 0) {
+    ckpt = std::make_unique<wt::Checkpointer>(o.checkpoint_dir, static_cast<int>(o.keep_checkpoints),
+                                              o.async_checkpointing, groups, units, &opt);
+    std::signal(SIGTERM, on_stop_signal);
+    std::signal(SIGUSR1, on_stop_signal);
+  }
+  if (!o.resume_from_checkpoint.empty()) {
+    if (auto meta = ckpt->load(o.resume_from_checkpoint, o.model)) {
+      train.seek(meta->data_position);
+      first_step = meta->step + 1;
+      say(w, "[resume] step=" + std::to_string(meta->step) + " from=" +
+                 (o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest"
+                      ? (std::filesystem::path(o.checkpoint_dir) / wt::step_dir_name(meta->step)).string()
+                      : o.resume_from_checkpoint) +
+                 " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding);
+    } else {
+      say(w, "[resume] no complete checkpoint in " + o.checkpoint_dir + ": starting at step 1");
+    }
+  }
+  auto save = [&](std::int64_t s) {
+    wt::CheckpointInfo info{s, o.seed, o.model, o.preset, wt::sharding_name(o.sharding),
+                            train.position()};
+    ckpt->save(info);
+  };
 
   const auto& m = o.model;
   const std::int64_t params = wt::total_params(m);
@@ -186,7 +229,7 @@ int run(int argc, char** argv) {
   double first_loss = -1, last_loss = 0, total_time = 0;
   std::int64_t step = 0;
   auto t_start = std::chrono::steady_clock::now();
-  for (step = 1; step <= o.max_steps; ++step) {
+  for (step = first_step; step <= o.max_steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     double loss_sum = 0;
     bool exhausted = false;
@@ -217,12 +260,31 @@ int run(int argc, char** argv) {
       say(w, wt::format_step_line(sm));
       if (metrics.is_open()) metrics << wt::format_step_json(sm) << "\n" << std::flush;
     }
-    if (val && step % o.validation_freq == 0) {
-      const double vl = validate(model, *val, o.validation_batches, *groups.world);
+    if (o.validation_freq > 0 && step % o.validation_freq == 0) {
+      Batches val(o, w, wireup::data::Split::Validation, o.val_batch_size);  // same batches each time
+      const double vl = validate(model, val, o.validation_batches, *groups.world);
       say(w, wt::format_validation_line(step, vl));
       if (metrics.is_open()) metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
     }
+    if (ckpt) {
+      // Every rank must agree to stop: a signal may reach them at different steps.
+      const bool planned = o.stop_after_step > 0 && step == o.stop_after_step;
+      at::Tensor stop = at::full({1}, g_stop_signal.load() != 0 || planned ? 1.0 : 0.0, at::kDouble);
+      groups.world->all_reduce_sum(stop);
+      const bool last = step == o.max_steps;
+      if (!o.checkpoint_dir.empty() &&
+          (stop.item<double>() > 0 || last || (o.checkpoint_freq > 0 && step % o.checkpoint_freq == 0)))
+        save(step);
+      if (stop.item<double>() > 0) {
+        ckpt->wait();
+        say(w, std::string("[stop] ") + (planned ? "--stop_after_step" : "signal received") +
+                   ": checkpoint of step " + std::to_string(step) + " saved, exiting");
+        groups.world->barrier();
+        return 0;
+      }
+    }
   }
+  if (ckpt) ckpt->wait();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   const std::int64_t done = std::min(step, o.max_steps);
   std::snprintf(buf, sizeof buf,

@@ -20,6 +20,8 @@ const char* sharding_name(Sharding s) {
 bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   CLI::App app{"wireup-train: fully sharded Llama training on LibTorch"};
   app.allow_windows_style_options(false);
+  // The last of a repeated flag wins: sbatch templates append user overrides.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // Shapes: a preset first, then any field overridden.
   std::string preset = o.preset;
   ModelConfig m;
@@ -69,7 +71,13 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
   app.add_option("--checkpoint_freq", o.checkpoint_freq, "steps between checkpoints");
   app.add_option("--checkpoint_dir", o.checkpoint_dir, "where checkpoints go");
-  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint, "checkpoint to resume");
+  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
+                 "a step directory, or auto (newest complete one in --checkpoint_dir)");
+  app.add_option("--keep_checkpoints", o.keep_checkpoints, "newest complete checkpoints kept (0: all)");
+  app.add_option("--stop_after_step", o.stop_after_step,
+                 "checkpoint and exit after this step, as on SIGTERM (planned preemption)");
+  int async_ckpt = 0;
+  app.add_option("--async_checkpointing", async_ckpt, "1: write checkpoints in the background");
   app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");
   app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
   app.add_option("--seed", o.seed, "seed for init and data order");
@@ -99,6 +107,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.bf16 = bf16 != 0;
   o.activation_checkpointing = ac != 0;
   o.prefetch = prefetch != 0;
+  o.async_checkpointing = async_ckpt != 0;
   const std::string s = sharding;
   o.sharding = (s == "hybrid" || s == "HYBRID_SHARD") ? Sharding::Hybrid
                : (s == "none" || s == "NO_SHARD")    ? Sharding::None
@@ -121,6 +130,13 @@ void validate(const TrainOptions& o, std::int64_t world, std::int64_t local_worl
   need(o.logging_freq >= 1, "--logging_freq must be at least 1");
   need(o.synthetic_data || !o.dataset.empty(),
        "no data: pass --dataset DIR (a wireup-prep output) or --synthetic_data");
+  need(o.checkpoint_freq >= 0 && o.keep_checkpoints >= 0,
+       "--checkpoint_freq and --keep_checkpoints must be >= 0");
+  need(o.checkpoint_dir.size() || (o.checkpoint_freq == 0 &&
+                                   (o.resume_from_checkpoint.empty() ||
+                                    (o.resume_from_checkpoint != "auto" &&
+                                     o.resume_from_checkpoint != "latest"))),
+       "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
   need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
   if (o.sharding == Sharding::Hybrid)
     need(world % local_world == 0,

@@ -37,7 +37,10 @@ struct TrainOptions {
   std::int64_t validation_batches = 4;
   std::int64_t checkpoint_freq = 0;
   std::string checkpoint_dir;
-  std::string resume_from_checkpoint;
+  std::string resume_from_checkpoint;  // "auto": newest complete one in checkpoint_dir
+  std::int64_t keep_checkpoints = 3;    // 0: keep all
+  bool async_checkpointing = false;
+  std::int64_t stop_after_step = 0;     // >0: checkpoint and exit after it (as on SIGTERM)
 
   std::string dataset;                // manifest.json (or its directory) from wireup-prep
   bool synthetic_data = false;        // deterministic random tokens, for tests and benchmarks

@@ -1,0 +1,68 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm.hpp"
+#include "flat_unit.hpp"
+#include "sharded_adamw.hpp"
+#include "wireup/train/checkpoint_meta.hpp"
+
+namespace wireup::train {
+
+// What a checkpoint records besides the tensors.
+struct CheckpointInfo {
+  std::int64_t step = 0;
+  std::uint64_t seed = 0;
+  ModelConfig model;
+  std::string preset;
+  std::string sharding;
+  std::string data_position;
+};
+
+// Writes and reads sharded checkpoints in DIR/step-NNNNNNNN/:
+//   rank-SSSSS.bin   one per shard rank (replicas do not write): per unit, the
+//                    fp32 slices of parameters, exp_avg and exp_avg_sq
+//   rank-SSSSS.json  that file's chunks and their SHA-256, renamed in when durable
+//   metadata.json    written last by world rank 0, after every rank file is
+//                    durable: the commit. A directory without it is ignored.
+class Checkpointer {
+ public:
+  Checkpointer(std::filesystem::path dir, int keep, bool async, CommGroups groups,
+               std::vector<FlatUnit*> units, ShardedAdamW* opt);
+  ~Checkpointer();  // waits for a save in flight
+
+  // Saves the current state. Async: copies the shards to memory and writes
+  // them in the background (waiting first for the previous save).
+  void save(const CheckpointInfo& info);
+  void wait();
+
+  // `spec`: "auto"/"latest" (newest complete checkpoint under DIR, falling
+  // back past broken ones with a warning; none: nullopt) or a step directory
+  // (must load, or InputError). Every rank loads only the ranges its shards
+  // need, whatever the world size that wrote it.
+  std::optional<CheckpointMeta> load(const std::string& spec, const ModelConfig& expect);
+
+ private:
+  struct Snapshot;
+  void write(const std::shared_ptr<Snapshot>& snap);
+  void load_from(const std::filesystem::path& step_dir, const CheckpointMeta& meta);
+
+  std::filesystem::path dir_;
+  int keep_;
+  bool async_;
+  CommGroups groups_;
+  std::vector<FlatUnit*> units_;
+  ShardedAdamW* opt_;
+  std::thread writer_;
+};
+
+// All complete checkpoints under dir, newest first.
+std::vector<std::filesystem::path> complete_checkpoints(const std::filesystem::path& dir);
+
+}  // namespace wireup::train
