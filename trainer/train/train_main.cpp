@@ -15,6 +15,7 @@
 
 #include "blas_check.hpp"
 #include "checkpoint.hpp"
+#include "hf_export.hpp"
 #include "comm_gloo.hpp"
 #include "fsdp_model.hpp"
 #include "sharded_adamw.hpp"
@@ -302,6 +303,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
     return run(argc, argv);
   } catch (const wireup::InputError& e) {
     const char* rank = std::getenv("RANK");
