@@ -2,20 +2,28 @@
 # Bad input: a clear error on every rank before any collective, exit 2, no hang.
 source "$(dirname "$0")/lib.sh"
 
-# expect_error DESCRIPTION NEEDLE NPROC ARGS...
+# expect_error DESCRIPTION NEEDLE NPROC ARGS...: NPROC ranks started directly
+# (a launcher would stop the others at the first failure), each must say why.
+port=29760
 expect_error() {
-  local what=$1 needle=$2 n=$3
+  local what=$1 needle=$2 n=$3 r
   shift 3
-  set +e
-  out=$(timeout 60 "$WIREUP_LAUNCH" --standalone --nproc-per-node="$n" -- "$WIREUP_TRAIN" "$@" 2>&1)
-  rc=$?
-  set -e
-  if ((rc == 124)); then fail "$what: hung"; return; fi
-  ((rc != 0)) && pass "$what: exit $rc" || fail "$what: exit 0"
-  [[ $out == *"$needle"* ]] && pass "$what: says '$needle'" || fail "$what: no '$needle' in: $out"
-  local ranks
-  ranks=$(grep -o "wireup-train\[rank [0-9]*\]: error" <<<"$out" | sort -u | wc -l)
-  ((ranks == n)) && pass "$what: every rank reports it" || fail "$what: $ranks of $n ranks reported"
+  port=$((port + 1))
+  local pids=()
+  for ((r = 0; r < n; r++)); do
+    RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=$port timeout 60 "$WIREUP_TRAIN" "$@" >"$WORK/out$r" 2>&1 &
+    pids+=($!)
+  done
+  local codes=() ok=0
+  for p in "${pids[@]}"; do set +e; wait "$p"; codes+=($?); set -e; done
+  for ((r = 0; r < n; r++)); do
+    if ((codes[r] == 124)); then fail "$what: rank $r hung"; continue; fi
+    ((codes[r] == 2)) || fail "$what: rank $r exit ${codes[r]}"
+    grep -q "wireup-train\[rank $r\]: error: .*$(sed 's/[][\.*^$]/\\&/g' <<<"$needle")" "$WORK/out$r" &&
+      ok=$((ok + 1)) || fail "$what: rank $r: $(cat "$WORK/out$r")"
+  done
+  ((ok == n)) && pass "$what: every rank exits 2 and says '$needle'"
 }
 base=(--preset tiny --synthetic_data --max_steps 2)
 expect_error "unknown flag" "hiden_width" 2 "${base[@]}" --hiden_width 64

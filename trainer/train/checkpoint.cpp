@@ -116,10 +116,13 @@ void Checkpointer::save(const CheckpointInfo& info) {
   snap->world_rank = groups_.world->rank();
   if (snap->writer) {
     for (std::size_t i = 0; i < units_.size(); ++i) {
-      const bool copy = async_;
-      snap->tensors.push_back(copy ? units_[i]->master().clone() : units_[i]->master());
-      snap->tensors.push_back(copy ? opt_->exp_avg()[i].clone() : opt_->exp_avg()[i]);
-      snap->tensors.push_back(copy ? opt_->exp_avg_sq()[i].clone() : opt_->exp_avg_sq()[i]);
+      // Host copies (always for async, and whenever the state lives on a GPU).
+      auto host = [&](const at::Tensor& t) {
+        return async_ || !t.is_cpu() ? t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true) : t;
+      };
+      snap->tensors.push_back(host(units_[i]->master()));
+      snap->tensors.push_back(host(opt_->exp_avg()[i]));
+      snap->tensors.push_back(host(opt_->exp_avg_sq()[i]));
       snap->offsets.push_back(units_[i]->shard_offset());
     }
   }
@@ -259,8 +262,7 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
                          std::to_string(unit.numel()));
       at::Tensor dests[3] = {unit.master(), opt_->exp_avg()[u], opt_->exp_avg_sq()[u]};
       for (int k = 0; k < 3; ++k) {
-        at::Tensor dest = dests[k];
-        dest.zero_();
+        at::Tensor dest = at::zeros({unit.shard_numel()}, at::kFloat);  // host staging
         float* out = dest.data_ptr<float>();
         for (const auto& piece :
              plan_reads(meta, static_cast<int>(u), kKinds[k], unit.shard_offset(), unit.shard_numel())) {
@@ -292,6 +294,7 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
           std::memcpy(out + piece.dest, buf.data() + piece.chunk_skip,
                       static_cast<std::size_t>(piece.count) * sizeof(float));
         }
+        dests[k].copy_(dest);
       }
     }
   } catch (...) {
@@ -321,7 +324,7 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const 
       error = e.what();
     }
     // Every rank must take the same checkpoint: agree that all loaded it.
-    at::Tensor bad = at::full({1}, error.empty() ? 0.0 : 1.0, at::kDouble);
+    at::Tensor bad = scalar_tensor(error.empty() ? 0.0 : 1.0, units_.front()->master().device());
     groups_.world->all_reduce_sum(bad);
     if (bad.item<double>() == 0) {
       opt_->set_steps(meta.optimizer_steps);

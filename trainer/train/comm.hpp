@@ -36,6 +36,10 @@ struct CommGroups {
   std::shared_ptr<Comm> replicate;
 };
 
+// A one-element tensor for scalar collectives, on the device the group's
+// backend works on (CPU for Gloo, the current GPU for NCCL).
+at::Tensor scalar_tensor(double v, at::Device device);
+
 // A group of one: every collective is a copy or nothing.
 std::shared_ptr<Comm> make_solo_comm();
 

@@ -1,5 +1,7 @@
 #include "comm.hpp"
 
+#include <ATen/ATen.h>
+
 namespace wireup::train {
 namespace {
 
@@ -25,6 +27,10 @@ class SoloComm final : public Comm {
 };
 
 }  // namespace
+
+at::Tensor scalar_tensor(double v, at::Device device) {
+  return at::full({1}, v, at::TensorOptions().dtype(at::kDouble).device(device));
+}
 
 std::shared_ptr<Comm> make_solo_comm() { return std::make_shared<SoloComm>(); }
 

@@ -12,19 +12,21 @@ std::int64_t ParamSpec::numel() const {
 
 FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs,
                    std::shared_ptr<Comm> shard_comm, std::shared_ptr<Comm> replicate_comm,
-                   at::ScalarType compute_dtype)
+                   at::ScalarType compute_dtype, at::Device device)
     : name_(std::move(name)),
       specs_(std::move(specs)),
       shard_comm_(std::move(shard_comm)),
       replicate_comm_(std::move(replicate_comm)),
-      dtype_(compute_dtype) {
+      dtype_(compute_dtype),
+      device_(device) {
   for (const auto& s : specs_) numel_ += s.numel();
   const std::int64_t world = shard_comm_->size();
   padded_ = (numel_ + world - 1) / world * world;
   shard_ = padded_ / world;
-  master_ = at::zeros({shard_}, at::kFloat);
-  grad_ = at::zeros({shard_}, at::kFloat);
-  full_ = at::empty({padded_}, at::TensorOptions().dtype(dtype_));
+  const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
+  master_ = at::zeros({shard_}, fp32);
+  grad_ = at::zeros({shard_}, fp32);
+  full_ = at::empty({padded_}, fp32.dtype(dtype_));
   std::int64_t off = 0;
   for (const auto& s : specs_) {
     views_.push_back(full_.narrow(0, off, s.numel()).view(s.shape));
@@ -78,7 +80,7 @@ void FlatUnit::release() {
 }
 
 at::Tensor FlatUnit::new_full_grad(std::vector<at::Tensor>& views) const {
-  at::Tensor g = at::zeros({padded_}, at::TensorOptions().dtype(dtype_));
+  at::Tensor g = at::zeros({padded_}, at::TensorOptions().dtype(dtype_).device(device_));
   views.clear();
   std::int64_t off = 0;
   for (const auto& s : specs_) {
@@ -90,7 +92,7 @@ at::Tensor FlatUnit::new_full_grad(std::vector<at::Tensor>& views) const {
 
 void FlatUnit::accumulate_grad(const at::Tensor& full_grad) {
   at::Tensor g32 = full_grad.scalar_type() == at::kFloat ? full_grad : full_grad.to(at::kFloat);
-  at::Tensor part = at::empty({shard_}, at::kFloat);
+  at::Tensor part = at::empty({shard_}, at::TensorOptions().dtype(at::kFloat).device(device_));
   shard_comm_->reduce_scatter_sum(g32, part);
   if (replicate_comm_->size() > 1) replicate_comm_->all_reduce_sum(part);
   grad_.add_(part);

@@ -22,7 +22,8 @@ struct ParamSpec {
 class FlatUnit {
  public:
   FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_ptr<Comm> shard_comm,
-           std::shared_ptr<Comm> replicate_comm, at::ScalarType compute_dtype);
+           std::shared_ptr<Comm> replicate_comm, at::ScalarType compute_dtype,
+           at::Device device = at::kCPU);
 
   const std::string& name() const { return name_; }
   const std::vector<ParamSpec>& specs() const { return specs_; }
@@ -59,6 +60,7 @@ class FlatUnit {
   std::vector<ParamSpec> specs_;
   std::shared_ptr<Comm> shard_comm_, replicate_comm_;
   at::ScalarType dtype_;
+  at::Device device_;
   std::int64_t numel_ = 0, padded_ = 0, shard_ = 0;
   at::Tensor master_, grad_;
   at::Tensor full_;            // [padded], compute dtype; storage emptied when released

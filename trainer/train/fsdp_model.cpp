@@ -103,9 +103,11 @@ std::shared_ptr<Comm> shard_of(const CommGroups& g) { return g.shard; }
 FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOptions& o,
                      std::uint64_t seed)
     : cfg_(m), opt_(o), rope_(llama::make_rope(m, m.context)) {
+  rope_.cos = rope_.cos.to(o.device);
+  rope_.sin = rope_.sin.to(o.device);
   auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
     auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
-                                        o.compute_dtype);
+                                        o.compute_dtype, o.device);
     // Each unit from its own seed: the same values whatever the world size.
     u->load_full(llama::init_unit(u->specs(), m, seed * 1000003ULL + units_.size()));
     units_.push_back(std::move(u));
@@ -121,7 +123,8 @@ std::int64_t FsdpLlama::state_bytes() const {
   return n * 4 * 4;  // fp32 master, gradient, exp_avg, exp_avg_sq
 }
 
-double FsdpLlama::step(const at::Tensor& tokens, bool backward, double grad_scale) {
+double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad_scale) {
+  const at::Tensor tokens = host_tokens.to(opt_.device);
   const auto T = tokens.size(1) - 1;
   at::Tensor inputs = tokens.narrow(1, 0, T);
   at::Tensor targets = tokens.narrow(1, 1, T);
@@ -163,7 +166,7 @@ double FsdpLlama::step(const at::Tensor& tokens, bool backward, double grad_scal
     return x.item<double>();
   }
 
-  at::Tensor anchor = at::zeros({0}).requires_grad_(true);
+  at::Tensor anchor = at::zeros({0}, at::TensorOptions().device(opt_.device)).requires_grad_(true);
   at::Tensor x = inputs;
   for (std::size_t i = 0; i < n; ++i) x = UnitFunction::apply(x, anchor, &runs[i]);
   const double loss = x.item<double>();

@@ -12,7 +12,8 @@ namespace wireup::train {
 struct FsdpOptions {
   bool activation_checkpointing = false;  // recompute each unit in backward
   bool prefetch = true;                   // gather unit i+1 (i-1 in backward) while i computes
-  at::ScalarType compute_dtype = at::kFloat;
+  at::ScalarType compute_dtype = at::kFloat;  // bf16 on GPU
+  at::Device device = at::kCPU;
 };
 
 // A Llama as FSDP units: [embedding] [block 0] ... [block L-1] [norm + output].
@@ -29,6 +30,7 @@ class FsdpLlama {
 
   std::vector<std::unique_ptr<FlatUnit>>& units() { return units_; }
   const ModelConfig& config() const { return cfg_; }
+  at::Device device() const { return opt_.device; }
 
   // Parameters + gradients + AdamW moments this rank holds, in bytes.
   std::int64_t state_bytes() const;

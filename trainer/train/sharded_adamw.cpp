@@ -32,11 +32,10 @@ void ShardedAdamW::step(double lr, double grad_scale) {
 }
 
 double global_grad_norm(const std::vector<FlatUnit*>& units, Comm& shard_comm) {
-  at::Tensor sq = at::zeros({1}, at::kDouble);
+  at::Tensor sq = scalar_tensor(0.0, units.front()->grad().device());
   for (auto* u : units) sq.add_(u->grad().to(at::kDouble).pow(2).sum());
-  at::Tensor sq32 = sq.to(at::kFloat);  // Gloo reduces fp32
-  shard_comm.all_reduce_sum(sq32);
-  return std::sqrt(sq32.item<double>());
+  shard_comm.all_reduce_sum(sq);
+  return std::sqrt(sq.item<double>());
 }
 
 }  // namespace wireup::train

@@ -17,6 +17,7 @@
 #include "checkpoint.hpp"
 #include "hf_export.hpp"
 #include "comm_gloo.hpp"
+#include "comm_nccl.hpp"
 #include "fsdp_model.hpp"
 #include "sharded_adamw.hpp"
 #include "wireup/data/loader.hpp"
@@ -77,6 +78,12 @@ class Batches {
     if (loader_) return wd::position_to_json(loader_->position());
     return "synthetic:" + std::to_string(draws_);
   }
+  // Back to the first batch (validation: the same batches every time, and
+  // the shards' checksums verified once, when the loader opened).
+  void rewind() {
+    draws_ = 0;
+    if (loader_) loader_->seek(wd::Position{o_.seed, 0, 0, 0});
+  }
   void seek(const std::string& p) {
     if (!loader_) {
       if (p.rfind("synthetic:", 0) != 0)
@@ -124,8 +131,8 @@ void say(const wt::WorldLayout& w, const std::string& line) {
   if (w.rank == 0) std::printf("%s\n", line.c_str()), std::fflush(stdout);
 }
 
-double world_mean(wt::Comm& world, double v) {
-  at::Tensor t = at::full({1}, v, at::kDouble);
+double world_mean(wt::Comm& world, double v, at::Device device) {
+  at::Tensor t = wt::scalar_tensor(v, device);
   world.all_reduce_sum(t);
   return t.item<double>() / world.size();
 }
@@ -138,7 +145,7 @@ double validate(wt::FsdpLlama& model, Batches& val, std::int64_t batches, wt::Co
     if (!b) break;
     sum += model.step(*b, false, 0.0);
   }
-  return world_mean(world, n ? sum / static_cast<double>(n) : 0.0);
+  return world_mean(world, n ? sum / static_cast<double>(n) : 0.0, model.device());
 }
 
 int run(int argc, char** argv) {
@@ -149,8 +156,12 @@ int run(int argc, char** argv) {
   if (o.sharding == wt::Sharding::Hybrid && w.rank / w.local_world * w.local_world + w.local_rank != w.rank)
     throw wireup::InputError("--sharding_strategy hybrid needs node-major ranks (rank = node * "
                              "LOCAL_WORLD_SIZE + LOCAL_RANK); use block task distribution");
-  if (o.bf16) throw wireup::InputError("--bf16 1 needs the GPU build (CUDA LibTorch + NCCL); "
-                                       "this build computes in fp32 on CPU");
+  const bool gpu = o.device == "cuda";
+  if (gpu && !wt::nccl_available())
+    throw wireup::InputError("--device cuda: this wireup-train was built against a CPU LibTorch "
+                             "without NCCL; build with the CUDA LibTorch (docs/trainer.md)");
+  if (o.bf16 && !gpu)
+    throw wireup::InputError("--bf16 1 needs --device cuda: on CPU wireup-train computes in fp32");
   if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
 
   const auto blas = wt::loaded_blas();
@@ -159,15 +170,22 @@ int run(int argc, char** argv) {
                  "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
                  blas.path.c_str());
 
-  const wt::CommGroups groups = wt::make_gloo_groups(w, o.sharding);
+  const wt::CommGroups groups =
+      gpu ? wt::make_nccl_groups(w, o.sharding) : wt::make_gloo_groups(w, o.sharding);
   wt::FsdpOptions fo;
+  if (gpu) fo.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank));
+  if (o.bf16) fo.compute_dtype = at::kBFloat16;
   fo.activation_checkpointing = o.activation_checkpointing;
   fo.prefetch = o.prefetch;
   wt::FsdpLlama model(o.model, groups, fo, o.seed);
   std::vector<wt::FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
   wt::ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
+  if (!o.init_from_hf.empty()) wt::load_hf_into(model, o.init_from_hf);  // a resume overrides it
   Batches train(o, w, wireup::data::Split::Train, o.train_batch_size);
+  std::unique_ptr<Batches> val;
+  if (o.validation_freq > 0)
+    val = std::make_unique<Batches>(o, w, wireup::data::Split::Validation, o.val_batch_size);
   std::unique_ptr<wt::Checkpointer> ckpt;
   std::int64_t first_step = 1;
   if (!o.checkpoint_dir.empty() || !o.resume_from_checkpoint.empty() || o.stop_after_step > 0) {
@@ -249,7 +267,8 @@ int run(int argc, char** argv) {
     const double clip = (o.grad_clip > 0 && norm > o.grad_clip) ? o.grad_clip / (norm + 1e-6) : 1.0;
     const double lr = wt::learning_rate(o.lr, o.min_lr, o.warmup_steps, o.max_steps, step);
     opt.step(lr, clip);
-    const double loss = world_mean(*groups.world, loss_sum / static_cast<double>(o.grad_accum));
+    const double loss =
+        world_mean(*groups.world, loss_sum / static_cast<double>(o.grad_accum), model.device());
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     total_time += dt;
     if (first_loss < 0) first_loss = loss;
@@ -261,16 +280,17 @@ int run(int argc, char** argv) {
       say(w, wt::format_step_line(sm));
       if (metrics.is_open()) metrics << wt::format_step_json(sm) << "\n" << std::flush;
     }
-    if (o.validation_freq > 0 && step % o.validation_freq == 0) {
-      Batches val(o, w, wireup::data::Split::Validation, o.val_batch_size);  // same batches each time
-      const double vl = validate(model, val, o.validation_batches, *groups.world);
+    if (val && step % o.validation_freq == 0) {
+      val->rewind();
+      const double vl = validate(model, *val, o.validation_batches, *groups.world);
       say(w, wt::format_validation_line(step, vl));
       if (metrics.is_open()) metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
     }
     if (ckpt) {
       // Every rank must agree to stop: a signal may reach them at different steps.
       const bool planned = o.stop_after_step > 0 && step == o.stop_after_step;
-      at::Tensor stop = at::full({1}, g_stop_signal.load() != 0 || planned ? 1.0 : 0.0, at::kDouble);
+      at::Tensor stop =
+          wt::scalar_tensor(g_stop_signal.load() != 0 || planned ? 1.0 : 0.0, model.device());
       groups.world->all_reduce_sum(stop);
       const bool last = step == o.max_steps;
       if (!o.checkpoint_dir.empty() &&

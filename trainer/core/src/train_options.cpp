@@ -60,6 +60,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--grad_clip", o.grad_clip, "global gradient norm limit (0: off)");
   int bf16 = 0, ac = 0, prefetch = 1;
   app.add_option("--bf16", bf16, "1: bf16 compute and communication (GPU)");
+  app.add_option("--device", o.device, "cpu (Gloo) or cuda (NCCL; CUDA LibTorch builds)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--activation_checkpointing", ac, "1: recompute each block in backward");
   app.add_option("--prefetch", prefetch, "1: gather the next unit during compute");
   std::string sharding = "full";
@@ -76,6 +78,9 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--keep_checkpoints", o.keep_checkpoints, "newest complete checkpoints kept (0: all)");
   app.add_option("--stop_after_step", o.stop_after_step,
                  "checkpoint and exit after this step, as on SIGTERM (planned preemption)");
+  app.add_option("--init_from_hf", o.init_from_hf,
+                 "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
+                 "a resumed checkpoint takes precedence");
   int async_ckpt = 0;
   app.add_option("--async_checkpointing", async_ckpt, "1: write checkpoints in the background");
   app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");

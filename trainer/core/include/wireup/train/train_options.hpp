@@ -28,6 +28,7 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.95, adam_eps = 1e-8;
   double grad_clip = 1.0;             // 0: off
   bool bf16 = false;
+  std::string device = "cpu";         // cpu (Gloo) or cuda (NCCL, CUDA LibTorch builds)
   bool activation_checkpointing = false;
   Sharding sharding = Sharding::Full;
   bool prefetch = true;               // gather the next unit while this one computes
@@ -41,6 +42,7 @@ struct TrainOptions {
   std::int64_t keep_checkpoints = 3;    // 0: keep all
   bool async_checkpointing = false;
   std::int64_t stop_after_step = 0;     // >0: checkpoint and exit after it (as on SIGTERM)
+  std::string init_from_hf;             // Hugging Face Llama dir: initial weights (fine-tuning)
 
   std::string dataset;                // manifest.json (or its directory) from wireup-prep
   bool synthetic_data = false;        // deterministic random tokens, for tests and benchmarks
