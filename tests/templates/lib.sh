@@ -1,0 +1,116 @@
+# shellcheck shell=bash
+# Helpers for the sbatch-template tests on the local cluster (sourced, not run).
+# CTest provides the cluster variables (wireup_add_cluster_test), the built
+# WIREUP_TRAIN, WIREUP_LAUNCH, WIREUP_PREP and WIREUP_PLUGIN (spank_wireup.so).
+# The binaries are linked into one directory, WIREUP_BIN_DIR, as an install
+# puts them. The templates run exactly as users submit them; only environment
+# variables and sbatch's command line scale them down to CPUs.
+set -euo pipefail
+
+: "${WIREUP_TEST_CLUSTER_DIR:?run through ctest}" "${WIREUP_TEST_CLUSTER_SCRIPT:?}"
+: "${WIREUP_TRAIN:?}" "${WIREUP_LAUNCH:?}" "${WIREUP_PREP:?}" "${WIREUP_PLUGIN:?}"
+eval "$(bash "$WIREUP_TEST_CLUSTER_SCRIPT" env "$WIREUP_TEST_CLUSTER_DIR")"
+# shellcheck disable=SC2034  # used by the scripts that source this
+TEMPLATES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../sbatch-templates" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-templates.XXXXXX")
+JOBS=()
+cleanup() {
+  local j
+  for j in "${JOBS[@]}"; do scancel "$j" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+mkdir "$WORK/bin"
+ln -s "$WIREUP_TRAIN" "$WORK/bin/wireup-train"
+ln -s "$WIREUP_LAUNCH" "$WORK/bin/wireup-launch"
+ln -s "$WIREUP_PREP" "$WORK/bin/wireup-prep"
+export WIREUP_BIN_DIR=$WORK/bin
+unset WIREUP_TRAIN WIREUP_LAUNCH WIREUP_PREP   # the templates find them in WIREUP_BIN_DIR
+# The line the cluster fixture starts with (other tests put it back, too).
+bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$WIREUP_TEST_CLUSTER_DIR" "optional $WIREUP_PLUGIN default=off"
+export PYTHON=/usr/bin/python3   # Debian's PyTorch (the first python3 on PATH may lack it)
+FAILS=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+check() { if [[ "$2" == "$3" ]]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi; }
+contains() { if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
+finish() {
+  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
+  echo "all checks passed"
+}
+
+# submit NAME SBATCH_ARGS... TEMPLATE: sbatch --wait in the background; the job
+# id is in $WORK/NAME.id once accepted, its exit code in $WORK/NAME.rc at the
+# end, its output in $WORK/NAME.out.
+submit() {
+  local name=$1
+  shift
+  rm -f "$WORK/$name".{id,rc,out}
+  (
+    rc=0
+    sbatch --parsable --wait -o "$WORK/$name.out" "$@" >"$WORK/$name.id.tmp" 2>"$WORK/$name.err" || rc=$?
+    echo "$rc" >"$WORK/$name.rc"
+  ) &
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if [[ -s $WORK/$name.id.tmp ]]; then
+      tr -dc '0-9' <"$WORK/$name.id.tmp" >"$WORK/$name.id"
+      JOBS+=("$(cat "$WORK/$name.id")")
+      return 0
+    fi
+    [[ -e $WORK/$name.rc ]] && break
+    sleep 0.1
+  done
+  fail "sbatch $name was not accepted: $(cat "$WORK/$name.err" 2>/dev/null)"
+  return 1
+}
+
+# wait_job NAME SECONDS: until the job has ended; prints its exit code (124: still running).
+wait_job() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    [[ -s $WORK/$1.rc ]] && { cat "$WORK/$1.rc"; return 0; }
+    sleep 0.1
+  done
+  echo 124
+}
+
+# run_job NAME SECONDS SBATCH_ARGS... TEMPLATE: submit and wait; prints the exit code.
+run_job() {
+  local name=$1 limit=$2
+  shift 2
+  submit "$name" "$@" || { echo 1; return 0; }
+  wait_job "$name" "$limit"
+}
+
+# show NAME: the job's output, indented, for the test log.
+show() { sed "s/^/  | /" "$WORK/$1.out" 2>/dev/null || true; }
+
+# kill_ranks JOBID: SIGKILL to every task of the job's running step at once, as a
+# failed node ends them: nothing is saved on the way out. The batch script lives on.
+kill_ranks() {
+  local step
+  step=$(squeue -h -s -j "$1" -o '%i' | grep -E '^[0-9]+\.[0-9]+$' | head -n 1)
+  [[ -n $step ]] || { fail "job $1 has no running step to kill"; return 1; }
+  echo "killing step $step (SIGKILL)"
+  scancel --signal=KILL "$step"
+}
+
+# Nodes must stay in service whatever a test did.
+nodes_idle() {
+  local states i
+  for ((i = 0; i < 50; i++)); do
+    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
+    [[ $states == "idle " ]] && break
+    sleep 0.2
+  done
+  check "nodes idle, none drained" "$states" "idle "
+}
+
+# expect DESCRIPTION COMMAND...: pass when COMMAND succeeds.
+expect() {
+  local what=$1
+  shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
