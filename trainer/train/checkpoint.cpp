@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "wireup/data/sha256.hpp"
@@ -73,6 +74,8 @@ struct Checkpointer::Snapshot {
   CheckpointMeta meta;                // everything but files
   bool writer = false;
   int shard_rank = 0, shard_size = 1, world_rank = 0;
+  std::chrono::steady_clock::time_point started;
+  double stall_s = 0;  // how long training waited for this save
 };
 
 std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
@@ -107,8 +110,10 @@ void Checkpointer::wait() {
 }
 
 void Checkpointer::save(const CheckpointInfo& info) {
+  const auto t0 = std::chrono::steady_clock::now();
   wait();  // at most one save in flight
   auto snap = std::make_shared<Snapshot>();
+  snap->started = t0;
   snap->info = info;
   snap->writer = groups_.replicate->rank() == 0;  // one copy of each shard
   snap->shard_rank = groups_.shard->rank();
@@ -116,9 +121,14 @@ void Checkpointer::save(const CheckpointInfo& info) {
   snap->world_rank = groups_.world->rank();
   if (snap->writer) {
     for (std::size_t i = 0; i < units_.size(); ++i) {
-      // Host copies (always for async, and whenever the state lives on a GPU).
+      // GPU state is copied to host buffers kept from save to save (fresh ones
+      // would page-fault in while training waits); CPU state is written as is.
       auto host = [&](const at::Tensor& t) {
-        return async_ || !t.is_cpu() ? t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true) : t;
+        if (t.is_cpu()) return t;
+        const std::size_t k = snap->tensors.size();
+        if (host_.size() <= k) host_.push_back(at::empty({t.numel()}, at::kFloat));
+        host_[k].copy_(t);
+        return host_[k];
       };
       snap->tensors.push_back(host(units_[i]->master()));
       snap->tensors.push_back(host(opt_->exp_avg()[i]));
@@ -158,6 +168,9 @@ void Checkpointer::save(const CheckpointInfo& info) {
     fs::create_directories(step_dir);
   }
   groups_.world->barrier();  // the directory exists for everyone
+  snap->stall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stall_s_ += async_ ? snap->stall_s : 0.0;
+  ++saves_;
   if (async_) {
     writer_ = std::thread([this, snap] {
       try {
@@ -169,7 +182,15 @@ void Checkpointer::save(const CheckpointInfo& info) {
     });
   } else {
     write(snap);
+    stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+}
+
+void Checkpointer::before_update() {
+  if (!writer_.joinable()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  wait();
+  stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
@@ -186,8 +207,12 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
       const at::Tensor& t = snap->tensors[i];
       const auto bytes = static_cast<std::size_t>(t.numel()) * sizeof(float);
       const char* p = static_cast<const char*>(t.data_ptr());
-      data::Sha256 h;
-      h.update(p, bytes);
+      // Hash on a second thread while this one writes: neither waits for the other.
+      auto digest = std::async(std::launch::async, [p, bytes] {
+        data::Sha256 h;
+        h.update(p, bytes);
+        return h.hex_digest();
+      });
       for (std::size_t done = 0; done < bytes;) {
         const ssize_t n = ::write(fd, p + done, bytes - done);
         if (n < 0) {
@@ -197,7 +222,7 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
         done += static_cast<std::size_t>(n);
       }
       rf.chunks.push_back({static_cast<int>(i / 3), kKinds[i % 3], snap->offsets[i / 3],
-                           t.numel(), off, h.hex_digest()});
+                           t.numel(), off, digest.get()});
       off += bytes;
     }
     rf.bytes = off;
@@ -224,8 +249,13 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
     meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
   }
   write_atomically(step_dir / "metadata.json", to_json(meta));
-  std::printf("[checkpoint] step=%lld saved=%s\n", static_cast<long long>(meta.step),
-              step_dir.c_str());
+  std::uint64_t bytes = 0;
+  for (const auto& f : meta.files) bytes += f.bytes;
+  const double total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - snap->started).count();
+  std::printf("[checkpoint] step=%lld saved=%s bytes=%llu save_s=%.3f async=%d\n",
+              static_cast<long long>(meta.step), step_dir.c_str(),
+              static_cast<unsigned long long>(bytes), total, async_ ? 1 : 0);
   std::fflush(stdout);
 
   // Keep the newest `keep_` complete ones; drop older and abandoned directories.

@@ -37,10 +37,16 @@ class Checkpointer {
                std::vector<FlatUnit*> units, ShardedAdamW* opt);
   ~Checkpointer();  // waits for a save in flight
 
-  // Saves the current state. Async: copies the shards to memory and writes
-  // them in the background (waiting first for the previous save).
+  // Saves the current state. Async: writes in the background, straight from
+  // the live CPU shards (GPU shards: from host copies); training goes on, and
+  // only the next optimizer update must wait for the writer: call
+  // before_update() first. At most one save is in flight.
   void save(const CheckpointInfo& info);
+  void before_update();
   void wait();
+
+  int saves() const { return saves_; }
+  double stall_seconds() const { return stall_s_; }  // training time lost to saves
 
   // `spec`: "auto"/"latest" (newest complete checkpoint under DIR, falling
   // back past broken ones with a warning; none: nullopt) or a step directory
@@ -60,6 +66,9 @@ class Checkpointer {
   std::vector<FlatUnit*> units_;
   ShardedAdamW* opt_;
   std::thread writer_;
+  std::vector<at::Tensor> host_;  // snapshot buffers for GPU state, reused
+  int saves_ = 0;
+  double stall_s_ = 0;
 };
 
 // All complete checkpoints under dir, newest first.

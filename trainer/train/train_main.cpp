@@ -266,6 +266,7 @@ int run(int argc, char** argv) {
     const double norm = wt::global_grad_norm(units, *groups.shard);
     const double clip = (o.grad_clip > 0 && norm > o.grad_clip) ? o.grad_clip / (norm + 1e-6) : 1.0;
     const double lr = wt::learning_rate(o.lr, o.min_lr, o.warmup_steps, o.max_steps, step);
+    if (ckpt) ckpt->before_update();  // an async save may still be reading the shards
     opt.step(lr, clip);
     const double loss =
         world_mean(*groups.world, loss_sum / static_cast<double>(o.grad_accum), model.device());
@@ -310,10 +311,11 @@ int run(int argc, char** argv) {
   const std::int64_t done = std::min(step, o.max_steps);
   std::snprintf(buf, sizeof buf,
                 "[summary] steps=%lld first_loss=%.6f final_loss=%.6f tokens=%lld "
-                "mean_tokens_per_s=%.1f wall_s=%.2f peak_mem_mib=%.1f",
+                "mean_tokens_per_s=%.1f wall_s=%.2f peak_mem_mib=%.1f checkpoint_saves=%d "
+                "checkpoint_stall_s=%.3f",
                 (long long)done, first_loss, last_loss, (long long)(done * tokens_per_step),
                 total_time > 0 ? static_cast<double>(done * tokens_per_step) / total_time : 0.0,
-                wall, peak_rss_mib());
+                wall, peak_rss_mib(), ckpt ? ckpt->saves() : 0, ckpt ? ckpt->stall_seconds() : 0.0);
   say(w, buf);
   groups.world->barrier();
   return 0;
