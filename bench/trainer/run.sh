@@ -139,7 +139,8 @@ done
 mG=$(median "${g1[@]}")
 declare -a extra_rows
 if ((extra)); then
-  peak=$(calc %.0f "$mG * 1e9")
+  gemm "$dir/gemmx" 1   # a fresh peak: the load may have changed since the repetitions
+  xG=$(field "$dir/gemmx" '[gemm-combined]' best_gflops) xGc=$(field "$dir/gemmx.0" '[gemm]' cpu_gflops)
   shapes=(
     "batch 8|--batch 8|--train_batch_size 8"
     "seq 512, batch 2|--seq 512 --batch 2|--max_context_width 512 --train_batch_size 2"
@@ -150,11 +151,11 @@ if ((extra)); then
     IFS='|' read -r name ea wa <<<"$c"
     read -ra ea_arr <<<"$ea"; read -ra wa_arr <<<"$wa"
     run1 "$dir/xe.$k" "$py" "$here/llama_eager.py" --threads 1 --warmup 1 --steps 3 "${ea_arr[@]}"
-    WIREUP_PEAK_FLOPS=$peak run1 "$dir/xw.$k" "$py" "$here/stepcpu.py" "$train" "${wireup_base[@]}" --max_steps 4 "${wa_arr[@]}"
-    et=$(field "$dir/xe.$k" '[eager]' best_tokens_per_s)
-    read -r _ wt _ < <(wireup_tps "$dir/xw.$k" 1)
-    xf=$(fpt "$dir/xw.$k")
-    extra_rows+=("| $name | $(field "$dir/xw.$k" '[config]' params) | $xf | $et | $(pct "$et * $xf / $peak")% | $wt | $(pct "$wt * $xf / $peak")% | $(calc %.3f "$wt / $et") |")
+    WIREUP_PEAK_FLOPS=$(calc %.0f "$xG * 1e9") run1 "$dir/xw.$k" "$py" "$here/stepcpu.py" "$train" "${wireup_base[@]}" --max_steps 4 "${wa_arr[@]}"
+    et=$(field "$dir/xe.$k" '[eager]' best_tokens_per_s) ec=$(field "$dir/xe.$k" '[eager]' cpu_step_s)
+    read -r _ wt _ wc < <(wireup_tps "$dir/xw.$k" 1)
+    xf=$(fpt "$dir/xw.$k") xt=$(field "$dir/xw.$k" '[config]' global_batch_tokens)
+    extra_rows+=("| $name | $(field "$dir/xw.$k" '[config]' params) | $xf | $et | $wt | $(calc %.3f "$wt / $et") | $(calc %.3f "$ec / $wc") | $(pct "$et * $xf / ($xG * 1e9)")% / $(pct "$xt * $xf / ($ec * $xGc * 1e9)")% | $(pct "$wt * $xf / ($xG * 1e9)")% / $(pct "$xt * $xf / ($wc * $xGc * 1e9)")% |")
     k=$((k + 1))
   done
 fi
@@ -232,11 +233,11 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   printf '%s\n' "${mem_rows[@]}"
   if ((extra)); then
     echo
-    echo "Other shapes, one run each of 1 warmup + 3 timed steps, fastest step, one thread; MFU against"
-    echo "the median GEMM peak above ($mG GFLOP/s):"
+    echo "Other shapes, one run each of 1 warmup + 3 timed steps, fastest step, one thread. MFU by wall"
+    echo "clock against a fresh GEMM peak ($xG GFLOP/s) / by CPU time against its CPU-time rate ($xGc GFLOP/s):"
     echo
-    echo "| shape (else as above) | params | FLOPs/token | eager tokens/s | eager MFU | wireup tokens/s | wireup MFU | wireup / eager |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "| shape (else as above) | params | FLOPs/token | eager tokens/s | wireup tokens/s | wireup / eager | CPU s/step eager / wireup | eager MFU wall / CPU | wireup MFU wall / CPU |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${extra_rows[@]}"
   fi
 } >"$out"
