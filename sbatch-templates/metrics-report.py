@@ -104,7 +104,7 @@ def main():
         tps = [t for t in tps if isinstance(t, (int, float))]
         note = f", resumed after step {st[0] - 1}" if i > 0 and st[0] > 1 else ""
         print(f"  {r['label']}: steps {st[0]}-{st[-1]}{note}; loss {r['train'][st[0]]['loss']:.4f} -> "
-              f"{r['train'][st[-1]]['loss']:.4f}; mean tokens/s {fmt(statistics.mean(tps) if tps else None, '.1f')}"
+              f"{r['train'][st[-1]]['loss']:.4f}; mean tokens/s (all ranks) {fmt(statistics.mean(tps) if tps else None, '.1f')}"
               f" ({r['path']})")
 
     if steps:
@@ -126,7 +126,7 @@ def main():
               f"final_loss={merged[steps[-1]]['loss']:.4f}"
               + (f" final_val_loss={merged_val[max(merged_val)]['val_loss']:.4f}" if merged_val else ""))
         if tps:
-            print(f"  tokens/s mean={statistics.mean(tps):.1f} median={statistics.median(tps):.1f} "
+            print(f"  tokens/s (all ranks) mean={statistics.mean(tps):.1f} median={statistics.median(tps):.1f} "
                   f"max={max(tps):.1f}" + (f"; peak memory {max(mem):.1f} MiB per rank" if mem else ""))
 
     if a.png:
@@ -166,7 +166,7 @@ def main():
         ax.set_title(a.title)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        ax2.set_ylabel("tokens/s")
+        ax2.set_ylabel("tokens/s (all ranks)")
         ax2.set_xlabel("step")
         ax2.grid(alpha=0.3)
         fig.tight_layout()
