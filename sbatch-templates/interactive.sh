@@ -38,7 +38,7 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   exit 0
 fi
 [[ ${1:-} == -- ]] && shift
-if ! srun --help 2>&1 | grep -q -- '--wireup'; then
+if [[ $(srun --help 2>&1) != *--wireup* ]]; then
   echo "interactive.sh: srun --help lists no --wireup: register spank_wireup in plugstack.conf" >&2
   exit 2
 fi
