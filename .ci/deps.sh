@@ -10,7 +10,7 @@ packages=(
   catch2 libcli11-dev nlohmann-json3-dev               # tests, CLIs, manifests
   libtorch-dev libgloo-dev libopenblas0-openmp         # trainer (OpenBLAS: ~50x faster GEMM)
   libsentencepiece-dev sentencepiece zlib1g-dev libssl-dev  # wireup-prep
-  fortunes                                             # the demo corpus (English text)
+  fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   clang libclang-rt-14-dev                             # libFuzzer target
   shellcheck

@@ -24,4 +24,11 @@ lines=$(grep -c '"type":"train"' "$WORK/metrics.jsonl")
 [[ $lines == 10 ]] && pass "metrics JSONL: 10 train records" || fail "metrics JSONL has $lines train records"
 grep -q '"type":"validation","step":100' "$WORK/metrics.jsonl" && pass "metrics JSONL: validation" ||
   fail "no validation record"
+
+# A model vocabulary smaller than the data's: a clear error, not an index crash.
+set +e
+msg=$("$WIREUP_TRAIN" --preset tiny --vocab_size 500 --dataset "$corpus" --max_steps 1 2>&1); rc=$?
+set -e
+((rc == 2)) && [[ $msg == *"--vocab_size 500 is smaller than the vocabulary"* ]] &&
+  pass "vocabulary mismatch explained" || fail "vocabulary mismatch: rc=$rc $msg"
 finish

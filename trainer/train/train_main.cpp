@@ -61,6 +61,12 @@ class Batches {
     c.shuffle = split == wd::Split::Train;
     c.epochs = split == wd::Split::Train ? static_cast<std::uint64_t>(o.epochs) : 0;
     loader_ = std::make_unique<wd::TokenLoader>(c);
+    const auto vocab = loader_->manifest().tokenizer.vocab_size;
+    if (vocab > static_cast<std::uint64_t>(o.model.vocab))
+      throw wireup::InputError("--vocab_size " + std::to_string(o.model.vocab) +
+                               " is smaller than the vocabulary of " + o.dataset + " (" +
+                               std::to_string(vocab) + " tokens): pass --vocab_size " +
+                               std::to_string(vocab) + " or more");
   }
 
   // [B, T+1] int64, or nullopt when the data is exhausted.
