@@ -30,7 +30,7 @@ eval "$(bash "$CLUSTER" env "$CDIR")"
 
 # One run: prints "SECONDS PMIX_INIT_MS FENCE_MS SPAWN_MS" (phases: max over agents).
 run_one() {  # METHOD NODES PER_NODE PORT
-  local method=$1 nodes=$2 k=$3 port=$4 out=$WORK/run.out t0 t1
+  local method=$1 nodes=$2 k=$3 port=$4 out=$WORK/run.out t0
   t0=$(date +%s.%N)
   if [ "$method" = torchrun ]; then
     PYTHONPATH=$HERE/torchrun_patch timeout 300 srun -N"$nodes" --ntasks-per-node=1 bash -c '

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # WL, TOKEN: used by the tests that source this
 # Shared helpers for the wireup-launch integration tests (bash).
 # Usage in a test: . "$(dirname "$0")/lib.sh" "$@"   ($1 = wireup-launch binary)
 set -u
