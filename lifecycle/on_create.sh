@@ -15,11 +15,6 @@ set -euo pipefail
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-usage() {
-  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
-  exit "$1"
-}
-
 UNINSTALL=0
 parse_args() {
   while (($#)); do

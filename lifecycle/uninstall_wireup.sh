@@ -15,11 +15,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=lib/plugstack.sh
 source "$LC_LIB/plugstack.sh"
 
-usage() {
-  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
-  exit "$1"
-}
-
 parse_args() {
   while (($#)); do
     case $1 in

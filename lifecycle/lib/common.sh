@@ -26,6 +26,11 @@ die() {
   exit 1
 }
 dry() { [[ ${WIREUP_DRY_RUN:-0} == 1 ]]; }
+# The calling script's header comment is its help text.
+usage() {
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
+  exit "$1"
+}
 
 # Settings, each overridable from the environment; see docs/lifecycle.md.
 lc_settings() {

@@ -1,7 +1,11 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include "wireup/train/train_options.hpp"
+
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace wireup::train {
 
@@ -39,6 +43,25 @@ struct CommGroups {
 // A one-element tensor for scalar collectives, on the device the group's
 // backend works on (CPU for Gloo, the current GPU for NCCL).
 at::Tensor scalar_tensor(double v, at::Device device);
+
+// Who this process is among the ranks (from world.cpp).
+struct WorldLayout {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  int local_world = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+};
+
+// Makes one sub-group: a key unique to it, this rank's rank in it, its size.
+using MakeGroup = std::function<std::shared_ptr<Comm>(const std::string& key, int rank, int size)>;
+
+// The shard and replicate groups of a sharding strategy around `world`, for
+// any backend. Hybrid: shard groups are the ranks of one node, replicate
+// groups the ranks with the same local rank (ranks are node-major).
+CommGroups arrange_groups(const WorldLayout& w, Sharding sharding, std::shared_ptr<Comm> world,
+                          const MakeGroup& make);
 
 // A group of one: every collective is a copy or nothing.
 std::shared_ptr<Comm> make_solo_comm();

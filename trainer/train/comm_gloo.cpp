@@ -82,10 +82,9 @@ std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
 }  // namespace
 
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
-  CommGroups g;
   if (w.world == 1) {
-    g.world = g.shard = g.replicate = make_solo_comm();
-    return g;
+    auto solo = make_solo_comm();
+    return {solo, solo, solo};
   }
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(w.master_port);
@@ -95,25 +94,10 @@ CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
   so.timeout = std::chrono::minutes(5);
   c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
   const auto dev = gloo_device(w.master_addr);
-  g.world = group(store, "world/", w.rank, w.world, dev);
-  switch (sharding) {
-    case Sharding::Full:
-      g.shard = g.world;
-      g.replicate = make_solo_comm();
-      break;
-    case Sharding::None:
-      g.shard = make_solo_comm();
-      g.replicate = g.world;
-      break;
-    case Sharding::Hybrid: {
-      const int node = w.rank / w.local_world;
-      const int nodes = w.world / w.local_world;
-      g.shard = group(store, "shard" + std::to_string(node) + "/", w.local_rank, w.local_world, dev);
-      g.replicate = group(store, "repl" + std::to_string(w.local_rank) + "/", node, nodes, dev);
-      break;
-    }
-  }
-  return g;
+  return arrange_groups(w, sharding, group(store, "world/", w.rank, w.world, dev),
+                        [&](const std::string& key, int rank, int size) {
+                          return group(store, key + "/", rank, size, dev);
+                        });
 }
 
 }  // namespace wireup::train

@@ -136,38 +136,25 @@ bool nccl_available() { return true; }
 
 CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding) {
   check(cudaSetDevice(w.local_rank), "cudaSetDevice(LOCAL_RANK)");
-  CommGroups g;
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(w.master_port);
   so.isServer = w.rank == 0;
   so.numWorkers = w.world;
   so.timeout = std::chrono::minutes(5);
   auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+  std::shared_ptr<Comm> world;
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP
   if (std::getenv("PMIX_RANK") != nullptr) {  // exec mode under srun --mpi=pmix
     ncclComm_t c{};
     int rank = 0, n = 0;
     check(wireup_nccl_comm_init(&c, &rank, &n), "wireup_nccl_comm_init");
-    g.world = std::make_shared<NcclComm>(c, rank, n);
+    world = std::make_shared<NcclComm>(c, rank, n);
   }
 #endif
-  if (!g.world) g.world = via_store(*store, "nccl/world", w.rank, w.world);
-  const int node = w.rank / w.local_world, nodes = w.world / w.local_world;
-  switch (sharding) {
-    case Sharding::Full:
-      g.shard = g.world;
-      g.replicate = make_solo_comm();
-      break;
-    case Sharding::None:
-      g.shard = make_solo_comm();
-      g.replicate = g.world;
-      break;
-    case Sharding::Hybrid:
-      g.shard = via_store(*store, "nccl/shard" + std::to_string(node), w.local_rank, w.local_world);
-      g.replicate = via_store(*store, "nccl/repl" + std::to_string(w.local_rank), node, nodes);
-      break;
-  }
-  return g;
+  if (!world) world = via_store(*store, "nccl/world", w.rank, w.world);
+  return arrange_groups(w, sharding, world, [&](const std::string& key, int rank, int size) {
+    return via_store(*store, "nccl/" + key, rank, size);
+  });
 }
 
 }  // namespace wireup::train

@@ -32,6 +32,29 @@ at::Tensor scalar_tensor(double v, at::Device device) {
   return at::full({1}, v, at::TensorOptions().dtype(at::kDouble).device(device));
 }
 
+CommGroups arrange_groups(const WorldLayout& w, Sharding sharding, std::shared_ptr<Comm> world,
+                          const MakeGroup& make) {
+  CommGroups g;
+  g.world = std::move(world);
+  switch (sharding) {
+    case Sharding::Full:
+      g.shard = g.world;
+      g.replicate = make_solo_comm();
+      break;
+    case Sharding::None:
+      g.shard = make_solo_comm();
+      g.replicate = g.world;
+      break;
+    case Sharding::Hybrid: {
+      const int node = w.rank / w.local_world, nodes = w.world / w.local_world;
+      g.shard = make("shard" + std::to_string(node), w.local_rank, w.local_world);
+      g.replicate = make("repl" + std::to_string(w.local_rank), node, nodes);
+      break;
+    }
+  }
+  return g;
+}
+
 std::shared_ptr<Comm> make_solo_comm() { return std::make_shared<SoloComm>(); }
 
 }  // namespace wireup::train
