@@ -4,6 +4,21 @@
 
 namespace wireup::train {
 
+namespace {
+
+// One view of `flat` per parameter, in order and shape.
+std::vector<at::Tensor> split_views(const at::Tensor& flat, const std::vector<ParamSpec>& specs) {
+  std::vector<at::Tensor> views;
+  std::int64_t off = 0;
+  for (const auto& s : specs) {
+    views.push_back(flat.narrow(0, off, s.numel()).view(s.shape));
+    off += s.numel();
+  }
+  return views;
+}
+
+}  // namespace
+
 std::int64_t ParamSpec::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
@@ -26,13 +41,15 @@ FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs,
   const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
   master_ = at::zeros({shard_}, fp32);
   grad_ = at::zeros({shard_}, fp32);
-  full_ = at::empty({padded_}, fp32.dtype(dtype_));
-  std::int64_t off = 0;
-  for (const auto& s : specs_) {
-    views_.push_back(full_.narrow(0, off, s.numel()).view(s.shape));
-    off += s.numel();
+  aliased_ = world == 1 && dtype_ == at::kFloat;
+  full_ = aliased_ ? master_ : at::empty({padded_}, fp32.dtype(dtype_));
+  views_ = split_views(full_, specs_);
+  if (aliased_) {
+    grad_views_ = split_views(grad_, specs_);
+    state_ = State::Ready;
+  } else {
+    release();
   }
-  release();
 }
 
 std::int64_t FlatUnit::shard_offset() const { return shard_comm_->rank() * shard_; }
@@ -53,7 +70,7 @@ void FlatUnit::allocate_full() {
 }
 
 void FlatUnit::gather_async() {
-  if (state_ != State::Released) return;
+  if (state_ != State::Released) return;  // aliased units are always Ready
   allocate_full();
   send_ = dtype_ == at::kFloat ? master_ : master_.to(dtype_);
   pending_ = shard_comm_->all_gather(send_, full_);
@@ -72,6 +89,7 @@ const std::vector<at::Tensor>& FlatUnit::params() {
 }
 
 void FlatUnit::release() {
+  if (aliased_) return;  // the buffer is master_ itself
   if (state_ == State::Gathering) params();  // never free under a running collective
   auto* impl = full_.storage().unsafeGetStorageImpl();
   impl->set_data_ptr_noswap(at::DataPtr(nullptr, full_.device()));
@@ -79,21 +97,22 @@ void FlatUnit::release() {
   state_ = State::Released;
 }
 
-at::Tensor FlatUnit::new_full_grad(std::vector<at::Tensor>& views) const {
-  at::Tensor g = at::zeros({padded_}, at::TensorOptions().dtype(dtype_).device(device_));
-  views.clear();
-  std::int64_t off = 0;
-  for (const auto& s : specs_) {
-    views.push_back(g.narrow(0, off, s.numel()).view(s.shape));
-    off += s.numel();
+void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
+  if (aliased_ && replicate_comm_->size() == 1) {  // nothing to sum: add in place
+    for (std::size_t i = 0; i < grad_views_.size(); ++i)
+      if (param_grads.at(i).defined()) grad_views_[i].add_(param_grads[i]);
+    return;
   }
-  return g;
-}
-
-void FlatUnit::accumulate_grad(const at::Tensor& full_grad) {
-  at::Tensor g32 = full_grad.scalar_type() == at::kFloat ? full_grad : full_grad.to(at::kFloat);
-  at::Tensor part = at::empty({shard_}, at::TensorOptions().dtype(at::kFloat).device(device_));
-  shard_comm_->reduce_scatter_sum(g32, part);
+  const auto opts = at::TensorOptions().dtype(dtype_).device(device_);
+  std::vector<at::Tensor> pieces;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const at::Tensor& g = param_grads.at(i);
+    pieces.push_back(g.defined() ? g.reshape({-1}) : at::zeros({specs_[i].numel()}, opts));
+  }
+  if (padded_ > numel_) pieces.push_back(at::zeros({padded_ - numel_}, opts));
+  at::Tensor full = at::cat(pieces).to(at::kFloat);  // fp32 reductions
+  at::Tensor part = shard_comm_->size() == 1 ? full : at::empty({shard_}, full.options());
+  shard_comm_->reduce_scatter_sum(full, part);
   if (replicate_comm_->size() > 1) replicate_comm_->all_reduce_sum(part);
   grad_.add_(part);
 }

@@ -44,13 +44,16 @@ class FlatUnit {
   // Frees the full buffer's memory; views taken before stay valid objects and
   // see the data again after the next gather (FSDP's storage trick).
   void release();
-  bool gathered() const { return state_ != State::Released; }
+  // Whether a full buffer besides the shard holds memory now.
+  bool gathered() const { return !aliased_ && state_ != State::Released; }
+  // A shard group of one in fp32: the parameters are views of master() itself,
+  // gathering and releasing are nothing, gradients add straight into grad().
+  bool aliased() const { return aliased_; }
 
-  // A zeroed full-size gradient buffer with one view per parameter.
-  at::Tensor new_full_grad(std::vector<at::Tensor>& views) const;
-  // Sums `full_grad` over the shard group into this rank's slice, then over
-  // the replicate group, and adds it to grad() (fp32).
-  void accumulate_grad(const at::Tensor& full_grad);
+  // Adds one backward pass's parameter gradients (in specs() order, compute
+  // dtype; undefined = zero): summed over the shard group into this rank's
+  // slice, then over the replicate group, added to grad() in fp32.
+  void accumulate_grads(const std::vector<at::Tensor>& param_grads);
 
  private:
   enum class State { Released, Gathering, Ready };
@@ -66,8 +69,10 @@ class FlatUnit {
   at::Tensor full_;            // [padded], compute dtype; storage emptied when released
   at::Tensor send_;            // the shard in compute dtype (aliases master_ in fp32)
   std::vector<at::Tensor> views_;
+  std::vector<at::Tensor> grad_views_;  // of grad_, when aliased_
   std::unique_ptr<Pending> pending_;
   State state_ = State::Released;
+  bool aliased_ = false;
 };
 
 }  // namespace wireup::train

@@ -29,15 +29,9 @@ struct UnitRun {
 // autograd would otherwise take for an in-place change of a saved tensor.
 at::Tensor leaf_of(const at::Tensor& view) { return view.variable_data().requires_grad_(true); }
 
-// ... with their gradients going straight into `grad_views` (one flat buffer).
-std::vector<at::Tensor> make_leaves(const std::vector<at::Tensor>& views,
-                                    const std::vector<at::Tensor>& grad_views) {
+std::vector<at::Tensor> make_leaves(const std::vector<at::Tensor>& views) {
   std::vector<at::Tensor> leaves;
-  for (std::size_t i = 0; i < views.size(); ++i) {
-    at::Tensor l = leaf_of(views[i]);
-    l.mutable_grad() = grad_views[i];
-    leaves.push_back(l);
-  }
+  for (const auto& v : views) leaves.push_back(leaf_of(v));
   return leaves;
 }
 
@@ -58,8 +52,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     } else {
       at::AutoGradMode grad_on(true);
       run->input = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
-      run->leaves.clear();
-      for (const auto& p : params) run->leaves.push_back(leaf_of(p));
+      run->leaves = make_leaves(params);
       run->output = run->compute(run->leaves, run->input);
       y = run->output.detach();
     }
@@ -72,23 +65,22 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     FlatUnit& u = *run->unit;
     const auto& params = u.params();  // regathered into the memory the graph refers to
     if (run->prefetch && run->prev) run->prev->gather_async();
-    std::vector<at::Tensor> grad_views;
-    at::Tensor full_grad = u.new_full_grad(grad_views);
     at::Tensor input = run->input;
     {
       at::AutoGradMode grad_on(true);
       if (run->checkpoint) {
         if (input.is_floating_point()) input = input.detach().requires_grad_(true);
-        run->leaves = make_leaves(params, grad_views);
+        run->leaves = make_leaves(params);
         run->output = run->compute(run->leaves, input);
-      } else {
-        for (std::size_t i = 0; i < run->leaves.size(); ++i)
-          run->leaves[i].mutable_grad() = grad_views[i];
       }
+      // The leaves start without gradients, so autograd hands each its
+      // gradient tensor as computed: no zeroed buffer to add into.
       torch::autograd::backward({run->output}, {grads[0]});
     }
     u.release();
-    u.accumulate_grad(full_grad);
+    std::vector<at::Tensor> param_grads;
+    for (auto& l : run->leaves) param_grads.push_back(l.grad());
+    u.accumulate_grads(param_grads);
     at::Tensor gx = input.is_floating_point() ? input.grad() : at::Tensor();
     run->input = run->output = at::Tensor();
     run->leaves.clear();
@@ -102,9 +94,7 @@ std::shared_ptr<Comm> shard_of(const CommGroups& g) { return g.shard; }
 
 FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOptions& o,
                      std::uint64_t seed)
-    : cfg_(m), opt_(o), rope_(llama::make_rope(m, m.context)) {
-  rope_.cos = rope_.cos.to(o.device);
-  rope_.sin = rope_.sin.to(o.device);
+    : cfg_(m), opt_(o), rope_(llama::rope_to(llama::make_rope(m, m.context), o.device)) {
   auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
     auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
                                         o.compute_dtype, o.device);

@@ -1,6 +1,7 @@
 #include "llama_math.hpp"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
 
@@ -50,26 +51,78 @@ Rope make_rope(const ModelConfig& m, std::int64_t seq) {
   at::Tensor inv = at::arange(half, at::kDouble).mul_(2.0 / static_cast<double>(m.head_dim()));
   inv = at::pow(m.rope_theta, inv).reciprocal_();
   at::Tensor angles = at::outer(at::arange(seq, at::kDouble), inv);
-  return {angles.cos().to(at::kFloat), angles.sin().to(at::kFloat)};
+  Rope r{angles.cos().to(at::kFloat), angles.sin().to(at::kFloat), {}};
+  r.cis = at::view_as_complex(at::stack({r.cos, r.sin}, -1));
+  return r;
+}
+
+Rope rope_to(const Rope& r, at::Device device) {
+  return {r.cos.to(device), r.sin.to(device), r.cis.to(device)};
 }
 
 namespace {
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   at::Tensor x32 = x.to(at::kFloat);
-  at::Tensor r = at::rsqrt(x32.pow(2).mean(-1, true).add_(eps));
+  at::Tensor r = at::rsqrt((x32 * x32).mean(-1, true).add_(eps));
   return (x32 * r).to(x.scalar_type()) * w;
 }
 
 // Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
+// In fp32 one complex multiplication (a single pass each way); complex bf16
+// does not exist, so other dtypes take the real pairs.
 at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
   const auto B = x.size(0), T = x.size(1), h = x.size(2), d = x.size(3);
   at::Tensor pairs = x.view({B, T, h, d / 2, 2});
+  if (x.scalar_type() == at::kFloat) {
+    at::Tensor cis = rope.cis.narrow(0, 0, T).view({1, T, 1, d / 2});
+    return at::view_as_real(at::view_as_complex(pairs) * cis).view({B, T, h, d});
+  }
   at::Tensor re = pairs.select(-1, 0), im = pairs.select(-1, 1);
   at::Tensor c = rope.cos.narrow(0, 0, T).view({1, T, 1, d / 2}).to(x.scalar_type());
   at::Tensor s = rope.sin.narrow(0, 0, T).view({1, T, 1, d / 2}).to(x.scalar_type());
   return at::stack({re * c - im * s, re * s + im * c}, -1).view({B, T, h, d});
 }
+
+// Mean cross-entropy over rows of fp32 logits [N, V], computed in row chunks
+// that stay in cache. Its backward turns the logits' own memory into the
+// gradient (softmax minus one-hot): no log-softmax copy, no zeroed one-hot.
+struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
+  static constexpr std::int64_t kRows = 64;
+
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
+                            const at::Tensor& targets) {
+    const auto N = logits.size(0), V = logits.size(1);
+    const auto [lo, hi] = at::aminmax(targets);
+    TORCH_CHECK(lo.item<std::int64_t>() >= 0 && hi.item<std::int64_t>() < V,
+                "token id outside the vocabulary of ", V, " (--vocab_size)");
+    at::Tensor lse = at::empty({N}, logits.options());
+    for (std::int64_t r = 0; r < N; r += kRows) {
+      const auto n = std::min(kRows, N - r);
+      lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
+    }
+    at::Tensor picked = logits.gather(1, targets.unsqueeze(1)).squeeze(1);
+    ctx->save_for_backward({logits, targets, lse});
+    return (lse - picked).mean();
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    at::Tensor g = saved[0];  // the logits: nothing else reads them after this
+    const at::Tensor& targets = saved[1];
+    const at::Tensor& lse = saved[2];
+    const auto N = g.size(0);
+    const at::Tensor scale = grads[0] / static_cast<double>(N);
+    for (std::int64_t r = 0; r < N; r += kRows) {
+      const auto n = std::min(kRows, N - r);
+      g.narrow(0, r, n).sub_(lse.narrow(0, r, n).unsqueeze(1)).exp_();
+    }
+    g.scatter_add_(1, targets.unsqueeze(1), at::full({N, 1}, -1.0, g.options()));
+    g.mul_(scale);
+    return {g, at::Tensor()};
+  }
+};
 
 }  // namespace
 
@@ -82,10 +135,12 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   const auto B = x.size(0), T = x.size(1);
   const auto H = m.hidden, hd = m.head_dim(), kv = m.kv_heads, nh = m.heads;
   // attention
-  at::Tensor qkv = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
-  at::Tensor q = qkv.narrow(-1, 0, H).view({B, T, nh, hd});
-  at::Tensor k = qkv.narrow(-1, H, kv * hd).view({B, T, kv, hd});
-  at::Tensor v = qkv.narrow(-1, H + kv * hd, kv * hd).view({B, T, kv, hd});
+  // split, not narrow: its backward is one cat, where each narrow's would be
+  // a zeroed full-size gradient summed with the others'.
+  const auto qkv = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
+  at::Tensor q = qkv[0].view({B, T, nh, hd});
+  at::Tensor k = qkv[1].view({B, T, kv, hd});
+  at::Tensor v = qkv[2].view({B, T, kv, hd});
   q = apply_rope(q, rope).transpose(1, 2);
   k = apply_rope(k, rope).transpose(1, 2);
   v = v.transpose(1, 2);
@@ -96,17 +151,16 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   at::Tensor a = std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, true));
   at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, H}), p[2]);
   // SwiGLU feed-forward
-  at::Tensor w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
-  at::Tensor gated = at::silu(w13.narrow(-1, 0, m.intermediate)) *
-                     w13.narrow(-1, m.intermediate, m.intermediate);
+  const auto w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]).split(m.intermediate, -1);
+  at::Tensor gated = at::silu(w13[0]) * w13[1];
   return h + at::linear(gated, p[5]);
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
                      const at::Tensor& targets, const ModelConfig& m) {
   at::Tensor logits = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
-  return at::cross_entropy_loss(logits.reshape({-1, m.vocab}).to(at::kFloat),
-                                targets.reshape({-1}));
+  return CrossEntropy::apply(logits.reshape({-1, m.vocab}).to(at::kFloat),
+                             targets.reshape({-1}));
 }
 
 }  // namespace wireup::train::llama

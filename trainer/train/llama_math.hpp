@@ -23,8 +23,10 @@ at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
 
 struct Rope {
   at::Tensor cos, sin;  // [T, head_dim/2]
+  at::Tensor cis;       // cos + i sin, complex64 [T, head_dim/2] (the fp32 path)
 };
 Rope make_rope(const ModelConfig& m, std::int64_t seq);
+Rope rope_to(const Rope& r, at::Device device);
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,

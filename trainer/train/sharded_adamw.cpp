@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "adamw_kernel.hpp"
+
 namespace wireup::train {
 
 ShardedAdamW::ShardedAdamW(std::vector<FlatUnit*> units, AdamWConfig c)
@@ -14,6 +16,14 @@ ShardedAdamW::ShardedAdamW(std::vector<FlatUnit*> units, AdamWConfig c)
   }
 }
 
+namespace {
+
+bool plain_cpu_fp32(const at::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
+}
+
+}  // namespace
+
 void ShardedAdamW::step(double lr, double grad_scale) {
   ++t_;
   const double bc1 = 1.0 - std::pow(c_.beta1, static_cast<double>(t_));
@@ -21,6 +31,15 @@ void ShardedAdamW::step(double lr, double grad_scale) {
   for (std::size_t i = 0; i < units_.size(); ++i) {
     at::Tensor& p = units_[i]->master();
     at::Tensor& g = units_[i]->grad();
+    if (plain_cpu_fp32(p) && plain_cpu_fp32(g)) {  // one fused pass (adamw_kernel.cpp)
+      const AdamWScalars s{static_cast<float>(lr),  static_cast<float>(c_.beta1),
+                           static_cast<float>(c_.beta2), static_cast<float>(c_.eps),
+                           static_cast<float>(c_.weight_decay), static_cast<float>(grad_scale),
+                           static_cast<float>(bc1), static_cast<float>(bc2)};
+      adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m_[i].data_ptr<float>(),
+                   v_[i].data_ptr<float>(), static_cast<std::size_t>(p.numel()), s);
+      continue;
+    }
     if (grad_scale != 1.0) g.mul_(grad_scale);
     p.mul_(1.0 - lr * c_.weight_decay);
     m_[i].mul_(c_.beta1).add_(g, 1.0 - c_.beta1);
@@ -32,8 +51,19 @@ void ShardedAdamW::step(double lr, double grad_scale) {
 }
 
 double global_grad_norm(const std::vector<FlatUnit*>& units, Comm& shard_comm) {
-  at::Tensor sq = scalar_tensor(0.0, units.front()->grad().device());
-  for (auto* u : units) sq.add_(u->grad().to(at::kDouble).pow(2).sum());
+  double local = 0;
+  at::Tensor on_device;  // GPU shards: summed there, one transfer at the end
+  for (auto* u : units) {
+    const at::Tensor& g = u->grad();
+    if (plain_cpu_fp32(g)) {
+      local += sum_of_squares(g.data_ptr<float>(), static_cast<std::size_t>(g.numel()));
+    } else {
+      at::Tensor n = at::linalg_vector_norm(g, 2).to(at::kDouble);
+      on_device = on_device.defined() ? on_device.add_(n * n) : n * n;
+    }
+  }
+  at::Tensor sq = scalar_tensor(local, units.front()->grad().device());
+  if (on_device.defined()) sq.add_(on_device);
   shard_comm.all_reduce_sum(sq);
   return std::sqrt(sq.item<double>());
 }
