@@ -41,8 +41,9 @@ std::vector<std::string> build_worker_env(const WorkerSpec& w, const std::vector
       {"TORCHELASTIC_RESTART_COUNT", u(w.restart_count)},
       {"TORCHELASTIC_MAX_RESTARTS", u(w.max_restarts)},
       {"TORCHELASTIC_RUN_ID", w.run_id},
-      // No agent-side TCPStore exists: rank 0's init_process_group must host it.
-      {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+      // torch's env:// rendezvous: True = every rank connects to the agent's store,
+      // False = rank 0's init_process_group hosts it.
+      {"TORCHELASTIC_USE_AGENT_STORE", w.agent_store ? "True" : "False"},
   };
   if (!w.error_file.empty()) forced.emplace_back("TORCHELASTIC_ERROR_FILE", w.error_file);
   std::vector<std::pair<std::string, std::string>> if_unset = {

@@ -1,6 +1,7 @@
 #include "wireup/launch_options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <functional>
@@ -131,6 +132,8 @@ const std::map<std::string, Flag>& flag_table() {
          if (v.empty()) throw InputError(w + ": expected an interpreter path, got nothing");
          o.python = v;
        }}},
+      {"agent-store", {false, [](auto& o, auto& w, auto& v) { o.agent_store = want_bool(w, v); }}},
+      {"preload", {true, [](auto& o, auto& w, auto& v) { o.preload = parse_module_list(w, v); }}},
       {"verbose", {false, [](auto& o, auto& w, auto& v) { o.verbose = want_bool(w, v); }}},
       // torchrun flags that mean nothing here: the rendezvous is PMIx's.
       {"rdzv-backend", {true, [](auto& o, auto& w, auto&) { o.ignored.push_back(w); }}},
@@ -165,6 +168,23 @@ std::vector<int> parse_signal_list(const std::string& what, const std::string& l
     if (std::find(out.begin(), out.end(), *sig) == out.end()) out.push_back(*sig);
   }
   if (out.empty()) throw InputError(what + ": expected at least one signal, got " + quoted(list));
+  return out;
+}
+
+std::vector<std::string> parse_module_list(const std::string& what, const std::string& list) {
+  std::vector<std::string> out;
+  for (const auto& raw : split(list, ',')) {
+    const std::string item(trim(raw));
+    bool ok = !item.empty();
+    for (const auto& part : split(item, '.')) {
+      ok = ok && !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0]));
+      for (char ch : part) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    }
+    if (!ok)
+      throw InputError(what + ": expected Python module names like torch,numpy.linalg, got " +
+                       quoted(list));
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  }
   return out;
 }
 
@@ -236,18 +256,31 @@ ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLook
     throw InputError("missing PROGRAM: expected `wireup-launch [options] -- PROGRAM [ARGS...]`");
   if (o.no_python && o.run_module)
     throw InputError("--no-python and -m/--module cannot be combined (-m runs python -m PROGRAM)");
+  if (!o.nproc_per_node && (o.agent_store || !o.preload.empty()))
+    throw InputError(std::string(o.agent_store ? "--agent-store" : "--preload") +
+                     " needs agent mode (--nproc-per-node): in exec mode no agent stays behind");
+  if (o.agent_store && o.master_addr)
+    throw InputError("--agent-store and --master-addr cannot be combined: the store runs on "
+                     "agent 0's node, whose address --local-addr picks");
+  if (!o.preload.empty() && !runs_python(o))
+    throw InputError("--preload needs a Python PROGRAM (a .py file without --no-python, or -m "
+                     "MODULE), got " + quoted(o.program[0]));
   if (o.standalone && o.nnodes && *o.nnodes != "1" && *o.nnodes != "1:1")
     throw InputError("--standalone means one node, but --nnodes=" + *o.nnodes);
   return parsed;
 }
 
-std::vector<std::string> worker_argv(const LaunchOptions& o) {
-  std::vector<std::string> argv;
+bool runs_python(const LaunchOptions& o) {
   const std::string& prog = o.program.at(0);
   const bool is_py = prog.size() > 3 && prog.compare(prog.size() - 3, 3, ".py") == 0;
+  return o.run_module || (!o.no_python && is_py);
+}
+
+std::vector<std::string> worker_argv(const LaunchOptions& o) {
+  std::vector<std::string> argv;
   if (o.run_module) {
     argv = {o.python, "-u", "-m"};
-  } else if (!o.no_python && is_py) {
+  } else if (runs_python(o)) {
     argv = {o.python, "-u"};
   }
   argv.insert(argv.end(), o.program.begin(), o.program.end());
@@ -277,6 +310,10 @@ else --standalone. Without --nproc-per-node each task execs PROGRAM itself
   --master-addr=ADDR --master-port=PORT   override rank 0's published address
   --role=NAME  --rdzv-id=ID        ROLE_NAME and TORCHELASTIC_RUN_ID
   --no-python  -m, --module  --python=PATH   how PROGRAM is run (.py runs python -u)
+  --agent-store                    agent 0 serves the TCPStore (TORCHELASTIC_USE_AGENT_STORE=True):
+                                   no worker waits for rank 0's server to come up
+  --preload=MODULE[,MODULE]        Python PROGRAM: each agent imports MODULEs once in a
+                                   fork server and forks the workers from it
   --verbose                        print the wiring to stderr
 Every flag can also come from PET_<FLAG> (PET_NPROC_PER_NODE=4).
 torchrun's --rdzv-backend, --rdzv-endpoint and --rdzv-conf are accepted and ignored.

@@ -23,8 +23,10 @@
 #include <sstream>
 #include <thread>
 
+#include "agent_store.hpp"
 #include "control_link.hpp"
 #include "net.hpp"
+#include "preload.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_output.hpp"
 #include "wireup/launch_report.hpp"
@@ -108,7 +110,10 @@ class Agent {
   void setup_signals();
   void setup_run_dir();
   void start_attempt();
+  void spawn_all();
   void spawn(Worker& wk);
+  void on_preload_readable();
+  void fail_agent(const std::string& why);
   void reap();
   void on_worker_exit(Worker& wk);
   void on_all_exited();
@@ -143,7 +148,13 @@ class Agent {
   bool stop_broadcast_ = false;
   double spawn_ms_ = 0;
   std::optional<Clock::time_point> abort_at_;  // PMIx_Abort the step then
+  std::string abort_message_;
   Clock::time_point summary_at_;
+  std::unique_ptr<AgentStore> store_;          // agent 0 with --agent-store
+  std::unique_ptr<PreloadServer> preload_;     // --preload
+  bool spawn_pending_ = false;                 // workers wait for the preload import
+  Clock::time_point preload_start_;
+  double preload_ms_ = 0;
 };
 
 sigset_t agent_signal_set(const LaunchOptions& o) {
@@ -190,6 +201,7 @@ void Agent::spawn(Worker& wk) {
   spec.restart_count = attempt_;
   spec.max_restarts = o_.max_restarts;
   spec.run_id = w_.run_id;
+  spec.agent_store = w_.agent_store;
   wk.dir = (run_dir_ / ("attempt_" + std::to_string(attempt_)) / std::to_string(wk.rank)).string();
   fs::create_directories(wk.dir);
   wk.error_file = wk.dir + "/error.json";
@@ -220,6 +232,26 @@ void Agent::spawn(Worker& wk) {
                                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
                          : -1;
     s->tail = LineTail(20);
+  }
+
+  if (preload_) {
+    // Forked by the preload server; adopted by this agent (a child subreaper)
+    // once the server's middle process exits, its group already set.
+    std::vector<std::string> prog(o_.program.begin(), o_.program.end());
+    if (o_.run_module) prog.insert(prog.begin(), "-m");
+    pid_t pid = -1;
+    try {
+      pid = preload_->spawn(prog, env, outp[1], errp[1]);
+    } catch (...) {
+      close(outp[1]);
+      close(errp[1]);
+      throw;
+    }
+    close(outp[1]);
+    close(errp[1]);
+    wk.pid = pid;
+    wk.running = true;
+    return;
   }
 
   const pid_t parent = getpid();
@@ -258,17 +290,81 @@ void Agent::start_attempt() {
   stop_broadcast_ = false;
   for (auto& p : peers_) p->done = p->stopped = false;
   phase_ = Phase::Running;
-  const auto t0 = Clock::now();
   for (std::uint32_t i = 0; i < w_.nproc; ++i) {
     workers_[i].local_rank = i;
     workers_[i].rank = w_.first_rank + i;
-    spawn(workers_[i]);
+  }
+  if (!o_.preload.empty()) {
+    if (!preload_) {
+      // One server for every attempt: it only ever forks, so it stays clean.
+      WorkerSpec spec;
+      spec.world_size = w_.world_size;
+      spec.local_world_size = w_.nproc;
+      spec.group_rank = w_.group_rank;
+      spec.group_world_size = w_.group_count;
+      spec.role = o_.role;
+      spec.master_addr = w_.master_addr;
+      spec.master_port = w_.master_port;
+      spec.restart_count = attempt_;
+      spec.max_restarts = o_.max_restarts;
+      spec.run_id = w_.run_id;
+      spec.agent_store = w_.agent_store;
+      preload_start_ = Clock::now();
+      preload_ = std::make_unique<PreloadServer>(
+          o_, PreloadServer::shared_env(build_worker_env(spec, base_env_)));
+    }
+    if (!preload_->ready()) {
+      spawn_pending_ = true;  // spawn_all() once it says READY
+      return;
+    }
+  }
+  spawn_all();
+}
+
+void Agent::spawn_all() {
+  spawn_pending_ = false;
+  const auto t0 = Clock::now();
+  try {
+    for (auto& wk : workers_) spawn(wk);
+  } catch (const std::exception& e) {
+    if (!preload_) throw;
+    return fail_agent(std::string("--preload: ") + e.what());
   }
   spawn_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (o_.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
     say("timing agent " + std::to_string(w_.task_rank) + " attempt " + std::to_string(attempt_) +
         ": pmix_init_ms=" + std::to_string(w_.pmix_init_ms) + " fence_ms=" +
-        std::to_string(w_.fence_ms) + " spawn_ms=" + std::to_string(spawn_ms_));
+        std::to_string(w_.fence_ms) + " spawn_ms=" + std::to_string(spawn_ms_) +
+        (preload_ ? " preload_ms=" + std::to_string(preload_ms_) : std::string()));
+}
+
+void Agent::on_preload_readable() {
+  try {
+    preload_->on_readable();
+  } catch (const std::exception& e) {
+    return fail_agent(std::string("--preload: ") + e.what() + " (its output is above)");
+  }
+  if (!preload_->ready()) return;
+  preload_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - preload_start_).count();
+  if (spawn_pending_) spawn_all();
+}
+
+// A failure of the agent's own machinery (not a worker's): no restart helps,
+// so every node stops as for a worker failure without restarts left.
+void Agent::fail_agent(const std::string& why) {
+  say(why);
+  spawn_pending_ = false;
+  if (phase_ == Phase::Finished) return;
+  exit_code_ = 1;
+  restarting_ = false;
+  summary_at_ = Clock::now();
+  if (w_.pmix && w_.task_count > 1) {
+    abort_at_ = summary_at_ + std::chrono::seconds(1);
+    abort_message_ = "wireup-launch on " + w_.host + ": " + why;
+  }
+  if (phase_ == Phase::WaitingPeers) return finish(1);
+  phase_ = Phase::Running;  // so begin_stop stops, whatever was under way
+  begin_stop(SIGTERM);
 }
 
 std::size_t Agent::running_count() const {
@@ -289,6 +385,7 @@ void Agent::begin_stop(int sig) {
     return;
   }
   phase_ = Phase::Stopping;
+  spawn_pending_ = false;  // never spawned: nothing to stop
   kill_all(sig);
   itimerspec t{};
   const double g = o_.grace_period;
@@ -344,15 +441,18 @@ void Agent::on_worker_exit(Worker& wk) {
   // the local workers are gone (so the summary and their last output reach
   // srun before the step is torn down), and at most 1 s from now.
   summary_at_ = Clock::now();
-  if (w_.pmix && w_.task_count > 1) abort_at_ = summary_at_ + std::chrono::seconds(1);
+  if (w_.pmix && w_.task_count > 1) {
+    abort_at_ = summary_at_ + std::chrono::seconds(1);
+    abort_message_ = "wireup-launch: rank " + std::to_string(failure_->rank) + " on " + w_.host +
+                     " failed with exit code " + std::to_string(exit_code_);
+  }
   begin_stop(SIGTERM);
 }
 
 void Agent::abort_job_if_pending() {
   if (!abort_at_) return;
   abort_at_.reset();
-  w_.pmix->abort(exit_code_, "wireup-launch: rank " + std::to_string(failure_->rank) + " on " +
-                                 w_.host + " failed with exit code " + std::to_string(exit_code_));
+  w_.pmix->abort(exit_code_, abort_message_);
 }
 
 void Agent::reap() {
@@ -360,6 +460,19 @@ void Agent::reap() {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
+    if (preload_ && pid == preload_->pid()) {
+      preload_->reaped();
+      const bool was_ready = preload_->ready();
+      preload_.reset();  // a later attempt starts another
+      if (!was_ready) {
+        const WorkerExit e = decode_wait_status(status);
+        fail_agent("--preload: the preload process " +
+                   (e.signaled ? "was killed by " + signal_name(e.code)
+                               : "exited with code " + std::to_string(e.code)) +
+                   " before it was ready (its output is above)");
+      }
+      continue;
+    }
     for (auto& wk : workers_) {
       if (wk.pid != pid || !wk.running) continue;
       wk.running = false;
@@ -369,7 +482,7 @@ void Agent::reap() {
     // Other pids: adopted orphans; reaped and forgotten.
   }
   if (phase_ != Phase::Finished && phase_ != Phase::WaitingPeers && running_count() == 0 &&
-      !workers_.empty())
+      !workers_.empty() && !spawn_pending_)
     on_all_exited();
 }
 
@@ -443,7 +556,8 @@ void Agent::coordinator_event(const std::string& verb, ControlLink* from) {
     finish(0);
   } else if (stop_broadcast_ && self_stopped_ && every_peer(&ControlLink::stopped)) {
     ++attempt_;
-    w_.master_port = pick_free_port(w_.master_port + 1);
+    // The agent store stays: torch keys each attempt apart (/worker/attempt_N).
+    if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
     broadcast("START", {attempt_, w_.master_port});
     start_attempt();
   }
@@ -475,6 +589,10 @@ void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
 int Agent::run() {
   setup_signals();
   setup_run_dir();
+  if (w_.store_listen_fd >= 0) {
+    store_ = std::make_unique<AgentStore>(w_.store_listen_fd);
+    w_.store_listen_fd = -1;  // the store owns it
+  }
   if (!coordinator_ && o_.max_restarts > 0 && !w_.control.empty()) {
     const auto [addr, port] = split_endpoint("agent 0's control address", w_.control);
     up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, 30000));
@@ -498,6 +616,9 @@ int Agent::run() {
     const std::size_t first_link = fds.size();
     if (up_) { fds.push_back({up_->fd(), POLLIN, 0}); links.push_back(up_.get()); }
     for (auto& p : peers_) { fds.push_back({p->fd(), POLLIN, 0}); links.push_back(p.get()); }
+    const std::size_t preload_at = fds.size();
+    PreloadServer* const importing = preload_ && preload_->importing() ? preload_.get() : nullptr;
+    if (importing) fds.push_back({importing->fd(), POLLIN, 0});
 
     int timeout_ms = -1;
     if (abort_at_) {
@@ -561,6 +682,9 @@ int Agent::run() {
         break;  // links changed; poll again
       }
     }
+    if (importing && importing == preload_.get() && phase_ != Phase::Finished &&
+        (fds[preload_at].revents & (POLLIN | POLLHUP | POLLERR)))
+      on_preload_readable();
     reap();
     if (abort_at_ && Clock::now() >= *abort_at_) abort_job_if_pending();
   }
@@ -569,6 +693,8 @@ int Agent::run() {
     abort_job_if_pending();
   }
   kill_all(SIGKILL);
+  preload_.reset();
+  store_.reset();
   if (temp_run_dir_) {
     std::error_code ec;
     fs::remove_all(run_dir_, ec);

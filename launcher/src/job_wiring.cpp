@@ -31,6 +31,15 @@ int fence_timeout_s() {
   return v ? static_cast<int>(*v) : 600;
 }
 
+int listen_store(std::uint32_t& port, bool exact) {
+  try {
+    return listen_any(port, exact ? 1 : 64);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("--agent-store: ") + e.what() +
+                             (exact ? " (--master-port)" : " (pass --master-port)"));
+  }
+}
+
 void apply_master_overrides(const LaunchOptions& o, Wiring& w) {
   if (o.master_addr) w.master_addr = *o.master_addr;
   if (o.master_port) w.master_port = *o.master_port;
@@ -62,8 +71,14 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   PeerRecord me{node_id, nproc, w.host, "", ""};
   if (w.task_rank == 0) {
     const std::string addr = o.master_addr.value_or(choose_ipv4(o.local_addr, w.host));
-    const std::uint32_t port =
-        o.master_port.value_or(pick_free_port(derive_port(PortPolicy{}, w.job_id, w.step_id)));
+    std::uint32_t port;
+    if (agent_mode && o.agent_store) {
+      // Bound now and held, so the port published below is this store's.
+      port = o.master_port.value_or(derive_port(PortPolicy{}, w.job_id, w.step_id));
+      w.store_listen_fd = listen_store(port, o.master_port.has_value());
+    } else {
+      port = o.master_port.value_or(pick_free_port(derive_port(PortPolicy{}, w.job_id, w.step_id)));
+    }
     me.master = addr + ":" + std::to_string(port);
     if (agent_mode && o.max_restarts > 0 && w.task_count > 1) {
       std::uint32_t cport = 0;
@@ -92,6 +107,7 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   w.master_addr = maddr;
   w.master_port = mport;
   w.control = first.control;
+  w.agent_store = agent_mode && o.agent_store;
   if (agent_mode) {
     // Each agent is one group, torchrun-style; ranks follow agent order.
     const RankOffsets off = rank_offsets(nprocs);
@@ -124,6 +140,13 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
   w.master_addr = id.master_addr;
   w.master_port = id.master_port.value_or(0);
   if (o.nnodes) check_nnodes(*o.nnodes, id.num_nodes);
+  if (agent_mode && o.agent_store) {
+    // Only PMIx tells every agent where agent 0's store listens; alone, we know.
+    if (id.source != "standalone")
+      throw InputError("--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone; "
+                       "found a " + id.source + " job, where agent 0 may not be at MASTER_ADDR");
+    w.agent_store = true;
+  }
   if (agent_mode) {
     // No exchange: every agent must run the same number of workers.
     w.group_rank = id.rank;
@@ -142,6 +165,7 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
     w.world_size = id.size;
   }
   apply_master_overrides(o, w);
+  if (w.agent_store) w.store_listen_fd = listen_store(w.master_port, o.master_port.has_value());
   return w;
 }
 

@@ -30,6 +30,8 @@ struct Wiring {
   std::uint64_t job_id = 0, step_id = 0;
   std::string control;                // agent 0's coordination endpoint (restarts)
   int control_listen_fd = -1;         // open on agent 0 only
+  bool agent_store = false;           // --agent-store: agent 0 serves MASTER_ADDR:MASTER_PORT
+  int store_listen_fd = -1;           // agent 0's listening store socket (bound before the fence)
   std::unique_ptr<PmixClient> pmix;   // kept by agents (abort), finalized in exec mode
   double pmix_init_ms = 0, fence_ms = 0;
 };

@@ -93,6 +93,26 @@ int listen_tcp(const std::string& addr, std::uint32_t& port) {
   return fd;
 }
 
+int listen_any(std::uint32_t& port, unsigned tries) {
+  int err = 0;
+  for (unsigned i = 0; i < tries && port + i <= 65535; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const sockaddr_in sa = ipv4("", port + i);
+    if (bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0 && listen(fd, 4096) == 0) {
+      port += i;
+      return fd;
+    }
+    err = errno;
+    close(fd);
+  }
+  throw std::runtime_error("cannot listen on TCP port " + std::to_string(port) +
+                           (tries > 1 ? "-" + std::to_string(port + tries - 1) : std::string()) +
+                           ": " + std::strerror(err));
+}
+
 int connect_tcp(const std::string& addr, std::uint32_t port, int timeout_ms) {
   const sockaddr_in sa = ipv4(addr, port);
   timespec start{};

@@ -19,6 +19,11 @@ std::uint32_t pick_free_port(std::uint32_t preferred, unsigned tries = 64);
 // nobody can take it. Returns the fd; port is filled in.
 int listen_tcp(const std::string& addr, std::uint32_t& port);
 
+// A listening TCP socket on every IPv4 address at `port` (SO_REUSEADDR, as
+// torch's own store sets it), or the next free one of `tries` ports; `port`
+// is updated. Throws std::runtime_error naming the port(s) when none binds.
+int listen_any(std::uint32_t& port, unsigned tries);
+
 // Connects, retrying for up to timeout_ms while the peer is not listening yet.
 int connect_tcp(const std::string& addr, std::uint32_t port, int timeout_ms);
 

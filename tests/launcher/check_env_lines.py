@@ -5,6 +5,8 @@ import sys
 path, world, local_world, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 # "agent": workers must not see PMIx; "exec": the task keeps its own; "plain": no PMIx at all
 mode = sys.argv[5]
+# optional "store": --agent-store (TORCHELASTIC_USE_AGENT_STORE=True)
+agent_store = len(sys.argv) > 6 and sys.argv[6] == "store"
 lines = [l for l in open(path) if "WORKER " in l]
 by_rank = {}
 for l in lines:
@@ -24,13 +26,15 @@ for r, kv in by_rank.items():
         assert kv[key] == str(want), f"rank {r}: {key}={kv[key]}, expected {want}"
     eq("WORLD_SIZE", world); eq("ROLE_WORLD_SIZE", world); eq("ROLE_RANK", r)
     eq("LOCAL_WORLD_SIZE", local_world); eq("GROUP_WORLD_SIZE", nodes)
-    eq("ROLE_NAME", "default"); eq("AGENT_STORE", "False"); eq("NCCL_AEH", 1)
+    eq("ROLE_NAME", "default"); eq("AGENT_STORE", agent_store); eq("NCCL_AEH", 1)
     eq("OMP", 1 if local_world > 1 else "unset"); 
     if mode == "agent":
         eq("PMIX", "none")
     elif mode == "exec":
         assert kv["PMIX"] != "none", f"rank {r}: exec mode lost the task's PMIx identity"
     eq("RESTARTS", 0)
+    if "PRELOAD_CHECKS" in kv:  # preload_worker.py
+        eq("PRELOAD_CHECKS", "ok")
     # Block placement: ranks of one node are consecutive, local rank = offset.
     eq("GROUP_RANK", r // local_world); eq("LOCAL_RANK", r % local_world)
     groups.setdefault(kv["GROUP_RANK"], set()).add(kv["LOCAL_RANK"])

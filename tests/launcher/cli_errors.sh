@@ -21,6 +21,18 @@ expect_contains "$TMP/out" "PET_MAX_RESTARTS"
 check 2 "no GPU is visible" -- --standalone --nproc-per-node=gpu /bin/true
 check 127 "cannot run /nonexistent/prog" -- --standalone /nonexistent/prog
 check 0 "usage: wireup-launch" -- --help
+check 2 "--agent-store needs agent mode (--nproc-per-node)" -- --standalone --agent-store /bin/true
+check 2 "--preload needs agent mode" -- --standalone --preload=torch x.py
+check 2 "--preload needs a Python PROGRAM" -- --standalone --nproc-per-node=1 --preload=torch /bin/true
+check 2 "--preload needs a Python PROGRAM" -- --standalone --nproc-per-node=1 --preload=torch --no-python x.py
+check 2 "--preload: expected Python module names" -- --standalone --nproc-per-node=1 --preload=torch,2x x.py
+check 2 "--agent-store and --master-addr cannot be combined" -- --standalone --nproc-per-node=1 \
+  --agent-store --master-addr=10.0.0.1 /bin/true
+env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_LOCALID=0 \
+  SLURM_STEP_NUM_TASKS=1 SLURM_NODEID=0 SLURM_STEP_NUM_NODES=1 SLURM_STEP_TASKS_PER_NODE=1 \
+  SLURM_STEP_NODELIST=ip-127-0-0-2 "$WL" --nproc-per-node=1 --agent-store /bin/true >"$TMP/out" 2>&1
+[ $? -eq 2 ] || { cat "$TMP/out"; fail "--agent-store from SLURM_* variables must be refused"; }
+expect_contains "$TMP/out" "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone"
 # Standalone exec mode works with nothing else set.
 check 0 "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1" -- --standalone "$HERE/print_env.sh"
 # Plain srun without PMIx: the SLURM_* variables are enough.

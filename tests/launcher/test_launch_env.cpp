@@ -97,3 +97,10 @@ TEST_CASE("exec mode keeps the task's own PMIx identity") {
   CHECK(m["PMIX_NAMESPACE"] == "x");
   CHECK(m["RANK"] == "5");
 }
+
+TEST_CASE("--agent-store: every rank is told to connect to the agent's store") {
+  auto w = spec();
+  w.agent_store = true;
+  auto m = as_map(build_worker_env(w, {"TORCHELASTIC_USE_AGENT_STORE=False"}));
+  CHECK(m["TORCHELASTIC_USE_AGENT_STORE"] == "True");
+}

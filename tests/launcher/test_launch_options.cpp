@@ -92,3 +92,30 @@ TEST_CASE("local rank lists") {
   CHECK_THROWS(parse_rank_list("f", "a"));
   CHECK_THROWS(parse_rank_list("f", ""));
 }
+
+TEST_CASE("--agent-store and --preload: agent mode, Python programs, module names") {
+  auto o = parse({"--nproc-per-node=2", "--agent-store", "--preload", "torch, torch.distributed,torch",
+                  "train.py"});
+  CHECK(o.agent_store);
+  CHECK(o.preload == Args{"torch", "torch.distributed"});
+  CHECK(runs_python(o));
+  auto m = parse({"--nproc-per-node=2", "--preload=numpy", "-m", "pkg.train"}, {});
+  CHECK(m.preload == Args{"numpy"});
+  auto e = parse({"train.py"}, {{"PET_NPROC_PER_NODE", "2"}, {"PET_AGENT_STORE", "1"},
+                                {"PET_PRELOAD", "torch"}});
+  CHECK(e.agent_store);
+  CHECK(e.preload == Args{"torch"});
+  CHECK_FALSE(parse({"--nproc-per-node=2", "train.py"}).agent_store);
+
+  CHECK_THROWS_WITH(parse({"--agent-store", "train.py"}), Catch::Contains("needs agent mode"));
+  CHECK_THROWS_WITH(parse({"--preload=torch", "train.py"}), Catch::Contains("needs agent mode"));
+  CHECK_THROWS_WITH(parse({"--nproc-per-node=2", "--preload=torch", "./train"}),
+                    Catch::Contains("needs a Python PROGRAM") && Catch::Contains("'./train'"));
+  CHECK_THROWS_WITH(parse({"--nproc-per-node=2", "--preload=torch", "--no-python", "t.py"}),
+                    Catch::Contains("needs a Python PROGRAM"));
+  for (const char* bad : {"", "torch,", "1torch", "torch..nn", "torch;rm", "a-b"})
+    CHECK_THROWS_WITH(parse({"--nproc-per-node=2", std::string("--preload=") + bad, "t.py"}),
+                      Catch::Contains("--preload: expected Python module names"));
+  CHECK_THROWS_WITH(parse({"--nproc-per-node=2", "--agent-store", "--master-addr=10.0.0.1", "t.py"}),
+                    Catch::Contains("cannot be combined"));
+}

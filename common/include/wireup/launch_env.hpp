@@ -21,6 +21,9 @@ struct WorkerSpec {
   std::uint32_t max_restarts = 0;
   std::string run_id = "none";
   std::string error_file;              // TORCHELASTIC_ERROR_FILE ("" = unset)
+  // TORCHELASTIC_USE_AGENT_STORE: True when agent 0 serves the TCPStore at
+  // MASTER_ADDR:MASTER_PORT (every rank a client), False when rank 0 hosts it.
+  bool agent_store = false;
   // Exec mode: the program is the task itself, so it keeps the PMIx/MPI
   // identity (and may re-init PMIx once the launcher has finalized).
   bool keep_task_identity = false;

@@ -37,6 +37,8 @@ struct LaunchOptions {
   bool no_python = false;
   bool run_module = false;                  // -m
   std::string python = "python3";           // interpreter for .py programs and -m
+  bool agent_store = false;                 // agent 0 serves the TCPStore (agent mode)
+  std::vector<std::string> preload;         // modules a fork server imports once per agent
   bool verbose = false;
   std::vector<std::string> ignored;         // torchrun flags accepted with no effect
   std::vector<std::string> program;         // PROGRAM ARGS (never empty after parsing)
@@ -56,6 +58,13 @@ ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLook
 
 // The argv wireup-launch execs for one worker (python wrapping applied).
 std::vector<std::string> worker_argv(const LaunchOptions& o);
+
+// True when PROGRAM runs under --python: a .py file (without --no-python) or -m.
+bool runs_python(const LaunchOptions& o);
+
+// "torch,numpy.linalg" -> {"torch", "numpy.linalg"}. Throws InputError unless
+// every item is a dotted Python module name.
+std::vector<std::string> parse_module_list(const std::string& what, const std::string& list);
 
 // "SIGTERM,SIGUSR1,15" -> signal numbers. Throws InputError on an unknown name.
 std::vector<int> parse_signal_list(const std::string& what, const std::string& list);

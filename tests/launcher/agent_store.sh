@@ -1,0 +1,47 @@
+#!/bin/bash
+# --agent-store without a scheduler (--standalone): torch's own TCPStore client
+# against the agent's store (store_client.py), restarts on the same store (torch
+# keys each attempt apart), and a taken --master-port is a clear error.
+. "$(dirname "$0")/lib.sh" "$@"
+unset PMIX_NAMESPACE SLURM_PROCID
+PY=/usr/bin/python3
+export GLOO_SOCKET_IFNAME=lo
+run() { timeout 120 "$WL" --standalone --agent-store --python="$PY" "$@"; }
+
+run --nproc-per-node=3 -- "$HERE/store_client.py" >"$TMP/client" 2>&1 ||
+  { cat "$TMP/client"; fail "torch clients against the agent store"; }
+expect_count "$TMP/client" '^\[rank[0-2]\]: STORE rank=[0-2] world=3 restart=0 port=[0-9]+ ok$' 3
+expect_contains "$TMP/client" "agent store: closing the connection from 127.0.0.1: unknown query type 200"
+
+# Restart: attempt 0 reaches init_process_group and an all_reduce, then rank 1
+# fails; attempt 1 meets on the same store and port under its own prefix.
+cat >"$TMP/flaky.py" <<'EOS'
+import os, sys, torch, torch.distributed as dist
+dist.init_process_group("gloo", init_method="env://")
+t = torch.ones(1)
+dist.all_reduce(t)
+attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
+if attempt == "0" and dist.get_rank() == 1:
+    sys.exit(5)
+if attempt == "0":
+    dist.barrier()  # never completes: rank 1 is gone, so this rank is stopped
+print(f"FLAKY rank={dist.get_rank()} attempt={attempt} sum={t.item():.0f} "
+      f"port={os.environ['MASTER_PORT']}", flush=True)
+dist.destroy_process_group()
+EOS
+run --nproc-per-node=2 --max-restarts=1 -- "$TMP/flaky.py" >"$TMP/flaky" 2>&1 ||
+  { cat "$TMP/flaky"; fail "restart on the agent store"; }
+expect_count "$TMP/flaky" '^\[rank[01]\]: FLAKY rank=[01] attempt=1 sum=2 port=[0-9]+$' 2
+ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)
+[ "$ports" -eq 1 ] || fail "the store's port changed within one run"
+
+# A --master-port that is taken: said so, and nothing starts.
+python3 -c 'import socket,time; s=socket.socket(); s.bind(("", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TMP/port" &
+holder=$!
+for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+run --nproc-per-node=2 --master-port="$(cat "$TMP/port")" -- "$HERE/store_client.py" >"$TMP/taken" 2>&1
+rc=$?
+kill $holder
+[ "$rc" -eq 1 ] || { cat "$TMP/taken"; fail "a taken --master-port: exit $rc, expected 1"; }
+expect_contains "$TMP/taken" "--agent-store: cannot listen on TCP port $(cat "$TMP/port"): Address already in use (--master-port)"
+pass "agent store: torch's client, restarts on one store, a taken port"

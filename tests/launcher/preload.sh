@@ -1,0 +1,92 @@
+#!/bin/bash
+# --preload without a scheduler (--standalone): workers forked by the preload
+# server keep the documented supervision: env, argv, __main__, adoption by the
+# agent, process groups, parent-death signal, exit codes, tracebacks, signal
+# forwarding, agent SIGKILL, restarts (one import for all attempts), log files,
+# -m, and clear errors for a missing script, module or interpreter.
+. "$(dirname "$0")/lib.sh" "$@"
+unset PMIX_NAMESPACE SLURM_PROCID
+PY=/usr/bin/python3
+W=$TMP/worker.py  # a copy per test run: `pgrep -f` finds exactly this run's processes
+cp "$HERE/preload_worker.py" "$W"
+cp "$HERE/preload_probe.py" "$TMP/"
+run() { timeout 60 "$WL" --standalone --python="$PY" --preload=preload_probe "$@"; }
+
+# 1. The worker's world: as if exec'd, and the module imported once for all.
+run --nproc-per-node=3 -- "$W" env "a b" c >"$TMP/env" 2>&1 || { cat "$TMP/env"; fail "env run"; }
+python3 "$HERE/check_env_lines.py" "$TMP/env" 3 3 1 agent || fail "worker env under --preload"
+expect_count "$TMP/env" 'PRELOADED pid=' 1
+
+# 2. Exit codes: the failing rank's, with the root-cause summary; a traceback.
+start=$(now_ms)
+run --nproc-per-node=3 -- "$W" fail >"$TMP/fail" 2>&1
+rc=$?
+[ "$rc" -eq 3 ] || { cat "$TMP/fail"; fail "exit code $rc, expected 3"; }
+[ $(( $(now_ms) - start )) -lt 10000 ] || fail "a failing rank did not stop the others"
+expect_contains "$TMP/fail" "rank:       2 (local rank 2, node rank 0)"
+expect_contains "$TMP/fail" "rank 2 fails"
+run --nproc-per-node=2 -- "$W" raise >"$TMP/raise" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || { cat "$TMP/raise"; fail "exit code $rc after an exception, expected 1"; }
+expect_contains "$TMP/raise" "ValueError: boom from rank 1"
+expect_gone_within 2 "$W"
+
+# 3. SIGTERM reaches every worker's group; SIGKILL of the agent takes all with it.
+"$WL" --standalone --python="$PY" --preload=preload_probe --nproc-per-node=2 --grace-period=5 \
+  -- "$W" sleep >"$TMP/term" 2>&1 &
+agent=$!
+wait_for_count 20 "$W" 3  # the server and two workers
+sleep 0.3
+kill -TERM $agent
+wait $agent
+rc=$?
+[ "$rc" -eq 143 ] || { cat "$TMP/term"; fail "exit code $rc after SIGTERM, expected 143"; }
+expect_gone_within 2 "$W"
+"$WL" --standalone --python="$PY" --preload=preload_probe --nproc-per-node=2 \
+  -- "$W" sleep >"$TMP/kill" 2>&1 &
+agent=$!
+wait_for_count 20 "$W" 3
+sleep 0.3
+kill -KILL $agent
+wait $agent 2>/dev/null
+expect_gone_within 2 "$W"
+
+# 4. Restarts: the same server forks the next attempt (one import in all).
+run --nproc-per-node=2 --max-restarts=1 -- "$W" flaky >"$TMP/flaky" 2>&1 ||
+  { cat "$TMP/flaky"; fail "restart under --preload"; }
+expect_count "$TMP/flaky" '^\[rank[01]\]: OK rank=[01] restart=1 preloaded=1$' 2
+expect_count "$TMP/flaky" 'PRELOADED pid=' 1
+
+# 5. Per-rank log files.
+run --nproc-per-node=2 --log-dir="$TMP/logs" -- "$W" env "a b" c >"$TMP/logs.out" 2>&1 ||
+  { cat "$TMP/logs.out"; fail "--log-dir under --preload"; }
+for r in 0 1; do expect_contains "$TMP/logs/attempt_0/$r/stdout.log" "WORKER RANK=$r "; done
+
+# 6. -m MODULE runs as __main__ from the working directory.
+mkdir "$TMP/m" && cat >"$TMP/m/mymod.py" <<'EOS'
+import os, sys
+print(f"MOD name={__name__} argv1={sys.argv[1:]} path0={sys.path[0] == os.getcwd()} "
+      f"json={'json' in sys.modules}", flush=True)
+EOS
+(cd "$TMP/m" && timeout 60 "$WL" --standalone --python="$PY" --preload=json --nproc-per-node=1 \
+  -m mymod x) >"$TMP/mod" 2>&1 || { cat "$TMP/mod"; fail "-m under --preload"; }
+expect_contains "$TMP/mod" "MOD name=__main__ argv1=['x'] path0=True json=True"
+
+# 7. Bad input: a clear message and a non-zero exit, no hang.
+run --nproc-per-node=2 -- "$TMP/missing.py" >"$TMP/nofile" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || { cat "$TMP/nofile"; fail "missing script: exit $rc, expected 2 (as python)"; }
+expect_contains "$TMP/nofile" "can't open file '$TMP/missing.py'"
+timeout 60 "$WL" --standalone --python="$PY" --preload=preload_probe,no_such_module_xyz \
+  --nproc-per-node=2 -- "$W" env >"$TMP/nomod" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || { cat "$TMP/nomod"; fail "missing module: exit $rc, expected 1"; }
+expect_contains "$TMP/nomod" "importing no_such_module_xyz failed"
+expect_contains "$TMP/nomod" "ModuleNotFoundError"
+expect_contains "$TMP/nomod" "the preload process exited with code 1 before it was ready"
+timeout 60 "$WL" --standalone --python=/nonexistent/python --preload=json --nproc-per-node=2 \
+  -- "$W" env >"$TMP/nopy" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || { cat "$TMP/nopy"; fail "missing interpreter: exit $rc, expected 1"; }
+expect_contains "$TMP/nopy" "cannot run /nonexistent/python"
+pass "--preload: env, exit codes, signals, agent SIGKILL, restarts, logs, -m, bad input"
