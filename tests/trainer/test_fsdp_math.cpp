@@ -223,3 +223,27 @@ TEST_CASE("a token id outside the vocabulary is an error, not a read out of boun
   tokens[0][8] = V;  // the last token is a target only, never an input
   CHECK_THROWS_WITH(f.step(tokens, true, 1.0), Catch::Contains("outside the vocabulary"));
 }
+
+TEST_CASE("blocked grouped-query attention matches plain causal softmax attention") {
+  for (std::int64_t T : {16, 200, 256}) {  // one block; uneven blocks; four blocks
+    INFO("T=" << T);
+    const std::int64_t B = 2, nh = 6, kv = 2, hd = 8;
+    at::Tensor q = at::randn({B, T, nh, hd}).requires_grad_(true);
+    at::Tensor k = at::randn({B, T, kv, hd}).requires_grad_(true);
+    at::Tensor v = at::randn({B, T, kv, hd}).requires_grad_(true);
+    at::Tensor causal = at::full({T, T}, -INFINITY).triu_(1);
+    at::Tensor out = llama::causal_attention(q, k, v, causal);
+    at::Tensor w = at::randn(out.sizes());
+    auto got = torch::autograd::grad({(out * w).sum()}, {q, k, v});
+    // Reference: every query head against its KV head, full scores, mask after.
+    at::Tensor qh = q.transpose(1, 2);
+    at::Tensor kh = k.transpose(1, 2).repeat_interleave(nh / kv, 1);
+    at::Tensor vh = v.transpose(1, 2).repeat_interleave(nh / kv, 1);
+    at::Tensor s = at::matmul(qh, kh.transpose(-1, -2)) / std::sqrt(double(hd));
+    s = s.masked_fill(at::ones({T, T}, at::kBool).triu(1), -INFINITY);
+    at::Tensor ref = at::matmul(s.softmax(-1), vh).transpose(1, 2).reshape({B, T, nh * hd});
+    auto want = torch::autograd::grad({(ref * w).sum()}, {q, k, v});
+    CHECK(at::allclose(out, ref, 1e-5, 1e-5));
+    for (int i = 0; i < 3; ++i) CHECK(at::allclose(got[i], want[i], 1e-4, 1e-5));
+  }
+}

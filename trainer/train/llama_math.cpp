@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace wireup::train::llama {
@@ -51,13 +52,14 @@ Rope make_rope(const ModelConfig& m, std::int64_t seq) {
   at::Tensor inv = at::arange(half, at::kDouble).mul_(2.0 / static_cast<double>(m.head_dim()));
   inv = at::pow(m.rope_theta, inv).reciprocal_();
   at::Tensor angles = at::outer(at::arange(seq, at::kDouble), inv);
-  Rope r{angles.cos().to(at::kFloat), angles.sin().to(at::kFloat), {}};
+  Rope r{angles.cos().to(at::kFloat), angles.sin().to(at::kFloat), {}, {}};
   r.cis = at::view_as_complex(at::stack({r.cos, r.sin}, -1));
+  r.causal = at::full({seq, seq}, -INFINITY, at::kFloat).triu_(1);
   return r;
 }
 
 Rope rope_to(const Rope& r, at::Device device) {
-  return {r.cos.to(device), r.sin.to(device), r.cis.to(device)};
+  return {r.cos.to(device), r.sin.to(device), r.cis.to(device), r.causal.to(device)};
 }
 
 namespace {
@@ -126,6 +128,36 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
 
 }  // namespace
 
+// Causal grouped-query attention; q [B,T,nh,hd], k and v [B,T,kv,hd] ->
+// [B,T,nh*hd]. Per KV head, the rows of its nh/kv query heads are stacked
+// (token-major) into one taller matrix, so K and V are never copied per query
+// head and the GEMMs are taller. The rows are cut into blocks of tokens and
+// each block meets only the keys up to its last token: the scores above the
+// diagonal are never computed. The mask and the 1/sqrt(hd) scale ride in the
+// score GEMM (baddbmm) instead of extra passes over the scores.
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& causal) {
+  const auto B = q.size(0), T = q.size(1), nh = q.size(2), hd = q.size(3), kv = k.size(2);
+  const auto g = nh / kv;
+  at::Tensor qg = q.reshape({B, T, kv, g, hd}).transpose(1, 2).reshape({B * kv, T * g, hd});
+  at::Tensor kg = k.transpose(1, 2).reshape({B * kv, T, hd});
+  at::Tensor vg = v.transpose(1, 2).reshape({B * kv, T, hd});
+  const at::Tensor mask = causal.to(q.scalar_type());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  const std::int64_t blocks = std::clamp<std::int64_t>(T / 64, 1, 4);
+  std::vector<at::Tensor> out;
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t t0 = T * b / blocks, t1 = T * (b + 1) / blocks;  // tokens [t0, t1)
+    at::Tensor m = mask.narrow(0, t0, t1 - t0).narrow(1, 0, t1).unsqueeze(1)
+                       .expand({t1 - t0, g, t1}).reshape({(t1 - t0) * g, t1});
+    at::Tensor scores = at::baddbmm(m, qg.narrow(1, t0 * g, (t1 - t0) * g),
+                                    kg.narrow(1, 0, t1).transpose(1, 2), 1.0, scale);
+    out.push_back(at::bmm(at::_softmax(scores, -1, false), vg.narrow(1, 0, t1)));
+  }
+  at::Tensor o = blocks == 1 ? out[0] : at::cat(out, 1);  // [B*kv, T*g, hd]
+  return o.view({B, kv, T, g, hd}).transpose(1, 2).reshape({B, T, nh * hd});
+}
+
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
   return at::embedding(p[0], tokens);
 }
@@ -141,15 +173,8 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   at::Tensor q = qkv[0].view({B, T, nh, hd});
   at::Tensor k = qkv[1].view({B, T, kv, hd});
   at::Tensor v = qkv[2].view({B, T, kv, hd});
-  q = apply_rope(q, rope).transpose(1, 2);
-  k = apply_rope(k, rope).transpose(1, 2);
-  v = v.transpose(1, 2);
-  if (kv != nh) {  // grouped-query: each KV head serves nh/kv query heads
-    k = k.unsqueeze(2).expand({B, kv, nh / kv, T, hd}).reshape({B, nh, T, hd});
-    v = v.unsqueeze(2).expand({B, kv, nh / kv, T, hd}).reshape({B, nh, T, hd});
-  }
-  at::Tensor a = std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, true));
-  at::Tensor h = x + at::linear(a.transpose(1, 2).reshape({B, T, H}), p[2]);
+  at::Tensor a = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
+  at::Tensor h = x + at::linear(a, p[2]);
   // SwiGLU feed-forward
   const auto w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]).split(m.intermediate, -1);
   at::Tensor gated = at::silu(w13[0]) * w13[1];

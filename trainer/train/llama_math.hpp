@@ -21,12 +21,20 @@ std::vector<ParamSpec> head_specs(const ModelConfig& m);
 at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
                      std::uint64_t seed);
 
+// What depends on positions only, made once per model: rotary tables and the
+// causal mask.
 struct Rope {
   at::Tensor cos, sin;  // [T, head_dim/2]
   at::Tensor cis;       // cos + i sin, complex64 [T, head_dim/2] (the fp32 path)
+  at::Tensor causal;    // [T, T] additive: 0 where key <= query, -inf after
 };
 Rope make_rope(const ModelConfig& m, std::int64_t seq);
 Rope rope_to(const Rope& r, at::Device device);
+
+// Causal grouped-query attention: q [B,T,nh,hd], k and v [B,T,kv,hd] (RoPE
+// applied) -> [B,T,nh*hd]; `causal` as in Rope, at least [T, T].
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& causal);
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
