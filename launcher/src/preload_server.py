@@ -65,6 +65,7 @@ def _serve():
         rpipe, wpipe = os.pipe()
         middle = os.fork()
         if middle == 0:
+            middle_pid = os.getpid()
             try:
                 worker = os.fork()
             except BaseException:
@@ -73,9 +74,9 @@ def _serve():
                 # The worker: no try/finally of this function may run past here.
                 os.setpgid(0, 0)
                 deadline = time.monotonic() + 10
-                while os.getppid() != agent_pid:  # the middle process is exiting
-                    if time.monotonic() > deadline:
-                        os._exit(137)
+                while (parent := os.getppid()) != agent_pid:  # the middle process is exiting
+                    if parent != middle_pid or time.monotonic() > deadline:
+                        os._exit(137)  # adopted by someone else: the agent is gone
                     time.sleep(0.0002)
                 libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
                 if os.getppid() != agent_pid:  # the agent died before prctl

@@ -11,6 +11,10 @@ W=$TMP/worker.py  # a copy per test run: `pgrep -f` finds exactly this run's pro
 cp "$HERE/preload_worker.py" "$W"
 cp "$HERE/preload_probe.py" "$TMP/"
 run() { timeout 60 "$WL" --standalone --python="$PY" --preload=preload_probe "$@"; }
+adopted() {  # AGENT_PID N: wait until the agent has N children (its server, N-1 workers)
+  for _ in $(seq 400); do [ "$(pgrep -P "$1" | wc -l)" -ge "$2" ] && return; sleep 0.05; done
+  fail "agent $1 has children '$(pgrep -P "$1" | paste -sd' ')', expected $2"
+}
 
 # 1. The worker's world: as if exec'd, and the module imported once for all.
 run --nproc-per-node=3 -- "$W" env "a b" c >"$TMP/env" 2>&1 || { cat "$TMP/env"; fail "env run"; }
@@ -35,8 +39,8 @@ expect_gone_within 2 "$W"
 "$WL" --standalone --python="$PY" --preload=preload_probe --nproc-per-node=2 --grace-period=5 \
   -- "$W" sleep >"$TMP/term" 2>&1 &
 agent=$!
-wait_for_count 20 "$W" 3  # the server and two workers
-sleep 0.3
+adopted $agent 3
+sleep 0.3  # the workers' Python is past start-up
 kill -TERM $agent
 wait $agent
 rc=$?
@@ -45,8 +49,7 @@ expect_gone_within 2 "$W"
 "$WL" --standalone --python="$PY" --preload=preload_probe --nproc-per-node=2 \
   -- "$W" sleep >"$TMP/kill" 2>&1 &
 agent=$!
-wait_for_count 20 "$W" 3
-sleep 0.3
+adopted $agent 3
 kill -KILL $agent
 wait $agent 2>/dev/null
 expect_gone_within 2 "$W"
@@ -89,4 +92,32 @@ timeout 60 "$WL" --standalone --python=/nonexistent/python --preload=json --npro
 rc=$?
 [ "$rc" -eq 1 ] || { cat "$TMP/nopy"; fail "missing interpreter: exit $rc, expected 1"; }
 expect_contains "$TMP/nopy" "cannot run /nonexistent/python"
-pass "--preload: env, exit codes, signals, agent SIGKILL, restarts, logs, -m, bad input"
+# 8. A worker adopted by anyone but its agent (the agent died mid-fork) exits 137 at once,
+# without running the program: the server run by hand, for an agent pid that is not us.
+cat >"$TMP/orphan.py" <<'EOS'
+import ctypes, os, socket, struct, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the worker comes to us
+server_py, script = sys.argv[1], sys.argv[2]
+mine, theirs = socket.socketpair()
+srv = subprocess.Popen([sys.executable, "-u", server_py, str(theirs.fileno()), "1", "path", script],
+                       pass_fds=[theirs.fileno()])
+theirs.close()
+assert mine.recv(6) == b"READY\n"
+payload = b"2\0" + script.encode() + b"\0env\0" + b"1\0RANK=0\0"
+r, w = os.pipe()
+socket.send_fds(mine, [struct.pack("<Q", len(payload))], [w, w])
+mine.sendall(payload)
+reply = mine.recv(64)
+assert reply.startswith(b"PID "), reply
+pid, t0 = int(reply[4:]), time.time()
+_, status = os.waitpid(pid, 0)
+os.close(w)
+print(f"ORPHAN status={os.waitstatus_to_exitcode(status)} seconds={time.time() - t0:.1f} "
+      f"output={os.read(r, 100)!r}", flush=True)
+srv.kill()
+EOS
+timeout 30 "$PY" "$TMP/orphan.py" "$HERE/../../launcher/src/preload_server.py" "$W" >"$TMP/orphan" 2>&1 ||
+  { cat "$TMP/orphan"; fail "orphan check"; }
+expect_contains "$TMP/orphan" "ORPHAN status=137 seconds=0."  # under a second, not the 10 s limit
+expect_contains "$TMP/orphan" "output=b''"
+pass "--preload: env, exit codes, signals, agent SIGKILL, restarts, logs, -m, bad input, orphans"

@@ -47,12 +47,16 @@ expect_count "$TMP/flaky" 'PRELOADED pid=' 2
 # 5. SIGKILL of one agent: its preload server and its (adopted) workers die with it.
 "${SRUN[@]}" -J "wl-$$-k" "$WL" --nproc-per-node=2 "${PRE[@]}" -- "$W" sleep >"$TMP/k" 2>&1 &
 srun_pid=$!
-wait_for_count 30 "$W" 6  # two servers, four workers
 victim=
-for p in $(pgrep -f -- "--preload=preload_probe -- $W sleep"); do  # srun's argv matches too
-  [ "$(cat "/proc/$p/comm" 2>/dev/null)" = wireup-launch ] && { victim=$p; break; }
+for _ in $(seq 600); do
+  for p in $(pgrep -f -- "--preload=preload_probe -- $W sleep"); do  # srun's argv matches too
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = wireup-launch ] && { victim=$p; break 2; }
+  done
+  sleep 0.05
 done
 [ -n "$victim" ] || fail "no agent found"
+# Its children once both workers are adopted: its server and 2 workers.
+for _ in $(seq 600); do [ "$(pgrep -P "$victim" | wc -l)" -ge 3 ] && break; sleep 0.05; done
 children=$(pgrep -P "$victim" | paste -sd' ')
 [ "$(echo "$children" | wc -w)" -eq 3 ] || fail "agent $victim has children '$children', expected its server and 2 workers"
 kill -KILL "$victim"
