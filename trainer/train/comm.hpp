@@ -25,8 +25,10 @@ class Comm {
   virtual int size() const = 0;
   // full[r*n, (r+1)*n) <- rank r's shard (n elements); may run in the background.
   virtual std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) = 0;
-  // shard <- sum over ranks of full[rank*n, (rank+1)*n).
-  virtual void reduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard) = 0;
+  // shard <- sum over ranks of full[rank*n, (rank+1)*n); may run in the
+  // background: `full` must stay alive and `shard` unread until wait().
+  virtual std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
+                                                      const at::Tensor& shard) = 0;
   virtual void all_reduce_sum(const at::Tensor& t) = 0;
   virtual void broadcast(const at::Tensor& t, int root) = 0;
   virtual void barrier() = 0;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace wireup::train {
@@ -18,6 +19,25 @@ class GlooPending final : public Pending {
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+};
+
+// The second half of reduce_scatter_sum: every rank's copy of this rank's
+// slice arrived in `received` ([world, n]); their sum is the result.
+class SumPending final : public Pending {
+ public:
+  SumPending(c10::intrusive_ptr<c10d::Work> w, at::Tensor received, at::Tensor shard, int world)
+      : work_(std::move(w)), received_(std::move(received)), shard_(std::move(shard)),
+        world_(world) {}
+  void wait() override {
+    work_->wait();
+    at::sum_out(shard_, received_.view({world_, shard_.numel()}), {0});
+    received_ = at::Tensor();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+  at::Tensor received_, shard_;
+  int world_;
 };
 
 class GlooComm final : public Comm {
@@ -35,11 +55,15 @@ class GlooComm final : public Comm {
     return std::make_unique<GlooPending>(pg_->allgather(out, in));
   }
 
-  // c10d's Gloo has no reduce_scatter in LibTorch 1.13: all-reduce the full
-  // buffer and keep this rank's slice (twice the traffic of a true one).
-  void reduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard) override {
-    all_reduce_sum(full);
-    shard.copy_(full.narrow(0, rank() * shard.numel(), shard.numel()));
+  // c10d's Gloo has no reduce_scatter in LibTorch 1.13. An all-to-all moves
+  // the same bytes as a true one (each rank receives every rank's copy of its
+  // own slice), half of an all-reduce's; the sum is local, after the wait.
+  std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
+                                              const at::Tensor& shard) override {
+    at::Tensor in = full, out = at::empty_like(full);
+    std::vector<std::int64_t> even;  // empty: equal chunks
+    auto work = pg_->alltoall_base(out, in, even, even);
+    return std::make_unique<SumPending>(std::move(work), out, shard, size());
   }
 
   void all_reduce_sum(const at::Tensor& t) override {
@@ -81,18 +105,23 @@ std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
 
 }  // namespace
 
+c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(w.master_port);
+  const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  so.isServer = w.rank == 0 && !(agent_store && std::string(agent_store) == "True");
+  so.numWorkers = w.world;
+  so.waitWorkers = false;
+  so.timeout = std::chrono::minutes(5);
+  return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+}
+
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
   if (w.world == 1) {
     auto solo = make_solo_comm();
     return {solo, solo, solo};
   }
-  c10d::TCPStoreOptions so;
-  so.port = static_cast<std::uint16_t>(w.master_port);
-  so.isServer = w.rank == 0;
-  so.numWorkers = w.world;
-  so.waitWorkers = false;
-  so.timeout = std::chrono::minutes(5);
-  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+  const auto store = open_job_store(w);
   const auto dev = gloo_device(w.master_addr);
   return arrange_groups(w, sharding, group(store, "world/", w.rank, w.world, dev),
                         [&](const std::string& key, int rank, int size) {

@@ -2,6 +2,8 @@
 // CUDA tensors of a CUDA LibTorch; here they are only pointers and sizes.
 #include "comm_nccl.hpp"
 
+#include "comm_gloo.hpp"  // open_job_store
+
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -75,11 +77,12 @@ class NcclComm final : public Comm {
                         nccl_type(shard), comm_, stream_), "ncclAllGather");
     return std::make_unique<StreamPending>(stream_);
   }
-  void reduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard) override {
+  std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
+                                              const at::Tensor& shard) override {
     after_compute();
     check(ncclReduceScatter(full.data_ptr(), shard.data_ptr(), static_cast<size_t>(shard.numel()),
                             nccl_type(full), ncclSum, comm_, stream_), "ncclReduceScatter");
-    StreamPending(stream_).wait();
+    return std::make_unique<StreamPending>(stream_);
   }
   void all_reduce_sum(const at::Tensor& t) override {
     after_compute();
@@ -136,12 +139,7 @@ bool nccl_available() { return true; }
 
 CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding) {
   check(cudaSetDevice(w.local_rank), "cudaSetDevice(LOCAL_RANK)");
-  c10d::TCPStoreOptions so;
-  so.port = static_cast<std::uint16_t>(w.master_port);
-  so.isServer = w.rank == 0;
-  so.numWorkers = w.world;
-  so.timeout = std::chrono::minutes(5);
-  auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+  const auto store = open_job_store(w);
   std::shared_ptr<Comm> world;
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP
   if (std::getenv("PMIX_RANK") != nullptr) {  // exec mode under srun --mpi=pmix

@@ -18,8 +18,10 @@ class SoloComm final : public Comm {
     if (!shard.is_same(full)) full.copy_(shard);
     return std::make_unique<Done>();
   }
-  void reduce_scatter_sum(const at::Tensor& full, const at::Tensor& shard) override {
+  std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
+                                              const at::Tensor& shard) override {
     if (!shard.is_same(full)) shard.copy_(full);
+    return std::make_unique<Done>();
   }
   void all_reduce_sum(const at::Tensor&) override {}
   void broadcast(const at::Tensor&, int) override {}

@@ -103,6 +103,7 @@ void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
       if (param_grads.at(i).defined()) grad_views_[i].add_(param_grads[i]);
     return;
   }
+  finish_grads();  // one in flight at a time per unit
   const auto opts = at::TensorOptions().dtype(dtype_).device(device_);
   std::vector<at::Tensor> pieces;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
@@ -110,11 +111,18 @@ void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
     pieces.push_back(g.defined() ? g.reshape({-1}) : at::zeros({specs_[i].numel()}, opts));
   }
   if (padded_ > numel_) pieces.push_back(at::zeros({padded_ - numel_}, opts));
-  at::Tensor full = at::cat(pieces).to(at::kFloat);  // fp32 reductions
-  at::Tensor part = shard_comm_->size() == 1 ? full : at::empty({shard_}, full.options());
-  shard_comm_->reduce_scatter_sum(full, part);
-  if (replicate_comm_->size() > 1) replicate_comm_->all_reduce_sum(part);
-  grad_.add_(part);
+  rs_full_ = at::cat(pieces).to(at::kFloat);  // fp32 reductions
+  rs_part_ = shard_comm_->size() == 1 ? rs_full_ : at::empty({shard_}, rs_full_.options());
+  rs_pending_ = shard_comm_->reduce_scatter_sum(rs_full_, rs_part_);
+}
+
+void FlatUnit::finish_grads() {
+  if (!rs_pending_) return;
+  rs_pending_->wait();
+  rs_pending_.reset();
+  if (replicate_comm_->size() > 1) replicate_comm_->all_reduce_sum(rs_part_);
+  grad_.add_(rs_part_);
+  rs_full_ = rs_part_ = at::Tensor();
 }
 
 }  // namespace wireup::train

@@ -52,8 +52,10 @@ class FlatUnit {
 
   // Adds one backward pass's parameter gradients (in specs() order, compute
   // dtype; undefined = zero): summed over the shard group into this rank's
-  // slice, then over the replicate group, added to grad() in fp32.
+  // slice, then over the replicate group, added to grad() in fp32. The shard
+  // group's part runs in the background until finish_grads().
   void accumulate_grads(const std::vector<at::Tensor>& param_grads);
+  void finish_grads();
 
  private:
   enum class State { Released, Gathering, Ready };
@@ -71,6 +73,9 @@ class FlatUnit {
   std::vector<at::Tensor> views_;
   std::vector<at::Tensor> grad_views_;  // of grad_, when aliased_
   std::unique_ptr<Pending> pending_;
+  // A reduce-scatter in flight: its input (kept alive), output and handle.
+  at::Tensor rs_full_, rs_part_;
+  std::unique_ptr<Pending> rs_pending_;
   State state_ = State::Released;
   bool aliased_ = false;
 };

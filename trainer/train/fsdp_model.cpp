@@ -161,6 +161,7 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
   for (std::size_t i = 0; i < n; ++i) x = UnitFunction::apply(x, anchor, &runs[i]);
   const double loss = x.item<double>();
   x.mul(grad_scale).backward();
+  for (auto& u : units_) u->finish_grads();  // reduce-scatters overlapped the backward
   return loss;
 }
 

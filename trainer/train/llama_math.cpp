@@ -64,10 +64,35 @@ Rope rope_to(const Rope& r, at::Device device) {
 
 namespace {
 
+// RMSNorm with its backward written out: autograd's chain of the forward's
+// small ops would make twice the passes over the activations.
+struct RmsNorm : public torch::autograd::Function<RmsNorm> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            const at::Tensor& w, double eps) {
+    at::Tensor x32 = x.to(at::kFloat);
+    at::Tensor rstd = at::rsqrt((x32 * x32).mean(-1, true).add_(eps));
+    ctx->save_for_backward({x, w, rstd});
+    return (x32 * rstd).to(x.scalar_type()).mul_(w);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1], &rstd = saved[2];
+    const at::Tensor dy = grads[0].to(at::kFloat);
+    at::Tensor xhat = x.to(at::kFloat) * rstd;
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(x.dim() - 1));
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int64_t>(i);
+    at::Tensor dw = (dy * xhat).sum(rows).to(w.scalar_type());
+    at::Tensor dxhat = dy * w;
+    at::Tensor dot = (dxhat * xhat).mean(-1, true);
+    at::Tensor dx = dxhat.sub_(xhat.mul_(dot)).mul_(rstd).to(x.scalar_type());
+    return {dx, dw, at::Tensor()};
+  }
+};
+
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
-  at::Tensor x32 = x.to(at::kFloat);
-  at::Tensor r = at::rsqrt((x32 * x32).mean(-1, true).add_(eps));
-  return (x32 * r).to(x.scalar_type()) * w;
+  return RmsNorm::apply(x, w, eps);
 }
 
 // Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
