@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wireup-train on the real Slurm cluster, wired by plain `srun --wireup` and by
-# wireup-launch (PMIx agent mode): hybrid sharding across 2 nodes x 2 ranks
+# wireup-launch (PMIx agent mode, also with its agent store): hybrid sharding across 2 nodes x 2 ranks
 # reproduces one process's loss sequence.
 source "$(dirname "$0")/lib.sh"
 : "${WIREUP_PLUGIN:?}" "${WIREUP_TEST_CLUSTER_SCRIPT:?}" "${WIREUP_TEST_CLUSTER_DIR:?}"
@@ -22,6 +22,13 @@ grep -q 'world=4 local_world=2 nodes=2 sharding=full' "$WORK/launch.out" &&
   pass "wireup-launch: 4 ranks on 2 nodes" || fail "layout: $(head -1 "$WORK/launch.out")"
 losses <"$WORK/launch.out" >"$WORK/launch"
 same_losses "wireup-launch full 2x2 = one process" "$WORK/w1" "$WORK/launch" 1e-5
+
+# --agent-store: agent 0 holds MASTER_PORT, so every rank must be a store client.
+timeout 180 srun -N2 --ntasks-per-node=1 --mpi=pmix "$WIREUP_LAUNCH" --nproc-per-node=2 \
+  --agent-store --no-prefix --local-ranks-filter=0 -- "$WIREUP_TRAIN" "${common[@]}" \
+  --train_batch_size 1 >"$WORK/store.out"
+losses <"$WORK/store.out" >"$WORK/store"
+same_losses "wireup-launch --agent-store 2x2 = one process" "$WORK/w1" "$WORK/store" 1e-5
 
 set +e
 msg=$(timeout 60 srun -N2 -n2 "$WIREUP_TRAIN" "${common[@]}" 2>&1); rc=$?
