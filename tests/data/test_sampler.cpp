@@ -159,6 +159,57 @@ TEST_CASE("a resumed position continues exactly where the run was", "[sampler]")
   }
 }
 
+TEST_CASE("advance(p, k) is where k calls of next() from p lead", "[sampler]") {
+  // The prefetch threads claim step k of a run as advance(start, k): it
+  // must agree with stepping through next() everywhere, epoch ends, limits
+  // and positions from another world size (offsets off the step grid) included.
+  struct Case {
+    SamplerConfig c;
+    Position start;
+  };
+  std::vector<Case> cases;
+  for (const std::uint64_t max_steps : {0, 1, 7, 23}) {
+    for (const std::uint64_t epochs : {0, 1, 3}) {
+      if (epochs == 0 && max_steps == 0) continue;  // endless: checked below with a bound
+      auto c = cfg(50, 3, 1, 2, epochs);            // 8 steps per epoch, 2 windows left over
+      c.max_steps = max_steps;
+      for (const Position& p :
+           {Position{5, 0, 0, 0}, Position{5, 0, 6, 2}, Position{5, 1, 45, 9},
+            Position{5, 0, 47, 3}, Position{5, 0, 49, 4}, Position{5, 2, 60, 1}})
+        cases.push_back({c, p});
+    }
+  }
+  auto endless = cfg(10, 1, 0, 1, 0);  // 10 steps per epoch, nothing left over
+  cases.push_back({endless, Position{1, 0, 0, 0}});
+  cases.push_back({endless, Position{1, 4, 3, 100}});
+  for (const auto& [c, start] : cases) {
+    CAPTURE(c.epochs, c.max_steps, start.epoch, start.offset, start.step);
+    const Sampler s(c);
+    Position p = start;
+    for (std::uint64_t k = 0; k <= 100; ++k) {
+      CAPTURE(k);
+      const auto jumped = s.advance(start, k);
+      REQUIRE(jumped.has_value());
+      REQUIRE(*jumped == p);
+      const auto step = s.next(p);
+      if (!step) {
+        // The end: no position k+1 (or any later) steps away.
+        CHECK_FALSE(s.advance(start, k + 1));
+        CHECK_FALSE(s.advance(start, k + 1000));
+        break;
+      }
+      // next() into a reused Step gives the same step.
+      Sampler::Step reused;
+      reused.windows.assign(17, 99);
+      REQUIRE(s.next(p, reused));
+      CHECK(reused.windows == step->windows);
+      CHECK(reused.after == step->after);
+      CHECK(reused.epoch == step->epoch);
+      p = step->after;
+    }
+  }
+}
+
 TEST_CASE("sampler configuration errors", "[sampler]") {
   CHECK_THROWS_WITH(Sampler(cfg(10, 4, 0, 3)), Contains("10 windows cannot fill one step"));
   CHECK_THROWS_WITH(Sampler(cfg(10, 1, 3, 3)), Contains("rank 3 is outside world size 3"));

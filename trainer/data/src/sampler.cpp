@@ -48,32 +48,65 @@ Sampler::Sampler(const SamplerConfig& config) : config_(config) {
 std::uint64_t Sampler::window_at(std::uint64_t seed, std::uint64_t epoch,
                                  std::uint64_t index) const {
   if (!config_.shuffle) return index;
-  if (!perm_ || perm_seed_ != seed || perm_epoch_ != epoch) {
-    perm_.emplace(config_.windows, epoch_key(seed, epoch));
-    perm_seed_ = seed;
-    perm_epoch_ = epoch;
-  }
-  return (*perm_)(index);
+  return Permutation(config_.windows, epoch_key(seed, epoch))(index);
 }
 
 std::optional<Sampler::Step> Sampler::next(const Position& at) const {
-  if (config_.max_steps != 0 && at.step >= config_.max_steps) return std::nullopt;
+  Step s;
+  if (!next(at, s)) return std::nullopt;
+  return s;
+}
+
+bool Sampler::next(const Position& at, Step& s) const {
+  if (config_.max_steps != 0 && at.step >= config_.max_steps) return false;
   Position p = at;
   // An epoch ends when a whole step no longer fits (drop_last).
   if (p.offset > config_.windows || config_.windows - p.offset < per_step_) {
     ++p.epoch;
     p.offset = 0;
   }
-  if (config_.epochs != 0 && p.epoch >= config_.epochs) return std::nullopt;
-  Step s;
+  if (config_.epochs != 0 && p.epoch >= config_.epochs) return false;
   s.epoch = p.epoch;
   s.windows.resize(config_.batch_size);
-  for (std::uint64_t j = 0; j < config_.batch_size; ++j)
-    s.windows[j] = window_at(p.seed, p.epoch, p.offset + config_.rank + j * config_.world_size);
+  const std::uint64_t first = p.offset + config_.rank, stride = config_.world_size;
+  if (config_.shuffle) {
+    // A Permutation costs a few mixes to key: one per step, no cache to share.
+    const Permutation perm(config_.windows, epoch_key(p.seed, p.epoch));
+    for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = perm(first + j * stride);
+  } else {
+    for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = first + j * stride;
+  }
   p.offset += per_step_;
   ++p.step;
   s.after = p;
-  return s;
+  return true;
+}
+
+std::optional<Position> Sampler::advance(const Position& at, std::uint64_t steps) const {
+  if (steps == 0) return at;
+  if (config_.max_steps != 0 &&
+      (at.step >= config_.max_steps || steps > config_.max_steps - at.step))
+    return std::nullopt;
+  // As next() does before each step: roll over a finished epoch.
+  Position p = at;
+  if (p.offset > config_.windows || config_.windows - p.offset < per_step_) {
+    ++p.epoch;
+    p.offset = 0;
+  }
+  // Steps left in this epoch (at least 1 after the roll-over), then whole
+  // epochs of steps_per_epoch_; an epoch's last step leaves its offset at
+  // the end (next() rolls it over), as below.
+  const std::uint64_t left = (config_.windows - p.offset) / per_step_;
+  if (steps <= left) {
+    p.offset += steps * per_step_;
+  } else {
+    const std::uint64_t more = steps - left - 1;  // steps after the first of the next epoch
+    p.epoch += 1 + more / steps_per_epoch_;
+    p.offset = (more % steps_per_epoch_ + 1) * per_step_;
+  }
+  if (config_.epochs != 0 && p.epoch >= config_.epochs) return std::nullopt;
+  p.step = at.step + steps;
+  return p;
 }
 
 }  // namespace wireup::data

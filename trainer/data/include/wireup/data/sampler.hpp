@@ -42,6 +42,8 @@ struct SamplerConfig {
 // offset + r + j*world_size for j < batch_size. An epoch ends when fewer than
 // batch_size*world_size entries remain: those (< B*W) windows are skipped
 // that epoch, and a different set the next.
+// Its methods are const and keep no state: safe to call from several
+// threads at once.
 class Sampler {
  public:
   explicit Sampler(const SamplerConfig& config);
@@ -58,6 +60,14 @@ class Sampler {
     std::uint64_t epoch = 0;
   };
   std::optional<Step> next(const Position& at) const;
+  // The same into `out`, reusing its storage (no allocation per step once
+  // out.windows has grown); false when epochs or max_steps are done.
+  bool next(const Position& at, Step& out) const;
+
+  // The position after `steps` calls of next() from `at` (`at` itself for
+  // 0), in O(1); nullopt when fewer steps than that remain. Lets prefetch
+  // threads claim step k of a run with an atomic counter alone.
+  std::optional<Position> advance(const Position& at, std::uint64_t steps) const;
 
   // The window at entry `index` of `epoch`'s order.
   std::uint64_t window_at(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index) const;
@@ -66,9 +76,6 @@ class Sampler {
   SamplerConfig config_;
   std::uint64_t steps_per_epoch_ = 0;
   std::uint64_t per_step_ = 0;
-  // Rebuilding a Permutation is cheap, but keep the last one: next() is per step.
-  mutable std::optional<Permutation> perm_;
-  mutable std::uint64_t perm_seed_ = 0, perm_epoch_ = 0;
 };
 
 }  // namespace wireup::data
