@@ -134,6 +134,14 @@ void ShardSet::read_raw(std::uint64_t first, std::uint64_t count, unsigned char*
   });
 }
 
+const unsigned char* ShardSet::mapped(std::uint64_t first, std::uint64_t count) const {
+  if (first >= tokens() || count > tokens() - first) return nullptr;
+  const auto s = shard_of(first);
+  const unsigned char* base = shards_[s].mapped_tokens();
+  if (base == nullptr || count > starts_[s + 1] - first) return nullptr;
+  return base + (first - starts_[s]) * shards_[s].header().token_bytes;
+}
+
 void ShardSet::prefetch(std::uint64_t first, std::uint64_t count) const {
   for_pieces(first, count, [](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
     f.prefetch(at, n);

@@ -34,6 +34,12 @@ class ShardFile {
   // The same tokens as stored: count * token_bytes little-endian bytes.
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 
+  // The stored tokens in the mapping (token i at mapped_tokens() + i *
+  // token_bytes), or null under ReadMode::Pread.
+  const unsigned char* mapped_tokens() const {
+    return map_ != nullptr ? map_ + header_.tokens_offset : nullptr;
+  }
+
   // Hints that tokens [first, first+count) are read next: with Mmap, pulls
   // their first cache lines in (random windows defeat the hardware prefetcher).
   void prefetch(std::uint64_t first, std::uint64_t count) const;

@@ -38,6 +38,12 @@ class ShardSet {
   // The same range as stored (token_bytes per token), see ShardFile::read_raw.
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 
+  // Where tokens [first, first+count) lie in memory when they are in one
+  // mapped shard (the common case: a window crosses into the next shard
+  // once per shard), so the loader can copy them without per-token-range
+  // calls; null otherwise (crossing a boundary, pread, out of range).
+  const unsigned char* mapped(std::uint64_t first, std::uint64_t count) const;
+
   // See ShardFile::prefetch and ShardFile::readahead.
   void prefetch(std::uint64_t first, std::uint64_t count) const;
   void readahead(std::uint64_t first, std::uint64_t count) const;
