@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -176,6 +177,66 @@ TEST_CASE("synchronous loading (prefetch 0) matches prefetched loading", "[loade
   c.prefetch = 0;
   TokenLoader b(c);
   CHECK(all_windows(b) == wa);
+}
+
+TEST_CASE("every prefetch depth and worker count gives the synchronous batches", "[loader]") {
+  // The ring of prefetch slots, claims by several workers, the caller
+  // helping, workers sleeping on a full ring (a slow caller) and seeks in
+  // the middle of a run: the batches, tokens included, never change.
+  Fixture f;
+  for (const auto type : {TokenType::Int64, TokenType::Int32, TokenType::Stored}) {
+    auto c = config(f, 40, 3);
+    c.token_type = type;
+    c.epochs = 2;
+    c.max_steps = 50;  // ends inside the second epoch (27 steps each)
+    auto sync = c;
+    sync.prefetch = 0;
+    std::vector<Batch> want;
+    {
+      TokenLoader loader(sync);
+      for (Batch b; loader.next(b);) want.push_back(b);
+    }
+    REQUIRE(want.size() == 50);
+    const auto same = [&](const Batch& got, std::size_t i) {
+      REQUIRE(i < want.size());
+      REQUIRE(got.windows == want[i].windows);
+      REQUIRE(got.after == want[i].after);
+      REQUIRE(got.epoch == want[i].epoch);
+      REQUIRE(got.tokens64 == want[i].tokens64);
+      REQUIRE(got.tokens32 == want[i].tokens32);
+      REQUIRE(got.stored == want[i].stored);
+    };
+    for (const std::size_t prefetch : {1, 2, 3, 8}) {
+      for (const std::size_t workers : {1, 2, 4}) {
+        CAPTURE(static_cast<int>(type), prefetch, workers);
+        auto p = c;
+        p.prefetch = prefetch;
+        p.workers = workers;
+        TokenLoader loader(p);
+        Batch b;
+        std::size_t i = 0;
+        for (; loader.next(b); ++i) {
+          same(b, i);
+          // Now and then a slow step: the workers fill the ring and sleep.
+          if (i % 7 == 3) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        CHECK(i == want.size());
+        CHECK_FALSE(loader.next(b));
+        // Seeks mid-run, backwards and forwards, with batches in flight.
+        for (const std::size_t k : {std::size_t{30}, std::size_t{5}, std::size_t{26},
+                                    std::size_t{49}}) {
+          loader.seek(k == 0 ? Position{c.seed, 0, 0, 0} : want[k - 1].after);
+          for (std::size_t j = k; j < std::min(want.size(), k + 6); ++j) {
+            REQUIRE(loader.next(b));
+            same(b, j);
+          }
+        }
+        loader.seek(Position{c.seed, 0, 0, 0});
+        for (i = 0; loader.next(b); ++i) same(b, i);
+        CHECK(i == want.size());
+      }
+    }
+  }
 }
 
 TEST_CASE("validation split reads the manifest's validation shards in order", "[loader]") {

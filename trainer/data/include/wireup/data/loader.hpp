@@ -32,7 +32,8 @@ struct LoaderConfig {
   std::uint64_t max_steps = 0;     // 0: no limit; counts steps across epochs
   std::size_t prefetch = 8;        // batches read ahead in the background; 0: none (synchronous)
   std::size_t workers = 1;         // background threads filling batches (at most prefetch);
-                                   // a caller whose batch is not ready helps fill them
+                                   // a caller whose batch is not ready fills it, or later
+                                   // ones, itself rather than waiting (docs/data-format.md)
   std::size_t readahead = 0;       // steps ahead to ask the kernel to fetch; 0: off.
                                    // Use ~prefetch on FSx/Lustre, where reads are round trips
   TokenType token_type = TokenType::Int64;
@@ -62,7 +63,8 @@ struct Batch {
 // Reads shuffled, rank-disjoint windows of a prepared split, with
 // background threads keeping up to `prefetch` batches ready. Opening validates the
 // manifest, every shard's header and size, and checksums per `verify`.
-// Use it from one thread at a time.
+// Use it from one thread at a time. next(b) reuses b's storage (the
+// previous batch's buffers) for later batches: copy what must outlive it.
 class TokenLoader {
  public:
   explicit TokenLoader(LoaderConfig config);
