@@ -18,6 +18,7 @@ struct UnitRun {
   std::function<at::Tensor(const std::vector<at::Tensor>&, const at::Tensor&)> compute;
   bool checkpoint = false;
   bool keep_after_forward = false;  // the last unit: backward starts with it
+  bool backward_reads_params = true;  // not the embedding: its backward is a scatter
   bool prefetch = true;
   // Without checkpointing: the unit's graph, kept from forward to backward.
   at::Tensor input, output;
@@ -63,14 +64,14 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* run = reinterpret_cast<UnitRun*>(ctx->saved_data["run"].toInt());
     FlatUnit& u = *run->unit;
-    const auto& params = u.params();  // regathered into the memory the graph refers to
+    if (run->backward_reads_params) u.params();  // regathered into the memory the graph refers to
     if (run->prefetch && run->prev) run->prev->gather_async();
     at::Tensor input = run->input;
     {
       at::AutoGradMode grad_on(true);
       if (run->checkpoint) {
         if (input.is_floating_point()) input = input.detach().requires_grad_(true);
-        run->leaves = make_leaves(params);
+        run->leaves = make_leaves(u.params());
         run->output = run->compute(run->leaves, input);
       }
       // The leaves start without gradients, so autograd hands each its
@@ -124,7 +125,8 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
     UnitRun& r = runs[i];
     r.unit = units_[i].get();
     r.next = i + 1 < n ? units_[i + 1].get() : nullptr;
-    r.prev = i > 0 ? units_[i - 1].get() : nullptr;
+    r.prev = i > 1 ? units_[i - 1].get() : nullptr;  // the embedding is not regathered
+    r.backward_reads_params = i > 0;
     r.prefetch = opt_.prefetch;
     r.keep_after_forward = backward && i + 1 == n;
     // Blocks only: recomputing the embedding or the head saves little.
