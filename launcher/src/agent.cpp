@@ -112,6 +112,7 @@ class Agent {
   void start_attempt();
   void spawn_all();
   void spawn(Worker& wk);
+  WorkerSpec job_spec() const;  // what every worker of this attempt shares
   void on_preload_readable();
   void fail_agent(const std::string& why);
   void reap();
@@ -187,10 +188,8 @@ void Agent::setup_run_dir() {
   }
 }
 
-void Agent::spawn(Worker& wk) {
+WorkerSpec Agent::job_spec() const {
   WorkerSpec spec;
-  spec.rank = wk.rank;
-  spec.local_rank = wk.local_rank;
   spec.world_size = w_.world_size;
   spec.local_world_size = w_.nproc;
   spec.group_rank = w_.group_rank;
@@ -202,6 +201,13 @@ void Agent::spawn(Worker& wk) {
   spec.max_restarts = o_.max_restarts;
   spec.run_id = w_.run_id;
   spec.agent_store = w_.agent_store;
+  return spec;
+}
+
+void Agent::spawn(Worker& wk) {
+  WorkerSpec spec = job_spec();
+  spec.rank = wk.rank;
+  spec.local_rank = wk.local_rank;
   wk.dir = (run_dir_ / ("attempt_" + std::to_string(attempt_)) / std::to_string(wk.rank)).string();
   fs::create_directories(wk.dir);
   wk.error_file = wk.dir + "/error.json";
@@ -297,21 +303,9 @@ void Agent::start_attempt() {
   if (!o_.preload.empty()) {
     if (!preload_) {
       // One server for every attempt: it only ever forks, so it stays clean.
-      WorkerSpec spec;
-      spec.world_size = w_.world_size;
-      spec.local_world_size = w_.nproc;
-      spec.group_rank = w_.group_rank;
-      spec.group_world_size = w_.group_count;
-      spec.role = o_.role;
-      spec.master_addr = w_.master_addr;
-      spec.master_port = w_.master_port;
-      spec.restart_count = attempt_;
-      spec.max_restarts = o_.max_restarts;
-      spec.run_id = w_.run_id;
-      spec.agent_store = w_.agent_store;
       preload_start_ = Clock::now();
       preload_ = std::make_unique<PreloadServer>(
-          o_, PreloadServer::shared_env(build_worker_env(spec, base_env_)));
+          o_, PreloadServer::shared_env(build_worker_env(job_spec(), base_env_)));
     }
     if (!preload_->ready()) {
       spawn_pending_ = true;  // spawn_all() once it says READY
