@@ -96,6 +96,7 @@ std::shared_ptr<Comm> shard_of(const CommGroups& g) { return g.shard; }
 FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOptions& o,
                      std::uint64_t seed)
     : cfg_(m), opt_(o), rope_(llama::rope_to(llama::make_rope(m, m.context), o.device)) {
+  rope_.causal = rope_.causal.to(o.compute_dtype);  // added to the scores in that dtype
   auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
     auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
                                         o.compute_dtype, o.device);
