@@ -50,6 +50,17 @@ expect_gone_within() {  # SECONDS PATTERN
   done
 }
 
+# SIGKILLs the agent AGENT_PID; each of PIDS (its children) must die within 2 s.
+kill_agent_expect_children_gone() {  # AGENT_PID PIDS...
+  local agent=$1 c; shift
+  kill -KILL "$agent"
+  for c in "$@"; do
+    for _ in $(seq 40); do kill -0 "$c" 2>/dev/null || break; sleep 0.05; done
+    kill -0 "$c" 2>/dev/null && fail "process $c outlived its SIGKILLed agent $agent"
+  done
+  return 0
+}
+
 # Waits up to SECONDS until COUNT processes match PATTERN.
 wait_for_count() {  # SECONDS PATTERN COUNT
   local deadline=$(( $(date +%s) + $1 ))

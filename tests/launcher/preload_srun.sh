@@ -59,11 +59,8 @@ done
 for _ in $(seq 600); do [ "$(pgrep -P "$victim" | wc -l)" -ge 3 ] && break; sleep 0.05; done
 children=$(pgrep -P "$victim" | paste -sd' ')
 [ "$(echo "$children" | wc -w)" -eq 3 ] || fail "agent $victim has children '$children', expected its server and 2 workers"
-kill -KILL "$victim"
-for c in $children; do
-  for _ in $(seq 40); do kill -0 "$c" 2>/dev/null || break; sleep 0.05; done
-  kill -0 "$c" 2>/dev/null && fail "process $c outlived its SIGKILLed agent"
-done
+# shellcheck disable=SC2086 # one PID per word
+kill_agent_expect_children_gone "$victim" $children
 scancel --name="wl-$$-k"
 expect_gone_within 5 "$W"
 wait $srun_pid

@@ -52,11 +52,8 @@ wait_for_count 20 "sleep $TOKEN" 4
 victim=$(pgrep -f "wireup-launch --nproc-per-node=2 -- sleep $TOKEN" | head -1)
 [ -n "$victim" ] || fail "no agent found"
 victim_workers=$(pgrep -P "$victim" | paste -sd' ')
-kill -KILL "$victim"
-for w in $victim_workers; do
-  for _ in $(seq 40); do kill -0 "$w" 2>/dev/null || break; sleep 0.05; done
-  kill -0 "$w" 2>/dev/null && fail "worker $w outlived its SIGKILLed agent"
-done
+# shellcheck disable=SC2086 # one PID per word
+kill_agent_expect_children_gone "$victim" $victim_workers
 scancel --name="wl-$$-k"
 expect_gone_within 4 "sleep $TOKEN"
 wait $srun_pid
