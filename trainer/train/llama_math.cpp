@@ -1,10 +1,13 @@
 #include "llama_math.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "swiglu_kernel.hpp"
 
 namespace wireup::train::llama {
 
@@ -64,6 +67,12 @@ Rope rope_to(const Rope& r, at::Device device) {
 
 namespace {
 
+// What the plain-C++ kernels take: fp32 in CPU memory (made contiguous first).
+bool fp32_cpu(const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == at::kFloat; }
+
+// Rows per task of the kernels' parallel_for: big enough to beat the overhead.
+constexpr std::int64_t kGrainRows = 64;
+
 // RMSNorm with its backward written out: autograd's chain of the forward's
 // small ops would make twice the passes over the activations.
 struct RmsNorm : public torch::autograd::Function<RmsNorm> {
@@ -91,9 +100,41 @@ struct RmsNorm : public torch::autograd::Function<RmsNorm> {
   }
 };
 
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
-  return RmsNorm::apply(x, w, eps);
-}
+// silu(gate) * up from the fused W1/W3 output [..., 2I] (swiglu_kernel.cpp):
+// one pass each way, the gradient written straight into one [..., 2I]
+// tensor (no cat), and only the input kept for backward.
+struct SwiGlu : public torch::autograd::Function<SwiGlu> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& gu_in) {
+    const at::Tensor gu = gu_in.contiguous();
+    const auto I = gu.size(-1) / 2, rows = gu.numel() / gu.size(-1);
+    auto shape = gu.sizes().vec();
+    shape.back() = I;
+    at::Tensor y = at::empty(shape, gu.options());
+    const float* pgu = gu.data_ptr<float>();
+    float* py = y.data_ptr<float>();
+    at::parallel_for(0, rows, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+      swiglu_forward(pgu + r0 * 2 * I, py + r0 * I, static_cast<std::size_t>(r1 - r0),
+                     static_cast<std::size_t>(I));
+    });
+    ctx->save_for_backward({gu});
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor gu = ctx->get_saved_variables()[0];
+    const at::Tensor dy = grads[0].contiguous();
+    const auto I = gu.size(-1) / 2, rows = gu.numel() / gu.size(-1);
+    at::Tensor dgu = at::empty_like(gu);
+    const float *pgu = gu.data_ptr<float>(), *pdy = dy.data_ptr<float>();
+    float* pdgu = dgu.data_ptr<float>();
+    at::parallel_for(0, rows, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+      swiglu_backward(pgu + r0 * 2 * I, pdy + r0 * I, pdgu + r0 * 2 * I,
+                      static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(I));
+    });
+    return {dgu};
+  }
+};
 
 // Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
 // In fp32 one complex multiplication (a single pass each way); complex bf16
@@ -153,6 +194,20 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
 
 }  // namespace
 
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+  return RmsNorm::apply(x, w, eps);
+}
+
+at::Tensor swiglu(const at::Tensor& gate_up) {
+  if (fp32_cpu(gate_up)) return SwiGlu::apply(gate_up);
+  const auto halves = gate_up.chunk(2, -1);  // autograd's own ops elsewhere (bf16, GPU)
+  return at::silu(halves[0]) * halves[1];
+}
+
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets) {
+  return CrossEntropy::apply(logits, targets);
+}
+
 // Causal grouped-query attention; q [B,T,nh,hd], k and v [B,T,kv,hd] ->
 // [B,T,nh*hd]. Per KV head, the rows of its nh/kv query heads are stacked
 // (token-major) into one taller matrix, so K and V are never copied per query
@@ -201,16 +256,14 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   at::Tensor a = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
   at::Tensor h = x + at::linear(a, p[2]);
   // SwiGLU feed-forward
-  const auto w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]).split(m.intermediate, -1);
-  at::Tensor gated = at::silu(w13[0]) * w13[1];
-  return h + at::linear(gated, p[5]);
+  const at::Tensor w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
+  return h + at::linear(swiglu(w13), p[5]);
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
                      const at::Tensor& targets, const ModelConfig& m) {
   at::Tensor logits = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
-  return CrossEntropy::apply(logits.reshape({-1, m.vocab}).to(at::kFloat),
-                             targets.reshape({-1}));
+  return cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
 }
 
 }  // namespace wireup::train::llama

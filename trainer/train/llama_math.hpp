@@ -36,6 +36,15 @@ Rope rope_to(const Rope& r, at::Device device);
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& causal);
 
+// The elementwise pieces, each one autograd node with a written-out backward;
+// fp32 on the CPU runs the plain-C++ kernels (*_kernel.cpp), other dtypes and
+// devices ATen. rms_norm: x [..., n], w [n]. swiglu: silu(gate) * up of
+// gate_up = [gate | up] along the last dimension. cross_entropy: the mean over
+// rows of fp32 logits [N, V] against targets [N].
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
+at::Tensor swiglu(const at::Tensor& gate_up);
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
+
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
                  const ModelConfig& m);

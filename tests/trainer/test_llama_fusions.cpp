@@ -1,0 +1,76 @@
+// llama_math's fused Functions (rms_norm, swiglu, cross_entropy) against the
+// plain ATen composition they replace: values and gradients, fp32 (the
+// plain-C++ kernels) and double (the ATen path), odd sizes, non-contiguous
+// inputs and an upstream gradient other than 1.
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <catch2/catch.hpp>
+
+#include "llama_math.hpp"
+
+using namespace wireup::train;
+
+namespace {
+
+at::Tensor leaf(const at::Tensor& t) { return t.detach().clone().requires_grad_(true); }
+
+// fp32 rounding (the ATen path of rms_norm computes in fp32 even for double)
+bool close(const at::Tensor& a, const at::Tensor& b) { return at::allclose(a, b, 1e-5, 1e-6); }
+
+// Non-contiguous on request: the same values, read through a transpose.
+at::Tensor make(std::vector<std::int64_t> shape, at::ScalarType dt, bool contiguous) {
+  if (contiguous) return at::randn(shape, at::TensorOptions(dt));
+  std::swap(shape[0], shape[1]);
+  return at::randn(shape, at::TensorOptions(dt)).transpose(0, 1);
+}
+
+}  // namespace
+
+TEST_CASE("fused rms_norm matches ATen's composition, values and gradients") {
+  const auto dt = GENERATE(at::kFloat, at::kDouble);
+  const bool contiguous = GENERATE(true, false);
+  INFO("dtype " << dt << " contiguous " << contiguous);
+  at::Tensor x0 = make({3, 5, 67}, dt, contiguous), w0 = at::randn({67}, at::TensorOptions(dt));
+  at::Tensor x = leaf(x0), w = leaf(w0), rx = leaf(x0), rw = leaf(w0);
+  at::Tensor y = llama::rms_norm(x, w, 1e-5);
+  at::Tensor ry = rx * at::rsqrt(rx.pow(2).mean(-1, true) + 1e-5) * rw;
+  CHECK(close(y, ry));
+  at::Tensor dy = at::randn(y.sizes(), y.options());
+  auto got = torch::autograd::grad({y}, {x, w}, {dy});
+  auto want = torch::autograd::grad({ry}, {rx, rw}, {dy});
+  CHECK(close(got[0], want[0]));
+  CHECK(close(got[1], want[1]));
+}
+
+TEST_CASE("fused swiglu matches silu(gate) * up, values and gradients") {
+  const auto dt = GENERATE(at::kFloat, at::kDouble);
+  const bool contiguous = GENERATE(true, false);
+  INFO("dtype " << dt << " contiguous " << contiguous);
+  at::Tensor gu0 = make({4, 3, 2 * 37}, dt, contiguous).mul(3);
+  at::Tensor gu = leaf(gu0), rgu = leaf(gu0);
+  at::Tensor y = llama::swiglu(gu);
+  const auto halves = rgu.split(37, -1);
+  at::Tensor ry = at::silu(halves[0]) * halves[1];
+  CHECK(y.sizes() == ry.sizes());
+  CHECK(close(y, ry));
+  at::Tensor dy = make({4, 3, 37}, dt, contiguous);
+  CHECK(close(torch::autograd::grad({y}, {gu}, {dy})[0],
+              torch::autograd::grad({ry}, {rgu}, {dy})[0]));
+}
+
+TEST_CASE("fused cross_entropy matches at::cross_entropy_loss, upstream gradient not 1") {
+  const auto dt = GENERATE(at::kFloat, at::kDouble);
+  INFO("dtype " << dt);
+  const std::int64_t N = 133, V = 301;
+  at::Tensor l0 = at::randn({N, V}, at::TensorOptions(dt)).mul(4);
+  at::Tensor targets = at::randint(V, {N}, at::kLong);
+  at::Tensor l = leaf(l0), rl = leaf(l0);
+  // the Function turns its saved logits into the gradient: give it its own copy
+  at::Tensor loss = llama::cross_entropy(l * 1, targets);
+  at::Tensor rloss = at::cross_entropy_loss(rl, targets);
+  CHECK(loss.item<double>() == Approx(rloss.item<double>()).epsilon(1e-6));
+  at::Tensor up = at::full({}, 0.3, l0.options());
+  CHECK(close(torch::autograd::grad({loss}, {l}, {up})[0],
+              torch::autograd::grad({rloss}, {rl}, {up})[0]));
+}
