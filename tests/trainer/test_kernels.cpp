@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "rms_norm_kernel.hpp"
 #include "swiglu_kernel.hpp"
 #include "vec_exp.hpp"
 
@@ -70,4 +71,33 @@ TEST_CASE("swiglu kernels match silu(gate) * up and its derivative") {
   gu[7] = std::numeric_limits<float>::quiet_NaN();  // a diverged run must stay visible
   swiglu_forward(gu.data(), y.data(), rows, inter);
   CHECK(std::isnan(y[7]));
+}
+
+TEST_CASE("rms_norm kernels match the formula, dw accumulating over calls") {
+  const std::size_t rows = 7, n = 45;
+  const float eps = 1e-5f;
+  std::vector<float> x = random_floats(rows * n, 2.0f, 3), w = random_floats(n, 1.0f, 4);
+  std::vector<float> dy = random_floats(rows * n, 1.0f, 5);
+  std::vector<float> y(rows * n), rstd(rows), dx(rows * n);
+  std::vector<double> dw(n, 0.5);  // added to, not overwritten
+  rms_norm_forward(x.data(), w.data(), y.data(), rstd.data(), rows, n, eps);
+  rms_norm_backward(x.data(), w.data(), rstd.data(), dy.data(), dx.data(), dw.data(), rows, n);
+  std::vector<double> want_dw(n, 0.5);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double ss = 0, dot = 0;
+    for (std::size_t j = 0; j < n; ++j) ss += double(x[r * n + j]) * x[r * n + j];
+    const double rs = 1.0 / std::sqrt(ss / n + eps);
+    CHECK(near(rstd[r], rs));
+    for (std::size_t j = 0; j < n; ++j) dot += double(dy[r * n + j]) * w[j] * x[r * n + j] * rs;
+    dot /= n;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double xhat = x[r * n + j] * rs, g = dy[r * n + j];
+      INFO("r=" << r << " j=" << j);
+      CHECK(near(y[r * n + j], xhat * w[j]));
+      CHECK(near(dx[r * n + j], (g * w[j] - xhat * dot) * rs, 2e-6,
+                 (std::fabs(g * w[j]) + std::fabs(xhat * dot)) * rs));
+      want_dw[j] += g * xhat;
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j) CHECK(near(dw[j], want_dw[j], 2e-6, 1e-3));
 }

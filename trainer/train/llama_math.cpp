@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rms_norm_kernel.hpp"
 #include "swiglu_kernel.hpp"
 
 namespace wireup::train::llama {
@@ -78,6 +79,7 @@ constexpr std::int64_t kGrainRows = 64;
 struct RmsNorm : public torch::autograd::Function<RmsNorm> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                             const at::Tensor& w, double eps) {
+    if (fp32_cpu(x) && fp32_cpu(w)) return forward_kernel(ctx, x.contiguous(), w.contiguous(), eps);
     at::Tensor x32 = x.to(at::kFloat);
     at::Tensor rstd = at::rsqrt((x32 * x32).mean(-1, true).add_(eps));
     ctx->save_for_backward({x, w, rstd});
@@ -88,6 +90,7 @@ struct RmsNorm : public torch::autograd::Function<RmsNorm> {
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &w = saved[1], &rstd = saved[2];
+    if (ctx->saved_data.count("kernel")) return backward_kernel(x, w, rstd, grads[0].contiguous());
     const at::Tensor dy = grads[0].to(at::kFloat);
     at::Tensor xhat = x.to(at::kFloat) * rstd;
     std::vector<std::int64_t> rows(static_cast<std::size_t>(x.dim() - 1));
@@ -97,6 +100,45 @@ struct RmsNorm : public torch::autograd::Function<RmsNorm> {
     at::Tensor dot = (dxhat * xhat).mean(-1, true);
     at::Tensor dx = dxhat.sub_(xhat.mul_(dot)).mul_(rstd).to(x.scalar_type());
     return {dx, dw, at::Tensor()};
+  }
+
+  // fp32 on the CPU: rms_norm_kernel.cpp, rows split over the ATen threads.
+  static at::Tensor forward_kernel(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                                   const at::Tensor& w, double eps) {
+    const auto n = x.size(-1), rows = x.numel() / n;
+    at::Tensor y = at::empty_like(x), rstd = at::empty({rows}, x.options());
+    const float *px = x.data_ptr<float>(), *pw = w.data_ptr<float>();
+    float *py = y.data_ptr<float>(), *pr = rstd.data_ptr<float>();
+    at::parallel_for(0, rows, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+      rms_norm_forward(px + r0 * n, pw, py + r0 * n, pr + r0, static_cast<std::size_t>(r1 - r0),
+                       static_cast<std::size_t>(n), static_cast<float>(eps));
+    });
+    ctx->save_for_backward({x, w, rstd});
+    ctx->saved_data["kernel"] = true;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward_kernel(const at::Tensor& x, const at::Tensor& w,
+                                                        const at::Tensor& rstd,
+                                                        const at::Tensor& dy) {
+    const auto n = x.size(-1), rows = x.numel() / n;
+    at::Tensor dx = at::empty_like(x);
+    // one dw row per chunk of rows, summed after: no sharing between threads
+    const std::int64_t chunks =
+        std::clamp<std::int64_t>(rows / kGrainRows, 1, at::get_num_threads());
+    at::Tensor dw_acc = at::zeros({chunks, n}, x.options().dtype(at::kDouble));
+    const float *px = x.data_ptr<float>(), *pw = w.data_ptr<float>();
+    const float *pr = rstd.data_ptr<float>(), *pdy = dy.data_ptr<float>();
+    float* pdx = dx.data_ptr<float>();
+    double* pacc = dw_acc.data_ptr<double>();
+    at::parallel_for(0, chunks, 1, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const std::int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+        rms_norm_backward(px + r0 * n, pw, pr + r0, pdy + r0 * n, pdx + r0 * n, pacc + c * n,
+                          static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(n));
+      }
+    });
+    return {dx, dw_acc.sum(0).to(at::kFloat), at::Tensor()};
   }
 };
 
