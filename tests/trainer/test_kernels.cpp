@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "cross_entropy_kernel.hpp"
 #include "rms_norm_kernel.hpp"
 #include "swiglu_kernel.hpp"
 #include "vec_exp.hpp"
@@ -100,4 +101,35 @@ TEST_CASE("rms_norm kernels match the formula, dw accumulating over calls") {
     }
   }
   for (std::size_t j = 0; j < n; ++j) CHECK(near(dw[j], want_dw[j], 2e-6, 1e-3));
+}
+
+TEST_CASE("cross_entropy kernels match log-softmax and softmax minus one-hot") {
+  const std::size_t rows = 6, V = 1001;
+  std::vector<float> logits = random_floats(rows * V, 4.0f, 6);
+  logits[2] = -std::numeric_limits<float>::infinity();  // a masked class
+  const std::vector<std::int64_t> targets = {0, 1000, 17, 17, 500, 999};
+  std::vector<float> lse(rows);
+  const double total = cross_entropy_forward(logits.data(), targets.data(), lse.data(), rows, V);
+  double want_total = 0;
+  std::vector<double> want_lse(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::size_t j = 0; j < V; ++j) sum += std::exp(double(logits[r * V + j]));
+    want_lse[r] = std::log(sum);
+    CHECK(near(lse[r], want_lse[r]));
+    want_total += want_lse[r] - logits[r * V + static_cast<std::size_t>(targets[r])];
+  }
+  CHECK(near(total, want_total));
+  const float scale = 0.37f;
+  std::vector<float> g = logits;
+  cross_entropy_backward(g.data(), targets.data(), lse.data(), scale, rows, V);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t j = 0; j < V; ++j) {
+      const double p = std::exp(double(logits[r * V + j]) - lse[r]);
+      const double want = (p - (j == static_cast<std::size_t>(targets[r]) ? 1.0 : 0.0)) * scale;
+      INFO("r=" << r << " j=" << j);
+      CHECK(near(g[r * V + j], want, 2e-6, 1e-6));
+    }
+  }
+  CHECK(g[2] == 0.0f);
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cross_entropy_kernel.hpp"
 #include "rms_norm_kernel.hpp"
 #include "swiglu_kernel.hpp"
 
@@ -206,6 +207,7 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
     const auto [lo, hi] = at::aminmax(targets);
     TORCH_CHECK(lo.item<std::int64_t>() >= 0 && hi.item<std::int64_t>() < V,
                 "token id outside the vocabulary of ", V, " (--vocab_size)");
+    if (fp32_cpu(logits) && logits.is_contiguous()) return forward_kernel(ctx, logits, targets);
     at::Tensor lse = at::empty({N}, logits.options());
     for (std::int64_t r = 0; r < N; r += kRows) {
       const auto n = std::min(kRows, N - r);
@@ -223,6 +225,18 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
     const at::Tensor& targets = saved[1];
     const at::Tensor& lse = saved[2];
     const auto N = g.size(0);
+    if (ctx->saved_data.count("kernel")) {
+      const float scale = grads[0].item<float>() / static_cast<float>(N);
+      const auto V = g.size(1);
+      float* pg = g.data_ptr<float>();
+      const std::int64_t* pt = targets.data_ptr<std::int64_t>();
+      const float* pl = lse.data_ptr<float>();
+      at::parallel_for(0, N, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+        cross_entropy_backward(pg + r0 * V, pt + r0, pl + r0, scale,
+                               static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(V));
+      });
+      return {g, at::Tensor()};
+    }
     const at::Tensor scale = grads[0] / static_cast<double>(N);
     for (std::int64_t r = 0; r < N; r += kRows) {
       const auto n = std::min(kRows, N - r);
@@ -231,6 +245,34 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
     g.scatter_add_(1, targets.unsqueeze(1), at::full({N, 1}, -1.0, g.options()));
     g.mul_(scale);
     return {g, at::Tensor()};
+  }
+
+  // fp32 on the CPU (cross_entropy_kernel.cpp): lse per row in two passes
+  // over the row, the loss summed in double; backward one pass, scale folded
+  // in.
+  static at::Tensor forward_kernel(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
+                                   const at::Tensor& targets_in) {
+    const auto N = logits.size(0), V = logits.size(1);
+    const at::Tensor targets = targets_in.to(at::kLong).contiguous();
+    at::Tensor lse = at::empty({N}, logits.options());
+    const std::int64_t chunks = std::clamp<std::int64_t>(N / kGrainRows, 1, at::get_num_threads());
+    std::vector<double> partial(static_cast<std::size_t>(chunks), 0.0);
+    const float* pl = logits.data_ptr<float>();
+    const std::int64_t* pt = targets.data_ptr<std::int64_t>();
+    float* plse = lse.data_ptr<float>();
+    at::parallel_for(0, chunks, 1, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const std::int64_t r0 = N * c / chunks, r1 = N * (c + 1) / chunks;
+        partial[static_cast<std::size_t>(c)] =
+            cross_entropy_forward(pl + r0 * V, pt + r0, plse + r0,
+                                  static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(V));
+      }
+    });
+    double total = 0;
+    for (double p : partial) total += p;
+    ctx->save_for_backward({logits, targets, lse});
+    ctx->saved_data["kernel"] = true;
+    return at::scalar_tensor(total / static_cast<double>(N), logits.options());
   }
 };
 
