@@ -6,8 +6,9 @@
 
 namespace wireup::train {
 
-// One clone per vector width; the loader picks the widest the CPU has.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+// One clone per vector width (v3: AVX2 + FMA, v4: AVX-512); the loader picks
+// the widest the CPU has.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 double cross_entropy_forward(const float* __restrict logits, const std::int64_t* __restrict targets,
                              float* __restrict lse, std::size_t rows, std::size_t V) {
   double total = 0;
@@ -26,7 +27,7 @@ double cross_entropy_forward(const float* __restrict logits, const std::int64_t*
   return total;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 void cross_entropy_backward(float* __restrict logits, const std::int64_t* __restrict targets,
                             const float* __restrict lse, float scale, std::size_t rows,
                             std::size_t V) {

@@ -4,8 +4,9 @@
 
 namespace wireup::train {
 
-// One clone per vector width; the loader picks the widest the CPU has.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+// One clone per vector width (v3: AVX2 + FMA, v4: AVX-512); the loader picks
+// the widest the CPU has.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 void rms_norm_forward(const float* __restrict x, const float* __restrict w, float* __restrict y,
                       float* __restrict rstd, std::size_t rows, std::size_t n, float eps) {
   for (std::size_t r = 0; r < rows; ++r) {
@@ -20,7 +21,7 @@ void rms_norm_forward(const float* __restrict x, const float* __restrict w, floa
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 void rms_norm_backward(const float* __restrict x, const float* __restrict w,
                        const float* __restrict rstd, const float* __restrict dy,
                        float* __restrict dx, double* __restrict dw_acc, std::size_t rows,
