@@ -292,6 +292,80 @@ at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets) {
   return CrossEntropy::apply(logits, targets);
 }
 
+namespace {
+
+// The blocks of causal_attention as one autograd node. Autograd on the
+// per-block narrow() of Q, K and V would zero-pad each block's gradient to
+// full size and sum the pads (K and V: a full-size zero, copy and add per
+// block); here each block's gradient GEMMs write into slices of dQ or
+// accumulate into prefixes of dK and dV, and the outputs go straight into one
+// tensor (no cat). qg [BK, T*g, hd] (g query rows per token), kg and vg
+// [BK, T, hd], mask [T, T] additive.
+struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
+  struct Block {
+    std::int64_t t1, row0, rows;  // keys [0, t1); query rows [row0, row0 + rows)
+  };
+
+  static std::vector<Block> blocks_of(std::int64_t T, std::int64_t g) {
+    const std::int64_t n = std::clamp<std::int64_t>(T / 64, 1, 4);
+    std::vector<Block> out;
+    for (std::int64_t b = 0; b < n; ++b) {
+      const std::int64_t t0 = T * b / n, t1 = T * (b + 1) / n;  // tokens [t0, t1)
+      out.push_back({t1, t0 * g, (t1 - t0) * g});
+    }
+    return out;
+  }
+
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& qg,
+                            const at::Tensor& kg, const at::Tensor& vg, const at::Tensor& mask,
+                            double scale) {
+    const auto T = kg.size(1), g = qg.size(1) / T;
+    at::Tensor out = at::empty_like(qg);
+    std::vector<at::Tensor> saved = {qg, kg, vg};
+    for (const Block& b : blocks_of(T, g)) {
+      const std::int64_t t0 = b.row0 / g;
+      at::Tensor m = mask.narrow(0, t0, b.t1 - t0)
+                         .narrow(1, 0, b.t1)
+                         .unsqueeze(1)
+                         .expand({b.t1 - t0, g, b.t1})
+                         .reshape({b.rows, b.t1});
+      at::Tensor scores = at::baddbmm(m, qg.narrow(1, b.row0, b.rows),
+                                      kg.narrow(1, 0, b.t1).transpose(1, 2), 1.0, scale);
+      at::Tensor p = at::_softmax(scores, -1, false);
+      at::Tensor o = out.narrow(1, b.row0, b.rows);
+      at::bmm_out(o, p, vg.narrow(1, 0, b.t1));
+      saved.push_back(p);
+    }
+    ctx->save_for_backward(saved);
+    ctx->saved_data["scale"] = scale;
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &qg = saved[0], &kg = saved[1], &vg = saved[2];
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const at::Tensor dout = grads[0].contiguous();
+    const auto T = kg.size(1), g = qg.size(1) / T;
+    at::Tensor dq = at::empty_like(qg), dk = at::zeros_like(kg), dv = at::zeros_like(vg);
+    std::size_t i = 3;
+    for (const Block& b : blocks_of(T, g)) {
+      const at::Tensor& p = saved[i++];  // [BK, rows, t1]
+      const at::Tensor dout_b = dout.narrow(1, b.row0, b.rows);
+      const at::Tensor k = kg.narrow(1, 0, b.t1), v = vg.narrow(1, 0, b.t1);
+      dv.narrow(1, 0, b.t1).baddbmm_(p.transpose(1, 2), dout_b);
+      at::Tensor ds =
+          at::_softmax_backward_data(at::bmm(dout_b, v.transpose(1, 2)), p, -1, p.scalar_type());
+      dq.narrow(1, b.row0, b.rows).baddbmm_(ds, k, 0.0, scale);  // beta 0: dq is not read
+      dk.narrow(1, 0, b.t1).baddbmm_(ds.transpose(1, 2), qg.narrow(1, b.row0, b.rows), 1.0, scale);
+    }
+    return {dq, dk, dv, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
 // Causal grouped-query attention; q [B,T,nh,hd], k and v [B,T,kv,hd] ->
 // [B,T,nh*hd]. Per KV head, the rows of its nh/kv query heads are stacked
 // (token-major) into one taller matrix, so K and V are never copied per query
@@ -306,20 +380,9 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   at::Tensor qg = q.reshape({B, T, kv, g, hd}).transpose(1, 2).reshape({B * kv, T * g, hd});
   at::Tensor kg = k.transpose(1, 2).reshape({B * kv, T, hd});
   at::Tensor vg = v.transpose(1, 2).reshape({B * kv, T, hd});
-  const at::Tensor mask = causal.to(q.scalar_type());
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  const std::int64_t blocks = std::clamp<std::int64_t>(T / 64, 1, 4);
-  std::vector<at::Tensor> out;
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::int64_t t0 = T * b / blocks, t1 = T * (b + 1) / blocks;  // tokens [t0, t1)
-    at::Tensor m = mask.narrow(0, t0, t1 - t0).narrow(1, 0, t1).unsqueeze(1)
-                       .expand({t1 - t0, g, t1}).reshape({(t1 - t0) * g, t1});
-    at::Tensor scores = at::baddbmm(m, qg.narrow(1, t0 * g, (t1 - t0) * g),
-                                    kg.narrow(1, 0, t1).transpose(1, 2), 1.0, scale);
-    out.push_back(at::bmm(at::_softmax(scores, -1, false), vg.narrow(1, 0, t1)));
-  }
-  at::Tensor o = blocks == 1 ? out[0] : at::cat(out, 1);  // [B*kv, T*g, hd]
-  return o.view({B, kv, T, g, hd}).transpose(1, 2).reshape({B, T, nh * hd});
+  at::Tensor o = BlockedAttention::apply(qg, kg, vg, causal.to(q.scalar_type()), scale);
+  return o.view({B, kv, T, g, hd}).transpose(1, 2).reshape({B, T, nh * hd});  // o [B*kv, T*g, hd]
 }
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
