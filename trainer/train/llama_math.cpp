@@ -323,14 +323,15 @@ struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
     at::Tensor out = at::empty_like(qg);
     std::vector<at::Tensor> saved = {qg, kg, vg};
     for (const Block& b : blocks_of(T, g)) {
+      // Keys before the block's first token are all visible: the mask is
+      // added to the diagonal square only, not copied under every score.
       const std::int64_t t0 = b.row0 / g;
-      at::Tensor m = mask.narrow(0, t0, b.t1 - t0)
-                         .narrow(1, 0, b.t1)
-                         .unsqueeze(1)
-                         .expand({b.t1 - t0, g, b.t1})
-                         .reshape({b.rows, b.t1});
-      at::Tensor scores = at::baddbmm(m, qg.narrow(1, b.row0, b.rows),
-                                      kg.narrow(1, 0, b.t1).transpose(1, 2), 1.0, scale);
+      at::Tensor scores = at::empty({qg.size(0), b.rows, b.t1}, qg.options());
+      at::baddbmm_out(scores, scores, qg.narrow(1, b.row0, b.rows),
+                      kg.narrow(1, 0, b.t1).transpose(1, 2), 0.0, scale);  // beta 0: not read
+      scores.narrow(2, t0, b.t1 - t0)
+          .view({-1, b.t1 - t0, g, b.t1 - t0})
+          .add_(mask.narrow(0, t0, b.t1 - t0).narrow(1, t0, b.t1 - t0).unsqueeze(1));
       at::Tensor p = at::_softmax(scores, -1, false);
       at::Tensor o = out.narrow(1, b.row0, b.rows);
       at::bmm_out(o, p, vg.narrow(1, 0, b.t1));
@@ -348,17 +349,21 @@ struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
     const double scale = ctx->saved_data["scale"].toDouble();
     const at::Tensor dout = grads[0].contiguous();
     const auto T = kg.size(1), g = qg.size(1) / T;
-    at::Tensor dq = at::empty_like(qg), dk = at::zeros_like(kg), dv = at::zeros_like(vg);
-    std::size_t i = 3;
-    for (const Block& b : blocks_of(T, g)) {
-      const at::Tensor& p = saved[i++];  // [BK, rows, t1]
+    at::Tensor dq = at::empty_like(qg), dk = at::empty_like(kg), dv = at::empty_like(vg);
+    // Last block first: it sees every key, so its GEMMs (beta 0) fill dK and
+    // dV whole and the others add to prefixes; nothing is zeroed.
+    const auto blocks = blocks_of(T, g);
+    for (std::size_t i = blocks.size(); i-- > 0;) {
+      const Block& b = blocks[i];
+      const double beta = i + 1 == blocks.size() ? 0.0 : 1.0;
+      const at::Tensor& p = saved[3 + i];  // [BK, rows, t1]
       const at::Tensor dout_b = dout.narrow(1, b.row0, b.rows);
       const at::Tensor k = kg.narrow(1, 0, b.t1), v = vg.narrow(1, 0, b.t1);
-      dv.narrow(1, 0, b.t1).baddbmm_(p.transpose(1, 2), dout_b);
+      dv.narrow(1, 0, b.t1).baddbmm_(p.transpose(1, 2), dout_b, beta, 1.0);
       at::Tensor ds =
           at::_softmax_backward_data(at::bmm(dout_b, v.transpose(1, 2)), p, -1, p.scalar_type());
       dq.narrow(1, b.row0, b.rows).baddbmm_(ds, k, 0.0, scale);  // beta 0: dq is not read
-      dk.narrow(1, 0, b.t1).baddbmm_(ds.transpose(1, 2), qg.narrow(1, b.row0, b.rows), 1.0, scale);
+      dk.narrow(1, 0, b.t1).baddbmm_(ds.transpose(1, 2), qg.narrow(1, b.row0, b.rows), beta, scale);
     }
     return {dq, dk, dv, at::Tensor(), at::Tensor()};
   }
