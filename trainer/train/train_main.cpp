@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "batch_tokens.hpp"
 #include "blas_check.hpp"
 #include "checkpoint.hpp"
 #include "hf_export.hpp"
@@ -60,6 +61,10 @@ class Batches {
     c.world_size = static_cast<std::uint64_t>(w.world);
     c.seed = o.seed;
     c.shuffle = split == wd::Split::Train;
+    // Rows as stored (uint16/uint32), widened here: the loader moves a
+    // quarter of int64's bytes (docs/data-format.md), and on GPU the copy
+    // to the device is that much smaller too.
+    c.token_type = wd::TokenType::Stored;
     c.epochs = split == wd::Split::Train ? static_cast<std::uint64_t>(o.epochs) : 0;
     loader_ = std::make_unique<wd::TokenLoader>(c);
     const auto vocab = loader_->manifest().tokenizer.vocab_size;
@@ -74,11 +79,9 @@ class Batches {
   std::optional<at::Tensor> next() {
     if (!loader_) return synthetic();
     if (!loader_->next(batch_buf_)) return std::nullopt;
-    return at::from_blob(batch_buf_.data(),
-                         {static_cast<std::int64_t>(batch_buf_.rows),
-                          static_cast<std::int64_t>(batch_buf_.cols)},
-                         at::kLong)
-        .clone();
+    return wt::stored_tokens_to_long(batch_buf_.data(), static_cast<std::int64_t>(batch_buf_.rows),
+                                     static_cast<std::int64_t>(batch_buf_.cols),
+                                     batch_buf_.token_bytes);
   }
   // Where the next batch comes from, for the checkpoint; seek() restores it.
   std::string position() const {
