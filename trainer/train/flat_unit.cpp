@@ -99,8 +99,15 @@ void FlatUnit::release() {
 
 void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
   if (aliased_ && replicate_comm_->size() == 1) {  // nothing to sum: add in place
-    for (std::size_t i = 0; i < grad_views_.size(); ++i)
-      if (param_grads.at(i).defined()) grad_views_[i].add_(param_grads[i]);
+    // Undefined gradients leave their (zero) views alone in either case.
+    for (std::size_t i = 0; i < grad_views_.size(); ++i) {
+      if (!param_grads.at(i).defined()) continue;
+      if (grad_zero_)
+        grad_views_[i].copy_(param_grads[i]);
+      else
+        grad_views_[i].add_(param_grads[i]);
+    }
+    grad_zero_ = false;
     return;
   }
   finish_grads();  // one in flight at a time per unit
@@ -121,7 +128,11 @@ void FlatUnit::finish_grads() {
   rs_pending_->wait();
   rs_pending_.reset();
   if (replicate_comm_->size() > 1) replicate_comm_->all_reduce_sum(rs_part_);
-  grad_.add_(rs_part_);
+  if (grad_zero_)
+    grad_.copy_(rs_part_);
+  else
+    grad_.add_(rs_part_);
+  grad_zero_ = false;
   rs_full_ = rs_part_ = at::Tensor();
 }
 

@@ -33,6 +33,9 @@ class FlatUnit {
 
   at::Tensor& master() { return master_; }  // fp32 [shard_numel]
   at::Tensor& grad() { return grad_; }      // fp32 [shard_numel], accumulated
+  // Whoever zeroes grad() says so: the next accumulation then copies into it
+  // instead of adding (one read of the buffer less per step).
+  void grad_zeroed() { grad_zero_ = true; }
 
   // Sets this rank's slice from the full unsharded values (same on every rank).
   void load_full(const at::Tensor& flat_fp32);
@@ -68,6 +71,7 @@ class FlatUnit {
   at::Device device_;
   std::int64_t numel_ = 0, padded_ = 0, shard_ = 0;
   at::Tensor master_, grad_;
+  bool grad_zero_ = true;  // grad_ holds zeros (set only right after zeroing it)
   at::Tensor full_;            // [padded], compute dtype; storage emptied when released
   at::Tensor send_;            // the shard in compute dtype (aliases master_ in fp32)
   std::vector<at::Tensor> views_;

@@ -38,6 +38,7 @@ void ShardedAdamW::step(double lr, double grad_scale) {
                            static_cast<float>(bc1), static_cast<float>(bc2)};
       adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m_[i].data_ptr<float>(),
                    v_[i].data_ptr<float>(), static_cast<std::size_t>(p.numel()), s);
+      units_[i]->grad_zeroed();  // the kernel zeroes it
       continue;
     }
     if (grad_scale != 1.0) g.mul_(grad_scale);
@@ -47,6 +48,7 @@ void ShardedAdamW::step(double lr, double grad_scale) {
     at::Tensor denom = (v_[i].sqrt() / std::sqrt(bc2)).add_(c_.eps);
     p.addcdiv_(m_[i], denom, -lr / bc1);
     g.zero_();
+    units_[i]->grad_zeroed();
   }
 }
 
