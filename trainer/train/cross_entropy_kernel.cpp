@@ -21,6 +21,8 @@ double cross_entropy_forward(const float* __restrict logits, const std::int64_t*
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (std::size_t j = 0; j < V; ++j) sum += vec_exp(l[j] - mx);
+    // A zero sum (every logit -inf) gives -inf, as logsumexp does.
+    // cppcheck-suppress invalidFunctionArg
     lse[r] = std::log(sum) + mx;
     total += static_cast<double>(lse[r] - l[targets[r]]);
   }
