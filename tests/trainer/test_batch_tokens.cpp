@@ -17,11 +17,9 @@ TEST_CASE("stored uint16 and uint32 tokens widen to their unsigned values") {
   REQUIRE(t.scalar_type() == at::kLong);
   REQUIRE(t.sizes() == at::IntArrayRef({2, 3}));
   for (std::size_t i = 0; i < u16.size(); ++i)
-    CHECK(t.view({-1})[static_cast<std::int64_t>(i)].item<std::int64_t>() ==
-          u16[i]);
+    CHECK(t.view({-1})[static_cast<std::int64_t>(i)].item<std::int64_t>() == u16[i]);
 
-  const std::vector<std::uint32_t> u32 = {0,           65536,       2147483647u,
-                                          2147483648u, 4294967295u, 7};
+  const std::vector<std::uint32_t> u32 = {0, 65536, 2147483647u, 2147483648u, 4294967295u, 7};
   t = stored_tokens_to_long(u32.data(), 3, 2, 4);
   REQUIRE(t.sizes() == at::IntArrayRef({3, 2}));
   for (std::size_t i = 0; i < u32.size(); ++i)
@@ -34,6 +32,5 @@ TEST_CASE("the widened tokens are a copy, not a view of the loader's buffer") {
   const at::Tensor t = stored_tokens_to_long(u16.data(), 1, 2, 2);
   u16[0] = 9;
   CHECK(t[0][0].item<std::int64_t>() == 5);
-  CHECK_THROWS_AS(stored_tokens_to_long(u16.data(), 1, 1, 3),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(stored_tokens_to_long(u16.data(), 1, 1, 3), std::invalid_argument);
 }
