@@ -79,34 +79,12 @@ __attribute__((target("avx2"))) inline void u16_to_i64_x16(const unsigned char* 
   _mm256_storeu_si256(o + 3, _mm256_cvtepu16_epi64(_mm_srli_si128(hi, 8)));
 }
 
-__attribute__((target("avx2"))) void u16_to_i64_row(const unsigned char* src, std::uint64_t n,
-                                                    std::int64_t* out, const unsigned char* next) {
-  std::uint64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __builtin_prefetch(next + 2 * i);
-    u16_to_i64_x16(src + 2 * i, out + i);
-    u16_to_i64_x16(src + 2 * i + 32, out + i + 16);
-  }
-  u16_to_i64(src + 2 * i, n - i, out + i);
-}
-
 __attribute__((target("avx2"))) inline void u32_to_i64_x8(const unsigned char* src,
                                                          std::int64_t* out) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
   auto* o = reinterpret_cast<__m256i*>(out);
   _mm256_storeu_si256(o, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)));
   _mm256_storeu_si256(o + 1, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(v, 1)));
-}
-
-__attribute__((target("avx2"))) void u32_to_i64_row(const unsigned char* src, std::uint64_t n,
-                                                    std::int64_t* out, const unsigned char* next) {
-  std::uint64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __builtin_prefetch(next + 4 * i);
-    u32_to_i64_x8(src + 4 * i, out + i);
-    u32_to_i64_x8(src + 4 * i + 32, out + i + 8);
-  }
-  u32_to_i64(src + 4 * i, n - i, out + i);
 }
 
 __attribute__((target("avx2"))) inline void u16_to_i32_x16(const unsigned char* src,
@@ -117,15 +95,20 @@ __attribute__((target("avx2"))) inline void u16_to_i32_x16(const unsigned char* 
   _mm256_storeu_si256(o + 1, _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)));
 }
 
-__attribute__((target("avx2"))) void u16_to_i32_row(const unsigned char* src, std::uint64_t n,
-                                                    std::int32_t* out, const unsigned char* next) {
+// One row with one of the kernels above (`Half`: 32 bytes of source) and
+// the plain widening for the tail.
+template <class Out, unsigned SrcBytes, void (*Half)(const unsigned char*, Out*),
+          void (*Tail)(const unsigned char*, std::uint64_t, Out*)>
+__attribute__((target("avx2"))) void widen_row(const unsigned char* src, std::uint64_t n,
+                                               Out* out, const unsigned char* next) {
+  constexpr std::uint64_t per = 64 / SrcBytes;  // tokens per iteration
   std::uint64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __builtin_prefetch(next + 2 * i);
-    u16_to_i32_x16(src + 2 * i, out + i);
-    u16_to_i32_x16(src + 2 * i + 32, out + i + 16);
+  for (; i + per <= n; i += per) {
+    __builtin_prefetch(next + SrcBytes * i);
+    Half(src + SrcBytes * i, out + i);
+    Half(src + SrcBytes * i + 32, out + i + per / 2);
   }
-  u16_to_32(src + 2 * i, n - i, out + i);
+  Tail(src + SrcBytes * i, n - i, out + i);
 }
 
 bool have_avx2() {
@@ -155,8 +138,10 @@ void copy_row(const unsigned char* src, unsigned src_bytes, std::uint64_t count,
   const unsigned char* pf = next != nullptr ? next : src;
 #ifdef WIREUP_WIDEN_AVX2
   if (have_avx2()) {
-    if (src_bytes == 2) u16_to_i64_row(src, count, out, pf);
-    else u32_to_i64_row(src, count, out, pf);
+    if (src_bytes == 2)
+      widen_row<std::int64_t, 2, u16_to_i64_x16, u16_to_i64>(src, count, out, pf);
+    else
+      widen_row<std::int64_t, 4, u32_to_i64_x8, u32_to_i64>(src, count, out, pf);
   } else {
     row_portable(src, src_bytes, count, out, pf);
   }
@@ -172,7 +157,7 @@ void copy_row(const unsigned char* src, unsigned src_bytes, std::uint64_t count,
     return copy_row(src, 4, count, reinterpret_cast<unsigned char*>(out), next);
   const unsigned char* pf = next != nullptr ? next : src;
 #ifdef WIREUP_WIDEN_AVX2
-  if (have_avx2()) u16_to_i32_row(src, count, out, pf);
+  if (have_avx2()) widen_row<std::int32_t, 2, u16_to_i32_x16, u16_to_32>(src, count, out, pf);
   else row_portable(src, src_bytes, count, out, pf);
 #else
   row_portable(src, src_bytes, count, out, pf);
