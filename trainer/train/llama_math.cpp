@@ -376,8 +376,8 @@ struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
 // (token-major) into one taller matrix, so K and V are never copied per query
 // head and the GEMMs are taller. The rows are cut into blocks of tokens and
 // each block meets only the keys up to its last token: the scores above the
-// diagonal are never computed. The mask and the 1/sqrt(hd) scale ride in the
-// score GEMM (baddbmm) instead of extra passes over the scores.
+// diagonal are never computed. The 1/sqrt(hd) scale rides in the score GEMM
+// (baddbmm); the mask is added to each block's diagonal square only.
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& causal) {
   const auto B = q.size(0), T = q.size(1), nh = q.size(2), hd = q.size(3), kv = k.size(2);
