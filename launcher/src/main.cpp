@@ -10,6 +10,7 @@
 
 #include "agent.hpp"
 #include "job_wiring.hpp"
+#include "pmix_handoff.hpp"
 #include "wireup/error.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_layout.hpp"
@@ -73,8 +74,10 @@ int exec_worker(const LaunchOptions& o, Wiring& w) {
   if (o.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
     std::cerr << "wireup-launch: timing rank " << spec.rank << ": pmix_init_ms=" << w.pmix_init_ms
               << " fence_ms=" << w.fence_ms << " spawn_ms=0\n";
-  // A PMIx client must finalize before exec, or mpirun fails the job.
-  if (w.pmix) w.pmix->finalize();
+  // A PMIx client must finalize before exec, or mpirun fails the job; the
+  // connection itself stays open until the task exits (pmix_handoff.hpp).
+  if (w.pmix && !finalize_keeping_connection(*w.pmix) && o.verbose)
+    std::cerr << "wireup-launch: no TCP PMIx server URI; the finalized connection closes now\n";
   std::vector<char*> cargv, cenv;
   for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
