@@ -14,17 +14,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
 
 # mpirun with N fake nodes of K slots each (mpirun_fake "a:2,b:2" -np 4 ...).
-# Open MPI's fake-node orteds hang now and then at start-up on a loaded
-# machine (not wireup's code): a run that times out is tried once more.
+# No retry: a run that hangs is a finding (exec mode's PMIx hand-over once hung
+# one run in twenty; see launcher/src/pmix_handoff.hpp).
 mpirun_fake() {
-  local hosts=$1 rc; shift
-  for attempt in 1 2; do
-    rc=0
-    timeout "${MPIRUN_TIMEOUT:-45}" mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
-      --mca rtc ^hwloc -host "$hosts" "$@" || rc=$?  # rtc/hwloc: orted segfaults now and then in its shmem topology write
-    [ "$rc" -eq 124 ] && [ "$attempt" -eq 1 ] && { echo "mpirun timed out; retrying once" >&2; continue; }
-    return "$rc"
-  done
+  local hosts=$1; shift
+  timeout "${MPIRUN_TIMEOUT:-60}" mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
+    --mca rtc ^hwloc -host "$hosts" "$@"  # rtc/hwloc: orted segfaults now and then in its shmem topology write
 }
 
 expect_contains() {  # FILE TEXT

@@ -1,9 +1,12 @@
 // Under srun --mpi=pmix, mpirun or wireup-launch's exec mode: rank 0's opaque
 // 128-byte blob (an ncclUniqueId's size) reaches every rank intact, twice,
-// from two different roots, through wireup_pmix_broadcast.
+// from two different roots, through wireup_pmix_broadcast. It also reports
+// whether it inherited a PMIx connection (wireup-launch's exec mode keeps
+// its finalized one open until the task exits: pmix_handoff.hpp).
 #include <cstdio>
 #include <cstring>
 
+#include "pmix_socket.hpp"
 #include "wireup/pmix_bootstrap.h"
 
 static void pattern(unsigned char* b, int n, int seed) {
@@ -11,6 +14,7 @@ static void pattern(unsigned char* b, int n, int seed) {
 }
 
 int main() {
+  const bool inherited = wireup::find_pmix_server_socket() >= 0;  // before PMIx_Init opens one
   int rank = -1, size = 0;
   if (wireup_pmix_rank(&rank, &size) != 0) return 2;
   char err[256];
@@ -32,6 +36,7 @@ int main() {
   unsigned char one[4] = {};
   const bool refused = wireup_pmix_broadcast(one, sizeof one, size, err, sizeof err) != 0;
   wireup_pmix_finalize();
-  std::printf("BLOB rank=%d size=%d ok refused_bad_root=%d\n", rank, size, refused ? 1 : 0);
+  std::printf("BLOB rank=%d size=%d ok refused_bad_root=%d inherited=%d\n", rank, size,
+              refused ? 1 : 0, inherited ? 1 : 0);
   return refused ? 0 : 1;
 }
