@@ -20,6 +20,10 @@ assert len(masters) == 1, f"ranks disagree on the master: {masters}"
 addr, port = masters.pop()
 assert re.fullmatch(r"\d+\.\d+\.\d+\.\d+", addr), f"MASTER_ADDR {addr} is not IPv4"
 assert 0 < int(port) < 65536
+# On the test cluster a node's name says its address (ip-127-0-0-K): rank 0's.
+node0 = re.fullmatch(r"ip-(\d+)-(\d+)-(\d+)-(\d+)", by_rank[0].get("NODE", ""))
+if node0:
+    assert addr == ".".join(node0.groups()), f"MASTER_ADDR {addr}, but rank 0 ran on {node0.group(0)}"
 groups = {}
 for r, kv in by_rank.items():
     def eq(key, want):
@@ -39,4 +43,4 @@ for r, kv in by_rank.items():
     eq("GROUP_RANK", r // local_world); eq("LOCAL_RANK", r % local_world)
     groups.setdefault(kv["GROUP_RANK"], set()).add(kv["LOCAL_RANK"])
 assert len(groups) == nodes
-print(f"ok: {world} ranks, {nodes} nodes, master {addr}:{port}")
+print(f"ok: {world} ranks, {nodes} nodes, master {addr}:{port}" + (f", rank 0 on {node0.group(0)}" if node0 else ""))
