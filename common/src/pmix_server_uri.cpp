@@ -14,7 +14,7 @@ std::optional<PmixServerAddress> parse_pmix_server_uri(std::string_view uri) {
     uri.remove_prefix(7);
     out.ipv6 = true;
   } else {
-    return std::nullopt;  // usock and anything newer: no TCP state to watch
+    return std::nullopt;  // usock, or a transport PMIx 4 does not have
   }
   const auto colon = uri.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;

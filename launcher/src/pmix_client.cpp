@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wireup/pmix_server_uri.hpp"
+
 namespace wireup {
 
 namespace {
@@ -21,9 +23,10 @@ pmix_proc_t proc_of(const std::string& nspace, pmix_rank_t rank) {
 
 bool PmixClient::server_present() {
   // Every PMIx server sets these for its clients.
-  return std::getenv("PMIX_NAMESPACE") != nullptr || std::getenv("PMIX_SERVER_URI41") != nullptr ||
-         std::getenv("PMIX_SERVER_URI4") != nullptr || std::getenv("PMIX_SERVER_URI3") != nullptr ||
-         std::getenv("PMIX_SERVER_URI2") != nullptr;
+  if (std::getenv("PMIX_NAMESPACE") != nullptr) return true;
+  for (const char* var : kPmixServerUriVars)
+    if (std::getenv(var) != nullptr) return true;
+  return false;
 }
 
 PmixClient::PmixClient() {

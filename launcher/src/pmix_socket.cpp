@@ -17,8 +17,7 @@ namespace wireup {
 namespace {
 
 std::optional<PmixServerAddress> server_address() {
-  for (const char* var : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
-                          "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"})
+  for (const char* var : kPmixServerUriVars)
     if (const char* v = std::getenv(var)) return parse_pmix_server_uri(v);
   return std::nullopt;
 }

@@ -358,10 +358,7 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const 
     groups_.world->all_reduce_sum(bad);
     if (bad.item<double>() == 0) {
       opt_->set_steps(meta.optimizer_steps);
-      for (auto* u : units_) {
-        u->grad().zero_();
-        u->grad_zeroed();
-      }
+      for (auto* u : units_) u->zero_grad();
       return meta;
     }
     if (!automatic) {

@@ -33,8 +33,13 @@ class FlatUnit {
 
   at::Tensor& master() { return master_; }  // fp32 [shard_numel]
   at::Tensor& grad() { return grad_; }      // fp32 [shard_numel], accumulated
-  // Whoever zeroes grad() says so: the next accumulation then copies into it
-  // instead of adding (one read of the buffer less per step).
+  // Zeroes grad(); the next accumulation then copies into it instead of
+  // adding (one read of the buffer less per step).
+  void zero_grad() {
+    grad_.zero_();
+    grad_zero_ = true;
+  }
+  // For code that zeroed grad() itself (the fused AdamW kernel).
   void grad_zeroed() { grad_zero_ = true; }
 
   // Sets this rank's slice from the full unsharded values (same on every rank).

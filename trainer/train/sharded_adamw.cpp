@@ -47,8 +47,7 @@ void ShardedAdamW::step(double lr, double grad_scale) {
     v_[i].mul_(c_.beta2).addcmul_(g, g, 1.0 - c_.beta2);
     at::Tensor denom = (v_[i].sqrt() / std::sqrt(bc2)).add_(c_.eps);
     p.addcdiv_(m_[i], denom, -lr / bc1);
-    g.zero_();
-    units_[i]->grad_zeroed();
+    units_[i]->zero_grad();
   }
 }
 
