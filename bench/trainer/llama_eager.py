@@ -24,7 +24,8 @@ of all ranks over all timed steps; best_tokens_per_s over the fastest one
 rank 0's process CPU time per timed step, all its threads.
 With --profile it also prints the autograd profiler's table of one step.
 
-Needs Debian's python3-torch: run it with /usr/bin/python3.
+Needs Debian's python3-torch: run it with /usr/bin/python3. On a GPU node,
+--device cuda [--bf16] runs it on the GPU (tests/gpu/gpu_check.sh).
 """
 import argparse
 import math
@@ -170,6 +171,9 @@ def main():
     p.add_argument("--weight_decay", type=float, default=0.1)
     p.add_argument("--grad_clip", type=float, default=1.0, help="0: off")
     p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--device", default="cpu", help="cpu, or cuda (one GPU per rank)")
+    p.add_argument("--bf16", action="store_true",
+                   help="bf16 autocast over fp32 weights (CUDA), as wireup-train --bf16 1")
     p.add_argument("--profile", action="store_true",
                    help="also print the autograd profiler table of one step")
     a = p.parse_args()
@@ -183,6 +187,11 @@ def main():
     torch.manual_seed(a.seed)  # the same init on every rank (DDP broadcasts rank 0's anyway)
     model = Llama(a)
     params = sum(p.numel() for p in model.parameters())
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        model = model.to(dev)
+        model.freqs = model.freqs.to(dev)
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
         model = DistributedDataParallel(model)
@@ -191,8 +200,9 @@ def main():
     gen = torch.Generator().manual_seed(a.seed * 7919 + rank)
 
     def step():
-        data = torch.randint(a.vocab, (a.batch, a.seq + 1), generator=gen)
-        loss = model(data[:, :-1], data[:, 1:])
+        data = torch.randint(a.vocab, (a.batch, a.seq + 1), generator=gen).to(dev)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=a.bf16):
+            loss = model(data[:, :-1], data[:, 1:])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if a.grad_clip > 0:
@@ -211,7 +221,8 @@ def main():
     cpu = time.process_time() - c0
     tokens = a.batch * a.seq * world  # per step, all ranks
     if rank == 0:
-        print(f"[eager] mode={'ddp' if world > 1 else 'single'} world={world} "
+        print(f"[eager] mode={'ddp' if world > 1 else 'single'} device={dev.type} "
+              f"bf16={int(a.bf16)} world={world} "
               f"threads={torch.get_num_threads()} params={params} steps={a.steps} "
               f"warmup={a.warmup} tokens_per_s={tokens * a.steps / sum(times):.1f} "
               f"best_tokens_per_s={tokens / min(times):.1f} "

@@ -1,8 +1,9 @@
 #include "comm_gloo.hpp"
 
+#include "job_store.hpp"
+
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
 #include <cstdlib>
@@ -104,17 +105,6 @@ std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
 }
 
 }  // namespace
-
-c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
-  c10d::TCPStoreOptions so;
-  so.port = static_cast<std::uint16_t>(w.master_port);
-  const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
-  so.isServer = w.rank == 0 && !(agent_store && std::string(agent_store) == "True");
-  so.numWorkers = w.world;
-  so.waitWorkers = false;
-  so.timeout = std::chrono::minutes(5);
-  return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
-}
 
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
   if (w.world == 1) {

@@ -2,12 +2,9 @@
 // CUDA tensors of a CUDA LibTorch; here they are only pointers and sizes.
 #include "comm_nccl.hpp"
 
-#include "comm_gloo.hpp"  // open_job_store
-
 #include <cuda_runtime_api.h>
 #include <nccl.h>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "job_store.hpp"
 #include "wireup/error.hpp"
 
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP
@@ -118,6 +116,15 @@ class NcclComm final : public Comm {
 
 std::shared_ptr<Comm> via_store(c10d::Store& store, const std::string& key, int rank, int size) {
   if (size == 1) return make_solo_comm();
+  return make_nccl_comm(store, key, rank, size);
+}
+
+}  // namespace
+
+bool nccl_available() { return true; }
+
+std::shared_ptr<Comm> make_nccl_comm(c10d::Store& store, const std::string& key, int rank,
+                                     int size) {
   ncclUniqueId id;
   if (rank == 0) {
     check(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -133,12 +140,12 @@ std::shared_ptr<Comm> via_store(c10d::Store& store, const std::string& key, int 
   return std::make_shared<NcclComm>(c, rank, size);
 }
 
-}  // namespace
-
-bool nccl_available() { return true; }
-
 CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding) {
   check(cudaSetDevice(w.local_rank), "cudaSetDevice(LOCAL_RANK)");
+  if (w.world == 1) {  // no store, no communicator
+    auto solo = make_solo_comm();
+    return {solo, solo, solo};
+  }
   const auto store = open_job_store(w);
   std::shared_ptr<Comm> world;
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP

@@ -1,6 +1,12 @@
 #pragma once
 #include "comm.hpp"
-#include "comm_gloo.hpp"
+
+#include <memory>
+#include <string>
+
+namespace c10d {
+class Store;
+}
 
 namespace wireup::train {
 
@@ -13,5 +19,10 @@ CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding);
 
 // False in builds without NCCL (make_nccl_groups then throws InputError).
 bool nccl_available();
+
+// One NCCL communicator through the store, even of one rank (make_nccl_groups
+// uses a solo group there): how the GPU check reaches NCCL on a single GPU.
+std::shared_ptr<Comm> make_nccl_comm(c10d::Store& store, const std::string& key, int rank,
+                                     int size);
 
 }  // namespace wireup::train

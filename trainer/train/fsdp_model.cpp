@@ -116,6 +116,11 @@ std::int64_t FsdpLlama::state_bytes() const {
 }
 
 double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad_scale) {
+  // Ids index the embedding and pick the logits: check them here, on the host
+  // (on a GPU a check there would stall the step on a device-to-host copy).
+  const auto [lo, hi] = at::aminmax(host_tokens);
+  TORCH_CHECK(lo.item<std::int64_t>() >= 0 && hi.item<std::int64_t>() < cfg_.vocab,
+              "token id outside the vocabulary of ", cfg_.vocab, " (--vocab_size)");
   const at::Tensor tokens = host_tokens.to(opt_.device);
   const auto T = tokens.size(1) - 1;
   at::Tensor inputs = tokens.narrow(1, 0, T);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
@@ -198,19 +199,21 @@ at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
 // Mean cross-entropy over rows of fp32 logits [N, V], computed in row chunks
 // that stay in cache. Its backward turns the logits' own memory into the
 // gradient (softmax minus one-hot): no log-softmax copy, no zeroed one-hot.
+// Token ids were checked against the vocabulary on the host (FsdpLlama::step).
 struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
   static constexpr std::int64_t kRows = 64;
+  // On a GPU, chunks only bound logsumexp's temporary (4096 x V fp32); 64-row
+  // chunks would be thousands of tiny kernel launches per step.
+  static constexpr std::int64_t kDeviceRows = 4096;
 
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
                             const at::Tensor& targets) {
-    const auto N = logits.size(0), V = logits.size(1);
-    const auto [lo, hi] = at::aminmax(targets);
-    TORCH_CHECK(lo.item<std::int64_t>() >= 0 && hi.item<std::int64_t>() < V,
-                "token id outside the vocabulary of ", V, " (--vocab_size)");
+    const auto N = logits.size(0);
     if (fp32_cpu(logits) && logits.is_contiguous()) return forward_kernel(ctx, logits, targets);
     at::Tensor lse = at::empty({N}, logits.options());
-    for (std::int64_t r = 0; r < N; r += kRows) {
-      const auto n = std::min(kRows, N - r);
+    const std::int64_t rows = logits.is_cpu() ? kRows : kDeviceRows;
+    for (std::int64_t r = 0; r < N; r += rows) {
+      const auto n = std::min(rows, N - r);
       lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
     }
     at::Tensor picked = logits.gather(1, targets.unsqueeze(1)).squeeze(1);
@@ -238,9 +241,13 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
       return {g, at::Tensor()};
     }
     const at::Tensor scale = grads[0] / static_cast<double>(N);
-    for (std::int64_t r = 0; r < N; r += kRows) {
-      const auto n = std::min(kRows, N - r);
-      g.narrow(0, r, n).sub_(lse.narrow(0, r, n).unsqueeze(1)).exp_();
+    if (g.is_cpu()) {
+      for (std::int64_t r = 0; r < N; r += kRows) {
+        const auto n = std::min(kRows, N - r);
+        g.narrow(0, r, n).sub_(lse.narrow(0, r, n).unsqueeze(1)).exp_();
+      }
+    } else {
+      g.sub_(lse.unsqueeze(1)).exp_();  // in place: two kernels, no temporary
     }
     g.scatter_add_(1, targets.unsqueeze(1), at::full({N, 1}, -1.0, g.options()));
     g.mul_(scale);
@@ -378,10 +385,21 @@ struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
 // each block meets only the keys up to its last token: the scores above the
 // diagonal are never computed. The 1/sqrt(hd) scale rides in the score GEMM
 // (baddbmm); the mask is added to each block's diagonal square only.
+// On CUDA with LibTorch 2.5 or newer, ATen's fused attention instead (flash
+// attention where the shapes allow; grouped KV heads natively): it never
+// materialises the scores, which at T = 4096 are GiBs per layer.
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& causal) {
   const auto B = q.size(0), T = q.size(1), nh = q.size(2), hd = q.size(3), kv = k.size(2);
   const auto g = nh / kv;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  if (q.is_cuda()) {
+    const at::Tensor o = at::scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0, /*is_causal=*/true,
+        std::nullopt, /*enable_gqa=*/g > 1);
+    return o.transpose(1, 2).reshape({B, T, nh * hd});  // o [B, nh, T, hd]
+  }
+#endif
   at::Tensor qg = q.reshape({B, T, kv, g, hd}).transpose(1, 2).reshape({B * kv, T * g, hd});
   at::Tensor kg = k.transpose(1, 2).reshape({B * kv, T, hd});
   at::Tensor vg = v.transpose(1, 2).reshape({B * kv, T, hd});

@@ -4,6 +4,12 @@
 
 #include <cmath>
 
+// LibTorch 2.x has the CUDA optimizer's fused AdamW (one pass over the state).
+#if __has_include(<ATen/ops/_fused_adamw.h>)
+#include <ATen/ops/_fused_adamw.h>
+#define WIREUP_HAVE_FUSED_ADAMW 1
+#endif
+
 #include "adamw_kernel.hpp"
 
 namespace wireup::train {
@@ -26,6 +32,9 @@ bool plain_cpu_fp32(const at::Tensor& t) {
 
 void ShardedAdamW::step(double lr, double grad_scale) {
   ++t_;
+#ifdef WIREUP_HAVE_FUSED_ADAMW
+  if (!units_.empty() && units_.front()->master().is_cuda()) return fused_step(lr, grad_scale);
+#endif
   const double bc1 = 1.0 - std::pow(c_.beta1, static_cast<double>(t_));
   const double bc2 = 1.0 - std::pow(c_.beta2, static_cast<double>(t_));
   for (std::size_t i = 0; i < units_.size(); ++i) {
@@ -49,6 +58,32 @@ void ShardedAdamW::step(double lr, double grad_scale) {
     p.addcdiv_(m_[i], denom, -lr / bc1);
     units_[i]->zero_grad();
   }
+}
+
+// GPU shards: one fused kernel for all units, as torch.optim.AdamW(fused=True)
+// runs it: reads parameter, gradient and both moments once and writes three
+// of them, where the op-by-op update makes about fourteen passes. Its
+// grad_scale divides the gradients (AMP's unscale), so clipping passes the
+// reciprocal; the step count is read, not advanced, by the kernel.
+void ShardedAdamW::fused_step(double lr, double grad_scale) {
+#ifdef WIREUP_HAVE_FUSED_ADAMW
+  std::vector<at::Tensor> params, grads, steps;
+  for (auto* u : units_) {
+    params.push_back(u->master());
+    grads.push_back(u->grad());
+  }
+  const auto opts = params.front().options().dtype(at::kFloat);
+  const at::Tensor step = at::full({}, static_cast<double>(t_), opts);
+  steps.assign(params.size(), step);
+  std::optional<at::Tensor> unscale;
+  if (grad_scale != 1.0) unscale = at::full({}, 1.0 / grad_scale, opts);
+  at::_fused_adamw_(params, grads, m_, v_, {}, steps, lr, c_.beta1, c_.beta2, c_.weight_decay,
+                    c_.eps, /*amsgrad=*/false, /*maximize=*/false, unscale, std::nullopt);
+  for (auto* u : units_) u->zero_grad();
+#else
+  (void)lr;
+  (void)grad_scale;
+#endif
 }
 
 double global_grad_norm(const std::vector<FlatUnit*>& units, Comm& shard_comm) {

@@ -27,6 +27,8 @@ class ShardedAdamW {
   void set_steps(std::int64_t t) { t_ = t; }
 
  private:
+  void fused_step(double lr, double grad_scale);  // CUDA shards, LibTorch 2.x
+
   std::vector<FlatUnit*> units_;
   AdamWConfig c_;
   std::vector<at::Tensor> m_, v_;

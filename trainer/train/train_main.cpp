@@ -20,6 +20,7 @@
 #include "hf_export.hpp"
 #include "comm_gloo.hpp"
 #include "comm_nccl.hpp"
+#include "device_memory.hpp"
 #include "fsdp_model.hpp"
 #include "sharded_adamw.hpp"
 #include "wireup/data/loader.hpp"
@@ -34,7 +35,10 @@ namespace wd = wireup::data;
 
 namespace {
 
-double peak_rss_mib() {
+// Peak memory for the step lines: the GPU allocator's peak on CUDA, else the
+// process's peak resident set.
+double peak_mem_mib(at::Device device) {
+  if (const double gpu = wt::device_peak_mib(device); gpu >= 0) return gpu;
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
@@ -299,7 +303,7 @@ int run(int argc, char** argv) {
     last_loss = loss;
     if (step % o.logging_freq == 0 || step == o.max_steps) {
       wt::StepMetrics sm{step, o.max_steps, loss, lr, norm,
-                         static_cast<double>(tokens_per_step) / dt, 0, dt, peak_rss_mib()};
+                         static_cast<double>(tokens_per_step) / dt, 0, dt, peak_mem_mib(model.device())};
       if (peak > 0) sm.mfu = sm.tokens_per_s * flops_tok / (peak * w.world);
       say(w, wt::format_step_line(sm));
       if (metrics.is_open()) metrics << wt::format_step_json(sm) << "\n" << std::flush;
@@ -338,7 +342,7 @@ int run(int argc, char** argv) {
                 "checkpoint_stall_s=%.3f",
                 (long long)done, first_loss, last_loss, (long long)(done * tokens_per_step),
                 total_time > 0 ? static_cast<double>(done * tokens_per_step) / total_time : 0.0,
-                wall, peak_rss_mib(), ckpt ? ckpt->saves() : 0, ckpt ? ckpt->stall_seconds() : 0.0);
+                wall, peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0, ckpt ? ckpt->stall_seconds() : 0.0);
   say(w, buf);
   groups.world->barrier();
   return 0;

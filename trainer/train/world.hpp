@@ -1,5 +1,5 @@
 #pragma once
-#include "comm_gloo.hpp"
+#include "comm.hpp"
 
 namespace wireup::train {
 
