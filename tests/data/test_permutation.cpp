@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "wireup/data/permutation.hpp"
@@ -7,7 +9,8 @@
 using namespace wireup::data;
 
 TEST_CASE("permutation is a bijection for many sizes", "[sampler]") {
-  for (std::uint64_t n : {0ull, 1ull, 2ull, 3ull, 5ull, 16ull, 17ull, 100ull, 1000ull, 4097ull, 65537ull}) {
+  for (std::uint64_t n :
+       {0ull, 1ull, 2ull, 3ull, 5ull, 16ull, 17ull, 100ull, 1000ull, 4097ull, 65537ull}) {
     const Permutation p(n, 42);
     std::vector<char> seen(n, 0);
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -57,4 +60,30 @@ TEST_CASE("permutation looks shuffled", "[sampler]") {
   std::vector<int> bucket(10, 0);
   for (std::uint64_t i = 0; i < n / 2; ++i) ++bucket[p(i) * 10 / n];
   for (const int b : bucket) CHECK((b > 400 && b < 600));
+}
+
+TEST_CASE("map gives what operator() gives, for any count and in place", "[sampler]") {
+  for (std::uint64_t n :
+       {1ull, 2ull, 3ull, 5ull, 16ull, 17ull, 100ull, 1000ull, 4097ull, 65537ull}) {
+    CAPTURE(n);
+    const Permutation p(n, epoch_key(9, n));
+    std::vector<std::uint64_t> in;
+    for (std::uint64_t i = 0; i < n; ++i) in.push_back((i * 7919) % n);  // not in order
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{8},
+                              std::size_t{9}, std::size_t{100}, static_cast<std::size_t>(n)}) {
+      count = std::min<std::size_t>(count, in.size());
+      CAPTURE(count);
+      std::vector<std::uint64_t> out(count + 1, 12345);  // one past: must stay untouched
+      p.map(in.data(), count, out.data());
+      for (std::size_t j = 0; j < count; ++j) REQUIRE(out[j] == p(in[j]));
+      CHECK(out[count] == 12345);
+      std::vector<std::uint64_t> same(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(count));
+      p.map(same.data(), count, same.data());
+      CHECK(std::equal(same.begin(), same.end(), out.begin()));
+    }
+  }
+  const Permutation p(10, 1);
+  const std::uint64_t bad[] = {3, 10};
+  std::uint64_t out[2];
+  CHECK_THROWS_AS(p.map(bad, 2, out), std::out_of_range);
 }

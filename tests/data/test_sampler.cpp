@@ -89,7 +89,8 @@ TEST_CASE("epochs give different orders; the same seed gives the same order", "[
   const auto e0 = epoch_windows(c, 11, 0);
   const auto e1 = epoch_windows(c, 11, 1);
   CHECK(e0 != e1);
-  CHECK(std::set<std::uint64_t>(e0.begin(), e0.end()) != std::set<std::uint64_t>(e1.begin(), e1.end()));
+  CHECK(std::set<std::uint64_t>(e0.begin(), e0.end()) !=
+        std::set<std::uint64_t>(e1.begin(), e1.end()));
   CHECK(epoch_windows(c, 11, 0) == e0);
   CHECK(epoch_windows(c, 12, 0) != e0);
   auto ordered = c;
@@ -143,8 +144,8 @@ TEST_CASE("a resumed position continues exactly where the run was", "[sampler]")
     positions.push_back(p);
     p = step->after;
   }
-  for (const std::size_t k : {std::size_t{0}, std::size_t{7}, std::size_t{15}, std::size_t{16},
-                              straight.size() - 1}) {
+  for (const std::size_t k :
+       {std::size_t{0}, std::size_t{7}, std::size_t{15}, std::size_t{16}, straight.size() - 1}) {
     // Through the JSON a checkpoint would store.
     Position q = position_from_json(position_to_json(positions[k]), "ckpt");
     CHECK(q == positions[k]);
@@ -210,10 +211,53 @@ TEST_CASE("advance(p, k) is where k calls of next() from p lead", "[sampler]") {
   }
 }
 
+TEST_CASE("next_many and peek give what next() gives", "[sampler]") {
+  // The loader takes its steps from next_many (in chunks) and reads the next
+  // step's first windows ahead through peek: both must be next() exactly,
+  // across epoch ends, limits and unshuffled runs.
+  for (const std::uint64_t max_steps : {0, 7, 23}) {
+    for (const bool shuffle : {true, false}) {
+      auto c = cfg(50, 3, 1, 2, 3);  // 8 steps per epoch, 3 epochs
+      c.max_steps = max_steps;
+      c.shuffle = shuffle;
+      const Sampler s(c);
+      for (const Position& start :
+           {Position{5, 0, 0, 0}, Position{5, 0, 47, 3}, Position{5, 1, 6, 9}}) {
+        for (const std::size_t chunk : {1, 5, 32, 200}) {
+          CAPTURE(max_steps, shuffle, start.epoch, start.offset, chunk);
+          std::vector<Sampler::Step> many(2);  // reused storage of another shape
+          many[0].windows.assign(9, 1);
+          const std::size_t n = s.next_many(start, chunk, many);
+          Position p = start;
+          std::size_t k = 0;
+          for (; k < chunk; ++k) {
+            const auto step = s.next(p);
+            std::uint64_t head[5] = {};
+            const std::size_t peeked = s.peek(p, 5, head);
+            if (!step) {
+              CHECK(peeked == 0);
+              break;
+            }
+            REQUIRE(k < n);
+            CHECK(many[k].windows == step->windows);
+            CHECK(many[k].after == step->after);
+            CHECK(many[k].epoch == step->epoch);
+            REQUIRE(peeked == 3);  // at most batch_size
+            CHECK(std::vector<std::uint64_t>(head, head + 3) == step->windows);
+            p = step->after;
+          }
+          CHECK(n == k);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("sampler configuration errors", "[sampler]") {
   CHECK_THROWS_WITH(Sampler(cfg(10, 4, 0, 3)), Contains("10 windows cannot fill one step"));
   CHECK_THROWS_WITH(Sampler(cfg(10, 1, 3, 3)), Contains("rank 3 is outside world size 3"));
   CHECK_THROWS_AS(Sampler(cfg(10, 0, 0, 1)), InputError);
-  CHECK_THROWS_WITH(position_from_json("{\"seed\":1}", "ck.json"), Contains("ck.json") && Contains("'version'"));
+  CHECK_THROWS_WITH(position_from_json("{\"seed\":1}", "ck.json"),
+                    Contains("ck.json") && Contains("'version'"));
   CHECK_THROWS_WITH(position_from_json("nope", "ck.json"), Contains("not valid JSON"));
 }

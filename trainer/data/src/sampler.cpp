@@ -1,5 +1,7 @@
 #include "wireup/data/sampler.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
@@ -57,24 +59,82 @@ std::optional<Sampler::Step> Sampler::next(const Position& at) const {
   return s;
 }
 
-bool Sampler::next(const Position& at, Step& s) const {
+bool Sampler::start_of_next(const Position& at, Position& p) const {
   if (config_.max_steps != 0 && at.step >= config_.max_steps) return false;
-  Position p = at;
+  p = at;
   // An epoch ends when a whole step no longer fits (drop_last).
   if (p.offset > config_.windows || config_.windows - p.offset < per_step_) {
     ++p.epoch;
     p.offset = 0;
   }
-  if (config_.epochs != 0 && p.epoch >= config_.epochs) return false;
+  return config_.epochs == 0 || p.epoch < config_.epochs;
+}
+
+std::size_t Sampler::peek(const Position& at, std::size_t count, std::uint64_t* out) const {
+  Position p;
+  if (!start_of_next(at, p)) return 0;
+  const std::uint64_t n = std::min<std::uint64_t>(count, config_.batch_size);
+  const std::uint64_t first = p.offset + config_.rank, stride = config_.world_size;
+  if (config_.shuffle) {
+    const Permutation perm(config_.windows, epoch_key(p.seed, p.epoch));
+    for (std::uint64_t j = 0; j < n; ++j) out[j] = perm(first + j * stride);
+  } else {
+    for (std::uint64_t j = 0; j < n; ++j) out[j] = first + j * stride;
+  }
+  return static_cast<std::size_t>(n);
+}
+
+std::size_t Sampler::next_many(const Position& at, std::size_t count,
+                               std::vector<Step>& steps) const {
+  if (steps.size() < count) steps.resize(count);
+  Position p = at;
+  std::size_t n = 0;
+  const std::uint64_t stride = config_.world_size;
+  for (; n < count; ++n) {
+    Position q;
+    if (!start_of_next(p, q)) break;
+    Step& s = steps[n];
+    s.epoch = q.epoch;
+    s.windows.resize(config_.batch_size);
+    const std::uint64_t first = q.offset + config_.rank;
+    for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = first + j * stride;
+    q.offset += per_step_;
+    ++q.step;
+    s.after = q;
+    p = q;
+  }
+  if (!config_.shuffle) return n;
+  // Entries to window ids, one Permutation::map per run of steps in one epoch.
+  std::vector<std::uint64_t> ids;
+  for (std::size_t a = 0; a < n;) {
+    std::size_t b = a;
+    while (b < n && steps[b].epoch == steps[a].epoch) ++b;
+    ids.clear();
+    for (std::size_t k = a; k < b; ++k)
+      ids.insert(ids.end(), steps[k].windows.begin(), steps[k].windows.end());
+    const Permutation perm(config_.windows, epoch_key(at.seed, steps[a].epoch));
+    perm.map(ids.data(), ids.size(), ids.data());
+    auto it = ids.begin();
+    for (std::size_t k = a; k < b; ++k) {
+      std::copy(it, it + static_cast<std::ptrdiff_t>(config_.batch_size), steps[k].windows.begin());
+      it += static_cast<std::ptrdiff_t>(config_.batch_size);
+    }
+    a = b;
+  }
+  return n;
+}
+
+bool Sampler::next(const Position& at, Step& s) const {
+  Position p;
+  if (!start_of_next(at, p)) return false;
   s.epoch = p.epoch;
   s.windows.resize(config_.batch_size);
   const std::uint64_t first = p.offset + config_.rank, stride = config_.world_size;
+  for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = first + j * stride;
   if (config_.shuffle) {
     // A Permutation costs a few mixes to key: one per step, no cache to share.
     const Permutation perm(config_.windows, epoch_key(p.seed, p.epoch));
-    for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = perm(first + j * stride);
-  } else {
-    for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = first + j * stride;
+    perm.map(s.windows.data(), s.windows.size(), s.windows.data());
   }
   p.offset += per_step_;
   ++p.step;

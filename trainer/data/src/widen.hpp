@@ -11,16 +11,16 @@ void widen(const unsigned char* src, unsigned src_bytes, std::uint64_t count, st
 void widen(const unsigned char* src, unsigned src_bytes, std::uint64_t count, std::uint32_t* out);
 
 // One loader row: widen (or, for unsigned char, copy as stored) `count`
-// tokens at `src` into `out`, and meanwhile pull the next row (`next`,
-// `count` tokens as well; null for none) into the cache, one line per 64
-// bytes of `src` read. Spreading the prefetches through the copy keeps the
-// next row's DRAM reads in flight while this row's stores drain, instead
-// of a burst that fills the miss buffers the stores need.
+// tokens at `src` into `out`, and meanwhile pull a later row (`ahead`,
+// `count` tokens as well; null for none) into L2, one line per 64 bytes of
+// `src` read. Spread through the copy, the row ahead's DRAM reads stay in
+// flight while this row's loads and stores run, instead of a burst that
+// fills the miss buffers the copy needs.
 void copy_row(const unsigned char* src, unsigned src_bytes, std::uint64_t count, std::int64_t* out,
-              const unsigned char* next);
+              const unsigned char* ahead);
 void copy_row(const unsigned char* src, unsigned src_bytes, std::uint64_t count, std::int32_t* out,
-              const unsigned char* next);
+              const unsigned char* ahead);
 void copy_row(const unsigned char* src, unsigned src_bytes, std::uint64_t count,
-              unsigned char* out, const unsigned char* next);
+              unsigned char* out, const unsigned char* ahead);
 
 }  // namespace wireup::data::detail

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace wireup::data {
@@ -19,10 +20,15 @@ class Permutation {
   std::uint64_t size() const { return n_; }
   // Requires i < size().
   std::uint64_t operator()(std::uint64_t i) const;
+  // out[j] = (*this)(in[j]) for j < count (in == out allowed): the same
+  // values, computed several at a time.
+  void map(const std::uint64_t* in, std::size_t count, std::uint64_t* out) const;
 
  private:
   static constexpr int kRounds = 6;
+  static constexpr std::size_t kLanes = 8;
   std::uint64_t encrypt(std::uint64_t x) const;
+  void encrypt_lanes(std::uint64_t* x) const;  // x[kLanes]
 
   std::uint64_t n_ = 0;
   unsigned half_bits_ = 1;

@@ -64,6 +64,18 @@ class Sampler {
   // out.windows has grown); false when epochs or max_steps are done.
   bool next(const Position& at, Step& out) const;
 
+  // next() `count` times from `at`: the steps into steps[0..n), n returned
+  // (fewer than `count` when the run ends). The same steps, computed faster
+  // for callers that consume them in order: the windows of all the steps of
+  // one epoch go through Permutation::map together. `steps` keeps its
+  // storage between calls.
+  std::size_t next_many(const Position& at, std::size_t count, std::vector<Step>& steps) const;
+
+  // The first `count` (at most batch_size) window ids of the step next()
+  // would return, into `out`; how many (0 when none follows). For reading
+  // ahead across a batch's end: cheaper than next() for a few.
+  std::size_t peek(const Position& at, std::size_t count, std::uint64_t* out) const;
+
   // The position after `steps` calls of next() from `at` (`at` itself for
   // 0), in O(1); nullopt when fewer steps than that remain. Lets prefetch
   // threads claim step k of a run with an atomic counter alone.
@@ -73,6 +85,9 @@ class Sampler {
   std::uint64_t window_at(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index) const;
 
  private:
+  // `at` with a finished epoch rolled over, into `p`; false when no step follows.
+  bool start_of_next(const Position& at, Position& p) const;
+
   SamplerConfig config_;
   std::uint64_t steps_per_epoch_ = 0;
   std::uint64_t per_step_ = 0;
