@@ -74,3 +74,32 @@ TEST_CASE("fused cross_entropy matches at::cross_entropy_loss, upstream gradient
   CHECK(close(torch::autograd::grad({loss}, {l}, {up})[0],
               torch::autograd::grad({rloss}, {rl}, {up})[0]));
 }
+
+TEST_CASE("apply_rope rotates Meta's pairs in fp32, fp64 and bf16, values and gradients") {
+  // Reduced types go through fp32 and back (the GPU's bf16 path); the
+  // reference rotates the real pairs in double.
+  ModelConfig m = preset("tiny");
+  const std::int64_t T = 7, h = 3, d = m.head_dim();
+  const llama::Rope rope = llama::make_rope(m, T);
+  at::Tensor x0 = at::randn({2, T, h, d}, at::kDouble);
+  at::Tensor c = rope.cos.to(at::kDouble).view({1, T, 1, d / 2});
+  at::Tensor s = rope.sin.to(at::kDouble).view({1, T, 1, d / 2});
+  const auto reference = [&](const at::Tensor& x) {
+    at::Tensor pairs = x.view({2, T, h, d / 2, 2});
+    at::Tensor re = pairs.select(-1, 0), im = pairs.select(-1, 1);
+    return at::stack({re * c - im * s, re * s + im * c}, -1).view({2, T, h, d});
+  };
+  const auto dt = GENERATE(at::kFloat, at::kDouble, at::kBFloat16);
+  INFO("dtype " << dt);
+  const double tol = dt == at::kBFloat16 ? 2e-2 : (dt == at::kFloat ? 1e-5 : 1e-6);
+  at::Tensor x = leaf(x0.to(dt)), rx = leaf(x0.to(dt).to(at::kDouble));
+  at::Tensor y = llama::apply_rope(x, rope);
+  at::Tensor ry = reference(rx);
+  CHECK(y.scalar_type() == dt);
+  CHECK(at::allclose(y.to(at::kDouble), ry, tol, tol));
+  at::Tensor dy = at::randn(y.sizes(), at::kDouble);
+  at::Tensor got = torch::autograd::grad({y}, {x}, {dy.to(dt)})[0];
+  at::Tensor want = torch::autograd::grad({ry}, {rx}, {dy})[0];
+  CHECK(got.scalar_type() == dt);
+  CHECK(at::allclose(got.to(at::kDouble), want, tol, tol));
+}

@@ -180,22 +180,6 @@ struct SwiGlu : public torch::autograd::Function<SwiGlu> {
   }
 };
 
-// Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
-// In fp32 one complex multiplication (a single pass each way); complex bf16
-// does not exist, so other dtypes take the real pairs.
-at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
-  const auto B = x.size(0), T = x.size(1), h = x.size(2), d = x.size(3);
-  at::Tensor pairs = x.view({B, T, h, d / 2, 2});
-  if (x.scalar_type() == at::kFloat) {
-    at::Tensor cis = rope.cis.narrow(0, 0, T).view({1, T, 1, d / 2});
-    return at::view_as_real(at::view_as_complex(pairs) * cis).view({B, T, h, d});
-  }
-  at::Tensor re = pairs.select(-1, 0), im = pairs.select(-1, 1);
-  at::Tensor c = rope.cos.narrow(0, 0, T).view({1, T, 1, d / 2}).to(x.scalar_type());
-  at::Tensor s = rope.sin.narrow(0, 0, T).view({1, T, 1, d / 2}).to(x.scalar_type());
-  return at::stack({re * c - im * s, re * s + im * c}, -1).view({B, T, h, d});
-}
-
 // Mean cross-entropy over rows of fp32 logits [N, V], computed in row chunks
 // that stay in cache. Its backward turns the logits' own memory into the
 // gradient (softmax minus one-hot): no log-softmax copy, no zeroed one-hot.
@@ -285,7 +269,26 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
 
 }  // namespace
 
+// Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
+// One complex multiplication in fp32 (a single pass each way); complex bf16
+// does not exist, so bf16 goes to fp32 and back around it, as Meta's
+// reference does: three kernels, where rotating the real pairs took seven.
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
+  const auto B = x.size(0), T = x.size(1), h = x.size(2), d = x.size(3);
+  at::Tensor cis = rope.cis.narrow(0, 0, T).view({1, T, 1, d / 2});
+  const bool reduced = x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble;
+  const at::Tensor wide = reduced ? x.to(at::kFloat) : x;
+  if (wide.scalar_type() == at::kDouble) cis = cis.to(at::kComplexDouble);  // tests' fp64
+  at::Tensor out = at::view_as_real(at::view_as_complex(wide.view({B, T, h, d / 2, 2})) * cis);
+  out = out.view({B, T, h, d});
+  return reduced ? out.to(x.scalar_type()) : out;
+}
+
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+  // LibTorch's fused CUDA RMSNorm (one kernel each way, fp32 inside).
+  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, w, eps);
+#endif
   return RmsNorm::apply(x, w, eps);
 }
 

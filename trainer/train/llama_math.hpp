@@ -30,6 +30,9 @@ struct Rope {
 };
 Rope make_rope(const ModelConfig& m, std::int64_t seq);
 Rope rope_to(const Rope& r, at::Device device);
+// Rotary embedding of x [B,T,h,head_dim] (Meta's interleaved pairs); bf16
+// computes in fp32 and rounds once.
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope);
 
 // Causal grouped-query attention: q [B,T,nh,hd], k and v [B,T,kv,hd] (RoPE
 // applied) -> [B,T,nh*hd]; `causal` as in Rope, at least [T, T].
@@ -38,7 +41,7 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
 
 // The elementwise pieces, each one autograd node with a written-out backward;
 // fp32 on the CPU runs the plain-C++ kernels (*_kernel.cpp), other dtypes and
-// devices ATen. rms_norm: x [..., n], w [n]. swiglu: silu(gate) * up of
+// devices ATen (rms_norm on CUDA: LibTorch's fused kernel, 2.8 or newer). rms_norm: x [..., n], w [n]. swiglu: silu(gate) * up of
 // gate_up = [gate | up] along the last dimension. cross_entropy: the mean over
 // rows of fp32 logits [N, V] against targets [N].
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
