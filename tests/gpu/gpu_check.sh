@@ -3,7 +3,8 @@
 # the NCCL backend is only compiled and linked). Builds wireup-train against
 # a CUDA LibTorch and NCCL, then checks what CPU runs cannot:
 #   1. one tiny model, one seed, fp32 on CPU and on CUDA: the loss sequences agree
-#      (the CUDA path computes with ATen's ops where the CPU path has its own kernels);
+#      (the CUDA path computes with ATen's ops where the CPU path has its own kernels),
+#      and again with activation checkpointing and no prefetch: the same losses;
 #   2. bf16 compute on CUDA learns real text as far as fp32 does;
 #   3. the NCCL communicator itself (ncclCommInitRank through the TCPStore, one rank):
 #      gathers, reduce-scatters, all-reduces and broadcasts give the right values;
@@ -61,6 +62,17 @@ if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-3*($2<0?-$2:$
   note "PASS: fp32 loss on CUDA matches CPU over 12 steps (rel 1e-3)"
 else
   note "FAIL: fp32 CPU vs CUDA losses differ:"; cat "$out/fp32_pairs.txt"; fail=1
+fi
+# The same run recomputing each block in backward, without prefetching: the
+# same losses (recompute runs the same kernels on the same inputs).
+"$train" "${common[@]}" --device cuda --activation_checkpointing 1 --prefetch 0 \
+  >"$out/fp32_cuda_recompute.log" 2>&1 || { note "FAIL: cuda recompute run"; fail=1; }
+paste <(losses "$out/fp32_cuda.log") <(losses "$out/fp32_cuda_recompute.log") >"$out/recompute_pairs.txt"
+if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-5*$2 || $1!=$3) bad=1}
+        END{exit (bad || n<12)}' "$out/recompute_pairs.txt"; then
+  note "PASS: activation checkpointing on CUDA gives the same losses (rel 1e-5)"
+else
+  note "FAIL: activation checkpointing changes the losses:"; cat "$out/recompute_pairs.txt"; fail=1
 fi
 
 # ---- 2. bf16 learns real text ---------------------------------------------------
