@@ -67,5 +67,7 @@ CommGroups arrange_groups(const WorldLayout& w, Sharding sharding, std::shared_p
 
 // A group of one: every collective is a copy or nothing.
 std::shared_ptr<Comm> make_solo_comm();
+// Every group solo: a world of one rank, whatever the backend.
+CommGroups make_solo_groups();
 
 }  // namespace wireup::train

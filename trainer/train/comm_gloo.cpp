@@ -107,10 +107,7 @@ std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
 }  // namespace
 
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
-  if (w.world == 1) {
-    auto solo = make_solo_comm();
-    return {solo, solo, solo};
-  }
+  if (w.world == 1) return make_solo_groups();
   const auto store = open_job_store(w);
   const auto dev = gloo_device(w.master_addr);
   return arrange_groups(w, sharding, group(store, "world/", w.rank, w.world, dev),

@@ -6,10 +6,7 @@
 namespace wireup::train {
 
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding) {
-  if (w.world == 1) {
-    auto solo = make_solo_comm();
-    return {solo, solo, solo};
-  }
+  if (w.world == 1) return make_solo_groups();
   throw InputError("--device cpu with WORLD_SIZE " + std::to_string(w.world) +
                    ": this wireup-train was built against a LibTorch without Gloo headers, so "
                    "CPU training runs one rank only; use --device cuda, or build against a "

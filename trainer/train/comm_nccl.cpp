@@ -142,10 +142,7 @@ std::shared_ptr<Comm> make_nccl_comm(c10d::Store& store, const std::string& key,
 
 CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding) {
   check(cudaSetDevice(w.local_rank), "cudaSetDevice(LOCAL_RANK)");
-  if (w.world == 1) {  // no store, no communicator
-    auto solo = make_solo_comm();
-    return {solo, solo, solo};
-  }
+  if (w.world == 1) return make_solo_groups();  // no store, no communicator
   const auto store = open_job_store(w);
   std::shared_ptr<Comm> world;
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP

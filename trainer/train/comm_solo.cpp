@@ -59,4 +59,9 @@ CommGroups arrange_groups(const WorldLayout& w, Sharding sharding, std::shared_p
 
 std::shared_ptr<Comm> make_solo_comm() { return std::make_shared<SoloComm>(); }
 
+CommGroups make_solo_groups() {
+  auto solo = make_solo_comm();
+  return {solo, solo, solo};
+}
+
 }  // namespace wireup::train

@@ -33,8 +33,8 @@ void* Batch::data() { return const_cast<void*>(std::as_const(*this).data()); }
 // Prefetch. Step k of a run (counted from the position of the last
 // start()) is claimed by advancing the atomic counter `dispatched`; its
 // windows come from the shared plan (kPlanSteps steps worked out at once,
-// see PlanChunk), so claiming itself takes no lock. A worker fills step k in ring
-// slot k % prefetch and publishes it with an atomic store; next() takes slot
+// see PlanChunk), so claiming itself takes no lock. A worker fills step k in
+// ring slot k % prefetch and publishes it with an atomic store; next() takes slot
 // `consumed % prefetch` once published. The steady state takes no lock but
 // the short ones of the buffer stack and the plan pointer, makes no system
 // call and allocates only a plan chunk every kPlanSteps steps. (With the
@@ -98,8 +98,6 @@ struct TokenLoader::Impl {
   std::vector<Batch> buffers;  // returned by next(), most recent last
   std::vector<std::thread> workers;
   Sampler::Step own_step;  // steps the caller fills itself
-  std::uint64_t own_next[kReadAhead] = {};  // the first windows of the step after it
-  std::size_t own_n_next = 0;
 
   // The run's steps, worked out kPlanSteps at a time (Sampler::next_many:
   // their windows' permutations interleave, about twice the speed of one
@@ -210,12 +208,8 @@ struct TokenLoader::Impl {
     if (c && seq >= c->first && seq - c->first < kPlanSteps) return c;
     auto fresh = std::make_shared<PlanChunk>();
     fresh->first = seq / kPlanSteps * kPlanSteps;
-    if (const auto at = sampler->advance(run_start, fresh->first)) {
-      const auto n = sampler->next_many(*at, kPlanSteps, fresh->steps);
-      fresh->steps.resize(n);
-    } else {
-      fresh->steps.clear();
-    }
+    if (const auto at = sampler->advance(run_start, fresh->first))
+      fresh->steps.resize(sampler->next_many(*at, kPlanSteps, fresh->steps));
     // Publish it unless a later chunk is there already (from a thread ahead).
     const std::lock_guard lock(plan_mu);
     if (!plan || plan->first < fresh->first) plan = fresh;
@@ -426,8 +420,8 @@ struct TokenLoader::Impl {
 
   bool next_sync(Batch& b) {
     if (!sampler->next(pos, own_step)) return false;
-    own_n_next = sampler->peek(own_step.after, kReadAhead, own_next);
-    fill(own_step, own_next, own_n_next, b);
+    std::uint64_t next[kReadAhead];
+    fill(own_step, next, sampler->peek(own_step.after, kReadAhead, next), b);
     pos = own_step.after;
     return true;
   }
@@ -435,14 +429,16 @@ struct TokenLoader::Impl {
   // Step c, claimed or stolen by the caller, filled straight into `b`.
   bool fill_own(std::uint64_t c, Batch& b) {
     try {
-      if (!planned(c, own_step, own_next, own_n_next)) {
+      std::uint64_t next[kReadAhead];
+      std::size_t n_next = 0;
+      if (!planned(c, own_step, next, n_next)) {
         ended = true;
         dispatch_done.store(true);
         wake_producers(true);
         return false;
       }
       hint_ahead(c);
-      fill(own_step, own_next, own_n_next, b);
+      fill(own_step, next, n_next, b);
     } catch (...) {
       failed = std::current_exception();
       dispatch_done.store(true);

@@ -70,18 +70,25 @@ bool Sampler::start_of_next(const Position& at, Position& p) const {
   return config_.epochs == 0 || p.epoch < config_.epochs;
 }
 
+std::size_t Sampler::entries(const Position& p, std::uint64_t count, std::uint64_t* out) const {
+  const std::uint64_t n = std::min(count, config_.batch_size);
+  const std::uint64_t first = p.offset + config_.rank, stride = config_.world_size;
+  for (std::uint64_t j = 0; j < n; ++j) out[j] = first + j * stride;
+  return static_cast<std::size_t>(n);
+}
+
+void Sampler::shuffle(std::uint64_t seed, std::uint64_t epoch, std::uint64_t* ids,
+                      std::size_t n) const {
+  // A Permutation costs a few mixes to key: one per call, no cache to share.
+  if (config_.shuffle) Permutation(config_.windows, epoch_key(seed, epoch)).map(ids, n, ids);
+}
+
 std::size_t Sampler::peek(const Position& at, std::size_t count, std::uint64_t* out) const {
   Position p;
   if (!start_of_next(at, p)) return 0;
-  const std::uint64_t n = std::min<std::uint64_t>(count, config_.batch_size);
-  const std::uint64_t first = p.offset + config_.rank, stride = config_.world_size;
-  if (config_.shuffle) {
-    const Permutation perm(config_.windows, epoch_key(p.seed, p.epoch));
-    for (std::uint64_t j = 0; j < n; ++j) out[j] = perm(first + j * stride);
-  } else {
-    for (std::uint64_t j = 0; j < n; ++j) out[j] = first + j * stride;
-  }
-  return static_cast<std::size_t>(n);
+  const std::size_t n = entries(p, count, out);
+  shuffle(p.seed, p.epoch, out, n);
+  return n;
 }
 
 std::size_t Sampler::next_many(const Position& at, std::size_t count,
@@ -89,19 +96,16 @@ std::size_t Sampler::next_many(const Position& at, std::size_t count,
   if (steps.size() < count) steps.resize(count);
   Position p = at;
   std::size_t n = 0;
-  const std::uint64_t stride = config_.world_size;
   for (; n < count; ++n) {
     Position q;
     if (!start_of_next(p, q)) break;
     Step& s = steps[n];
     s.epoch = q.epoch;
     s.windows.resize(config_.batch_size);
-    const std::uint64_t first = q.offset + config_.rank;
-    for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = first + j * stride;
+    entries(q, config_.batch_size, s.windows.data());
     q.offset += per_step_;
     ++q.step;
-    s.after = q;
-    p = q;
+    s.after = p = q;
   }
   if (!config_.shuffle) return n;
   // Entries to window ids, one Permutation::map per run of steps in one epoch.
@@ -112,8 +116,7 @@ std::size_t Sampler::next_many(const Position& at, std::size_t count,
     ids.clear();
     for (std::size_t k = a; k < b; ++k)
       ids.insert(ids.end(), steps[k].windows.begin(), steps[k].windows.end());
-    const Permutation perm(config_.windows, epoch_key(at.seed, steps[a].epoch));
-    perm.map(ids.data(), ids.size(), ids.data());
+    shuffle(at.seed, steps[a].epoch, ids.data(), ids.size());
     auto it = ids.begin();
     for (std::size_t k = a; k < b; ++k) {
       std::copy(it, it + static_cast<std::ptrdiff_t>(config_.batch_size), steps[k].windows.begin());
@@ -129,13 +132,8 @@ bool Sampler::next(const Position& at, Step& s) const {
   if (!start_of_next(at, p)) return false;
   s.epoch = p.epoch;
   s.windows.resize(config_.batch_size);
-  const std::uint64_t first = p.offset + config_.rank, stride = config_.world_size;
-  for (std::uint64_t j = 0; j < config_.batch_size; ++j) s.windows[j] = first + j * stride;
-  if (config_.shuffle) {
-    // A Permutation costs a few mixes to key: one per step, no cache to share.
-    const Permutation perm(config_.windows, epoch_key(p.seed, p.epoch));
-    perm.map(s.windows.data(), s.windows.size(), s.windows.data());
-  }
+  entries(p, config_.batch_size, s.windows.data());
+  shuffle(p.seed, p.epoch, s.windows.data(), s.windows.size());
   p.offset += per_step_;
   ++p.step;
   s.after = p;

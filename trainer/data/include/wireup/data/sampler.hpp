@@ -87,6 +87,11 @@ class Sampler {
  private:
   // `at` with a finished epoch rolled over, into `p`; false when no step follows.
   bool start_of_next(const Position& at, Position& p) const;
+  // The first `count` (at most batch_size) epoch-order entries this rank
+  // takes at `p`, into `out`; how many.
+  std::size_t entries(const Position& p, std::uint64_t count, std::uint64_t* out) const;
+  // Entries to window ids in place: `seed` and `epoch`'s permutation, when shuffling.
+  void shuffle(std::uint64_t seed, std::uint64_t epoch, std::uint64_t* ids, std::size_t n) const;
 
   SamplerConfig config_;
   std::uint64_t steps_per_epoch_ = 0;
