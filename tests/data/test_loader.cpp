@@ -111,7 +111,8 @@ TEST_CASE("loader orders differ by epoch, repeat by seed", "[loader]") {
   const auto run = all_windows(a);
   const auto per = a.steps_per_epoch();
   REQUIRE(run.size() == 2 * per);
-  const std::vector<std::vector<std::uint64_t>> e0(run.begin(), run.begin() + static_cast<long>(per));
+  const std::vector<std::vector<std::uint64_t>> e0(run.begin(),
+                                                   run.begin() + static_cast<long>(per));
   const std::vector<std::vector<std::uint64_t>> e1(run.begin() + static_cast<long>(per), run.end());
   CHECK(e0 != e1);
   TokenLoader again(c);
@@ -139,7 +140,8 @@ TEST_CASE("seek to a saved position gives exactly the uninterrupted batches", "[
       straight.push_back(b);
     }
   }
-  REQUIRE(straight.size() == std::size_t{3 * 34});  // 3345/32 = 104 windows, 104/3 = 34 steps per epoch
+  REQUIRE(straight.size() ==
+          std::size_t{3 * 34});  // 3345/32 = 104 windows, 104/3 = 34 steps per epoch
   for (const std::size_t k : {std::size_t{1}, std::size_t{33}, std::size_t{34}, std::size_t{70}}) {
     CAPTURE(k);
     // A new process: fresh loader, position restored from its JSON.
@@ -223,8 +225,8 @@ TEST_CASE("every prefetch depth and worker count gives the synchronous batches",
         CHECK(i == want.size());
         CHECK_FALSE(loader.next(b));
         // Seeks mid-run, backwards and forwards, with batches in flight.
-        for (const std::size_t k : {std::size_t{30}, std::size_t{5}, std::size_t{26},
-                                    std::size_t{49}}) {
+        for (const std::size_t k :
+             {std::size_t{30}, std::size_t{5}, std::size_t{26}, std::size_t{49}}) {
           loader.seek(k == 0 ? Position{c.seed, 0, 0, 0} : want[k - 1].after);
           for (std::size_t j = k; j < std::min(want.size(), k + 6); ++j) {
             REQUIRE(loader.next(b));
@@ -235,6 +237,44 @@ TEST_CASE("every prefetch depth and worker count gives the synchronous batches",
         for (i = 0; loader.next(b); ++i) same(b, i);
         CHECK(i == want.size());
       }
+    }
+  }
+}
+
+TEST_CASE("the caller may hand next() any Batch: fresh, alternating, kept", "[loader]") {
+  // Buffers go back to the pool of the thread that filled them; a Batch the
+  // loader never filled, or one filled by another thread, only changes
+  // whose pool a buffer joins, never the rows.
+  Fixture f;
+  auto c = config(f, 40, 3);
+  c.token_type = TokenType::Stored;
+  c.epochs = 2;
+  auto sync = c;
+  sync.prefetch = 0;
+  std::vector<Batch> want;
+  {
+    TokenLoader loader(sync);
+    for (Batch b; loader.next(b);) want.push_back(b);
+  }
+  for (const std::size_t workers : {1, 2}) {
+    CAPTURE(workers);
+    auto p = c;
+    p.prefetch = 3;
+    p.workers = workers;
+    TokenLoader loader(p);
+    Batch two[2];
+    std::vector<Batch> kept;
+    for (std::size_t i = 0;; ++i) {
+      Batch fresh;
+      Batch& b = i % 3 == 2 ? fresh : two[i % 2];
+      if (!loader.next(b)) {
+        CHECK(i == want.size());
+        break;
+      }
+      REQUIRE(i < want.size());
+      REQUIRE(b.windows == want[i].windows);
+      REQUIRE(b.stored == want[i].stored);
+      if (i % 5 == 0) kept.push_back(std::move(b));  // never handed back
     }
   }
 }
@@ -267,7 +307,8 @@ TEST_CASE("loader rejects broken data sets at open, naming the file", "[loader]"
     auto bytes = test::read_file(f.dir / "train-2.bin");
     bytes[5000] ^= 0x20;
     test::write_file(f.dir / "train-2.bin", bytes);
-    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("train-2.bin: SHA-256") && Contains("does not match"));
+    CHECK_THROWS_WITH(TokenLoader(config(f)),
+                      Contains("train-2.bin: SHA-256") && Contains("does not match"));
     auto c = config(f);
     c.verify = Verify::SizesOnly;
     CHECK_NOTHROW(TokenLoader(c));
@@ -287,7 +328,8 @@ TEST_CASE("loader rejects broken data sets at open, naming the file", "[loader]"
     const Fixture other;
     std::filesystem::copy_file(other.dir / "train-0.bin", f.dir / "train-2.bin",
                                std::filesystem::copy_options::overwrite_existing);
-    CHECK_THROWS_WITH(TokenLoader(config(f)), Contains("train-2.bin: token count 1000 in the shard header but 2345"));
+    CHECK_THROWS_WITH(TokenLoader(config(f)),
+                      Contains("train-2.bin: token count 1000 in the shard header but 2345"));
   }
   SECTION("corrupted manifest") {
     auto text = test::read_file(manifest);
