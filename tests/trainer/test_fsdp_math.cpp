@@ -225,7 +225,7 @@ TEST_CASE("a token id outside the vocabulary is an error, not a read out of boun
 }
 
 TEST_CASE("blocked grouped-query attention matches plain causal softmax attention") {
-  for (std::int64_t T : {16, 200, 256}) {  // one block; uneven blocks; four blocks
+  for (std::int64_t T : {16, 200, 256}) {  // one block; six uneven blocks; eight blocks
     INFO("T=" << T);
     const std::int64_t B = 2, nh = 6, kv = 2, hd = 8;
     at::Tensor q = at::randn({B, T, nh, hd}).requires_grad_(true);
