@@ -7,7 +7,8 @@ namespace wireup::train {
 // One clone per vector width; the loader picks the widest the CPU has.
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void adamw_update(float* __restrict param, float* __restrict grad, float* __restrict exp_avg,
-                  float* __restrict exp_avg_sq, std::size_t n, const AdamWScalars& s) {
+                  float* __restrict exp_avg_sq, std::size_t n, const AdamWScalars& s,
+                  bool zero_grad) {
   const float decay = 1.0f - s.lr * s.weight_decay;
   const float one_minus_b1 = 1.0f - s.beta1, one_minus_b2 = 1.0f - s.beta2;
   const float sqrt_bc2 = std::sqrt(s.bias_correction2);
@@ -21,7 +22,7 @@ void adamw_update(float* __restrict param, float* __restrict grad, float* __rest
     exp_avg_sq[i] = v;
     const float denom = std::sqrt(v) / sqrt_bc2 + eps;
     param[i] = param[i] * decay + step * (m / denom);
-    grad[i] = 0.0f;
+    if (zero_grad) grad[i] = 0.0f;
   }
 }
 

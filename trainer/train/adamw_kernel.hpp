@@ -14,9 +14,10 @@ struct AdamWScalars {
 };
 
 // torch.optim.AdamW's update, term by term in the same order and precision
-// as its single-tensor path; then zeroes the gradient.
+// as its single-tensor path; then zeroes the gradient if `zero_grad` (a
+// gradient that is dropped after the step need not be written).
 void adamw_update(float* param, float* grad, float* exp_avg, float* exp_avg_sq, std::size_t n,
-                  const AdamWScalars& s);
+                  const AdamWScalars& s, bool zero_grad = true);
 
 // Sum of squares, accumulated in double.
 double sum_of_squares(const float* x, std::size_t n);

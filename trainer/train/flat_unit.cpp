@@ -25,9 +25,9 @@ std::int64_t ParamSpec::numel() const {
   return n;
 }
 
-FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs,
-                   std::shared_ptr<Comm> shard_comm, std::shared_ptr<Comm> replicate_comm,
-                   at::ScalarType compute_dtype, at::Device device)
+FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_ptr<Comm> shard_comm,
+                   std::shared_ptr<Comm> replicate_comm, at::ScalarType compute_dtype,
+                   at::Device device)
     : name_(std::move(name)),
       specs_(std::move(specs)),
       shard_comm_(std::move(shard_comm)),
@@ -40,12 +40,13 @@ FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs,
   shard_ = padded_ / world;
   const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
   master_ = at::zeros({shard_}, fp32);
-  grad_ = at::zeros({shard_}, fp32);
   aliased_ = world == 1 && dtype_ == at::kFloat;
+  solo_ = aliased_ && replicate_comm_->size() == 1;
+  if (!solo_) grad_ = at::zeros({shard_}, fp32);  // a lone rank's: when first asked for
   full_ = aliased_ ? master_ : at::empty({padded_}, fp32.dtype(dtype_));
   views_ = split_views(full_, specs_);
   if (aliased_) {
-    grad_views_ = split_views(grad_, specs_);
+    if (!solo_) grad_views_ = split_views(grad_, specs_);
     state_ = State::Ready;
   } else {
     release();
@@ -89,7 +90,7 @@ const std::vector<at::Tensor>& FlatUnit::params() {
 }
 
 void FlatUnit::release() {
-  if (aliased_) return;  // the buffer is master_ itself
+  if (aliased_) return;                      // the buffer is master_ itself
   if (state_ == State::Gathering) params();  // never free under a running collective
   auto* impl = full_.storage().unsafeGetStorageImpl();
   impl->set_data_ptr_noswap(at::DataPtr(nullptr, full_.device()));
@@ -97,17 +98,40 @@ void FlatUnit::release() {
   state_ = State::Released;
 }
 
-void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
-  if (aliased_ && replicate_comm_->size() == 1) {  // nothing to sum: add in place
-    // Undefined gradients leave their (zero) views alone in either case.
-    for (std::size_t i = 0; i < grad_views_.size(); ++i) {
-      if (!param_grads.at(i).defined()) continue;
-      if (grad_zero_)
-        grad_views_[i].copy_(param_grads[i]);
-      else
-        grad_views_[i].add_(param_grads[i]);
-    }
+at::Tensor& FlatUnit::grad() {
+  if (!grad_.defined()) {
+    grad_ = at::zeros({shard_}, master_.options());
+    grad_views_ = split_views(grad_, specs_);
+  }
+  if (!held_.empty()) {  // into the (zero) buffer
+    for (std::size_t i = 0; i < held_.size(); ++i)
+      if (held_[i].defined()) grad_views_[i].copy_(held_[i]);
+    held_.clear();
     grad_zero_ = false;
+  }
+  return grad_;
+}
+
+void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
+  if (solo_) {                          // nothing to sum
+    if (grad_zero_ && held_.empty()) {  // the step's first: keep the tensors
+      for (const auto& g : param_grads) held_.push_back(g.defined() ? g.contiguous() : g);
+      return;
+    }
+    if (!held_.empty()) {  // later micro-steps add to them
+      for (std::size_t i = 0; i < held_.size(); ++i) {
+        const at::Tensor& g = param_grads.at(i);
+        if (!g.defined()) continue;
+        if (held_[i].defined())
+          held_[i].add_(g);
+        else
+          held_[i] = g.contiguous();
+      }
+      return;
+    }
+    // grad() was asked for mid-accumulation: add into it from now on.
+    for (std::size_t i = 0; i < grad_views_.size(); ++i)
+      if (param_grads.at(i).defined()) grad_views_[i].add_(param_grads[i]);
     return;
   }
   finish_grads();  // one in flight at a time per unit

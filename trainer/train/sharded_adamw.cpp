@@ -37,17 +37,36 @@ void ShardedAdamW::step(double lr, double grad_scale) {
 #endif
   const double bc1 = 1.0 - std::pow(c_.beta1, static_cast<double>(t_));
   const double bc2 = 1.0 - std::pow(c_.beta2, static_cast<double>(t_));
+  const AdamWScalars s{static_cast<float>(lr),
+                       static_cast<float>(c_.beta1),
+                       static_cast<float>(c_.beta2),
+                       static_cast<float>(c_.eps),
+                       static_cast<float>(c_.weight_decay),
+                       static_cast<float>(grad_scale),
+                       static_cast<float>(bc1),
+                       static_cast<float>(bc2)};
   for (std::size_t i = 0; i < units_.size(); ++i) {
-    at::Tensor& p = units_[i]->master();
-    at::Tensor& g = units_[i]->grad();
+    FlatUnit& u = *units_[i];
+    at::Tensor& p = u.master();
+    if (plain_cpu_fp32(p) && u.holds_grads()) {  // a lone rank: the parameters' own gradients
+      std::int64_t off = 0;
+      for (std::size_t k = 0; k < u.specs().size(); ++k) {
+        const std::int64_t n = u.specs()[k].numel();
+        at::Tensor g = u.held_grads()[k];
+        if (!g.defined()) g = at::zeros({n}, p.options());  // unused parameter: zero gradient
+        adamw_update(p.data_ptr<float>() + off, g.data_ptr<float>(), m_[i].data_ptr<float>() + off,
+                     v_[i].data_ptr<float>() + off, static_cast<std::size_t>(n), s,
+                     /*zero_grad=*/false);
+        off += n;
+      }
+      u.drop_held_grads();
+      continue;
+    }
+    at::Tensor& g = u.grad();
     if (plain_cpu_fp32(p) && plain_cpu_fp32(g)) {  // one fused pass (adamw_kernel.cpp)
-      const AdamWScalars s{static_cast<float>(lr),  static_cast<float>(c_.beta1),
-                           static_cast<float>(c_.beta2), static_cast<float>(c_.eps),
-                           static_cast<float>(c_.weight_decay), static_cast<float>(grad_scale),
-                           static_cast<float>(bc1), static_cast<float>(bc2)};
       adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m_[i].data_ptr<float>(),
                    v_[i].data_ptr<float>(), static_cast<std::size_t>(p.numel()), s);
-      units_[i]->grad_zeroed();  // the kernel zeroes it
+      u.grad_zeroed();  // the kernel zeroes it
       continue;
     }
     if (grad_scale != 1.0) g.mul_(grad_scale);
@@ -90,6 +109,12 @@ double global_grad_norm(const std::vector<FlatUnit*>& units, Comm& shard_comm) {
   double local = 0;
   at::Tensor on_device;  // GPU shards: summed there, one transfer at the end
   for (auto* u : units) {
+    if (u->holds_grads() && u->master().device().is_cpu()) {
+      for (const auto& h : u->held_grads())
+        if (h.defined())
+          local += sum_of_squares(h.data_ptr<float>(), static_cast<std::size_t>(h.numel()));
+      continue;
+    }
     const at::Tensor& g = u->grad();
     if (plain_cpu_fp32(g)) {
       local += sum_of_squares(g.data_ptr<float>(), static_cast<std::size_t>(g.numel()));
@@ -98,7 +123,7 @@ double global_grad_norm(const std::vector<FlatUnit*>& units, Comm& shard_comm) {
       on_device = on_device.defined() ? on_device.add_(n * n) : n * n;
     }
   }
-  at::Tensor sq = scalar_tensor(local, units.front()->grad().device());
+  at::Tensor sq = scalar_tensor(local, units.front()->master().device());
   if (on_device.defined()) sq.add_(on_device);
   shard_comm.all_reduce_sum(sq);
   return std::sqrt(sq.item<double>());
