@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
   });
   std::vector<double> raw, raw_cpu, raw16, raw16_cpu;
   std::uint64_t bytes = 0;
-  // Warm-up: everything once, which also pages the files in.
+  // Warm-up: everything once, which also pages the (evicted) files back in.
   raw_read(m, a.dir, bytes);
   loader_pass(variants[0], bytes);
   const std::uint64_t pmd_kib = file_pmd_kib();  // the verdict loader's mappings only, so far
@@ -304,9 +304,8 @@ int main(int argc, char** argv) {
   std::printf(
       "%zu shards, %.0f MB of %u-byte tokens (page cache warm), context %llu, batch %llu, "
       "1 rank, shuffled windows, %d interleaved repetitions; GB/s of token bytes "
-      "delivered to the caller (the raw read goes into a page-aligned 8 MiB buffer). Loaders are "
-      "kept "
-      "across passes and seek back to the start, as in a multi-epoch job, except "
+      "delivered to the caller (the raw read goes into a page-aligned 8 MiB buffer). Loaders "
+      "are kept across passes and seek back to the start, as in a multi-epoch job, except "
       "the 'new loader' row, which also pays for mapping the files.\n\n",
       m.train.shards.size(), static_cast<double>(total) / 1e6, m.token_bytes,
       static_cast<unsigned long long>(a.context), static_cast<unsigned long long>(a.batch), a.reps);

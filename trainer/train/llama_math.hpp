@@ -41,7 +41,8 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
 
 // The elementwise pieces, each one autograd node with a written-out backward;
 // fp32 on the CPU runs the plain-C++ kernels (*_kernel.cpp), other dtypes and
-// devices ATen (rms_norm on CUDA: LibTorch's fused kernel, 2.8 or newer). rms_norm: x [..., n], w [n]. swiglu: silu(gate) * up of
+// devices ATen (rms_norm on CUDA: LibTorch's fused kernel, 2.8 or newer).
+// rms_norm: x [..., n], w [n]. swiglu: silu(gate) * up of
 // gate_up = [gate | up] along the last dimension. cross_entropy: the mean over
 // rows of fp32 logits [N, V] against targets [N].
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);

@@ -423,9 +423,8 @@ struct TokenLoader::Impl {
     if (!slots) return;
     for (std::size_t i = 0; i < cfg.prefetch; ++i) {
       Slot& slot = slots[i];
-      if (slot.batch.tokens64.capacity() + slot.batch.tokens32.capacity() +
-              slot.batch.stored.capacity() >
-          0)
+      const Batch& b = slot.batch;
+      if (b.tokens64.capacity() + b.tokens32.capacity() + b.stored.capacity() > 0)
         push_buffer(slot.filler, std::move(slot.batch));
       slot.batch = Batch{};
       slot.state = kFree;
