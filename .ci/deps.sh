@@ -9,6 +9,7 @@ packages=(
   libfabric-dev libfabric-bin                          # EFA probe headers
   catch2 libcli11-dev nlohmann-json3-dev               # tests, CLIs, manifests
   libtorch-dev libgloo-dev libopenblas0-openmp         # trainer (OpenBLAS: ~50x faster GEMM)
+  libdnnl-dev                                          # trainer: oneDNN sgemm for the linear layers
   libsentencepiece-dev sentencepiece zlib1g-dev libssl-dev  # wireup-prep
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Single-thread fp32 GEMM FLOP/s through torch.mm (the BLAS LibTorch calls).
+"""Single-thread fp32 GEMM FLOP/s through torch.mm (the BLAS LibTorch calls),
+or with --library onednn through oneDNN's dnnl_sgemm (what wireup-train's
+linear layers call on the CPU; libdnnl.so.2, which Debian's LibTorch links).
 
 Measure: multiplies two NxN matrices (default 2048) for --seconds, one thread,
 after one untimed multiplication, and prints
-  [gemm] n=N threads=1 mms=K best_gflops=B mean_gflops=A cpu_gflops=C seconds=S
+  [gemm] library=L n=N threads=1 mms=K best_gflops=B mean_gflops=A cpu_gflops=C seconds=S
 best is the best --window-second stretch (1 s: a few multiplications), mean
 all the FLOPs over the whole span, cpu all of them per CPU second of the
 process (which time spent waiting for the core does not count against). With --record FILE it also writes one line
@@ -21,6 +23,7 @@ process and for two makes their ratio the machine's own scaling.
 Needs Debian's python3-torch for measuring: run it with /usr/bin/python3.
 """
 import argparse
+import ctypes
 import sys
 import time
 
@@ -49,12 +52,32 @@ def mean_rate(records):
     return sum(r[2] for r in records) / (hi - lo)
 
 
+def onednn_mm():
+    """out = x @ y for contiguous fp32 CPU tensors through dnnl_sgemm (row-major)."""
+    dnnl = ctypes.CDLL("libdnnl.so.2")
+    i64, fp = ctypes.c_int64, ctypes.c_void_p
+    dnnl.dnnl_sgemm.argtypes = [ctypes.c_char, ctypes.c_char, i64, i64, i64, ctypes.c_float,
+                                fp, i64, fp, i64, ctypes.c_float, fp, i64]
+    dnnl.dnnl_sgemm.restype = ctypes.c_int
+    # oneDNN's OpenMP threads are the calling thread's: torch.set_num_threads sets them
+
+    def mm(x, y, out):
+        m, k = x.shape
+        n = y.shape[1]
+        rc = dnnl.dnnl_sgemm(b"N", b"N", m, n, k, 1.0, x.data_ptr(), k, y.data_ptr(), n, 0.0,
+                             out.data_ptr(), n)
+        if rc != 0:
+            raise RuntimeError(f"dnnl_sgemm failed with status {rc}")
+    return mm
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, default=2048)
     p.add_argument("--seconds", type=float, default=4.0)
     p.add_argument("--window", type=float, default=1.0)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--library", choices=["torch", "onednn"], default="torch")
     p.add_argument("--start_at", type=float, default=0.0)
     p.add_argument("--record", help="write start end flops per multiplication here")
     p.add_argument("--combine", nargs="+", metavar="FILE", help="sum records of concurrent runs")
@@ -76,7 +99,8 @@ def main():
     x = torch.randn(a.n, a.n, generator=g)
     y = torch.randn(a.n, a.n, generator=g)
     out = torch.empty(a.n, a.n)
-    torch.mm(x, y, out=out)  # warm: page in, pick the kernel
+    mm = onednn_mm() if a.library == "onednn" else (lambda x, y, out: torch.mm(x, y, out=out))
+    mm(x, y, out)  # warm: page in, pick the kernel
     delay = a.start_at - time.time()
     if delay > 0:
         time.sleep(delay)
@@ -86,13 +110,13 @@ def main():
     t_end = time.time() + a.seconds
     while not recs or recs[-1][1] < t_end:
         t0 = time.time()
-        torch.mm(x, y, out=out)
+        mm(x, y, out)
         recs.append((t0, time.time(), flops))
     cpu = time.process_time() - c0
     if a.record:
         with open(a.record, "w") as f:
             f.writelines(f"{s:.6f} {e:.6f} {fl:.0f}\n" for s, e, fl in recs)
-    print(f"[gemm] n={a.n} threads={torch.get_num_threads()} mms={len(recs)} "
+    print(f"[gemm] library={a.library} n={a.n} threads={torch.get_num_threads()} mms={len(recs)} "
           f"best_gflops={best_window(recs, a.window) / 1e9:.2f} "
           f"mean_gflops={mean_rate(recs) / 1e9:.2f} cpu_gflops={flops * len(recs) / cpu / 1e9:.2f} "
           f"seconds={recs[-1][1] - recs[0][0]:.2f}",

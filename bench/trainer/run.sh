@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # wireup-train against its PyTorch eager peers, all in one run on this machine:
 # throughput (vs eager at world 1, vs DDP at world 2), efficiency (model FLOP/s
-# over the single-thread GEMM peak measured in the same run), scaling (world 2
+# over the single-thread GEMM peak measured in the same run: the faster of
+# OpenBLAS through torch.mm and oneDNN's sgemm, which wireup-train's linear
+# layers call), scaling (world 2
 # over world 1, divided by the machine's own two-process GEMM scaling) and
 # sharded state bytes for N = 1, 2, 4. Peer and wireup runs are interleaved,
 # REPS of each; figures are medians over them. See docs/bench-trainer.md.
@@ -40,11 +42,11 @@ runN() {  # OUT N CMD... : N ranks on 127.0.0.1; rank r writes OUT.r (rank 0 als
   ((rc == 0)) || { echo "failed ($rc): $*" >&2; cat "$o".* >&2; return 1; }
   cp "$o.0" "$o"
 }
-gemm() {  # OUT NPROC : NPROC single-thread 2048 GEMM processes over the same 4 seconds
-  local o=$1 n=$2 at r pids=() rc=0 recs=()
+gemm() {  # OUT NPROC [LIBRARY] : NPROC single-thread 2048 GEMM processes over the same 4 seconds
+  local o=$1 n=$2 lib=${3:-torch} at r pids=() rc=0 recs=()
   at=$(($(date +%s) + 3))   # time enough to import torch
   for ((r = 0; r < n; r++)); do
-    timeout 120 "$py" "$here/gemm_peak.py" --seconds 4 --start_at "$at" --record "$o.rec$r" >"$o.$r" 2>&1 &
+    timeout 120 "$py" "$here/gemm_peak.py" --library "$lib" --seconds 4 --start_at "$at" --record "$o.rec$r" >"$o.$r" 2>&1 &
     pids+=($!) recs+=("$o.rec$r")
   done
   for r in "${pids[@]}"; do wait "$r" || rc=$?; done
@@ -88,15 +90,24 @@ verdict() {  # VALUE OP TARGET
 eager_args=(--threads 1 --warmup "$warm" --steps "$timed")
 wireup_base=(--preset small --synthetic_data --num_threads 1)
 wireup_args=("${wireup_base[@]}" --max_steps "$((warm + timed))")
-# per rep: GEMM best/mean (one process), pair best/mean; per run: best-step
-# tokens/s (b*), mean tokens/s (m*), CPU s/step (c*); wireup's mfu column (f*)
-declare -a g1 g1m g1c g2 g2m be1 me1 ce1 bw1 mw1 cw1 fw1 bd2 md2 cd2 bw2 mw2 cw2 fw2
+# per rep: GEMM best/mean (one process: OpenBLAS gb, oneDNN go, the faster g1),
+# pair best/mean; per run: best-step tokens/s (b*), mean tokens/s (m*), CPU
+# s/step (c*); wireup's mfu column (f*)
+declare -a gb gbm go g1 g1m g1c g2 g2m be1 me1 ce1 bw1 mw1 cw1 fw1 bd2 md2 cd2 bw2 mw2 cw2 fw2
+faster() {  # FILE_A FILE_B : the one of two gemm outputs with the higher best_gflops
+  awk -v a="$(field "$1" '[gemm-combined]' best_gflops)" -v b="$(field "$2" '[gemm-combined]' best_gflops)" \
+    -v fa="$1" -v fb="$2" 'BEGIN { print (b > a) ? fb : fa }'
+}
 
 echo "bench trainer: $reps interleaved repetitions, $warm warmup + $timed timed steps each" >&2
 for ((i = 0; i < reps; i++)); do
-  gemm "$dir/gemm1.$i" 1
-  g1+=("$(field "$dir/gemm1.$i" '[gemm-combined]' best_gflops)") g1m+=("$(field "$dir/gemm1.$i" '[gemm-combined]' mean_gflops)")
-  g1c+=("$(field "$dir/gemm1.$i.0" '[gemm]' cpu_gflops)")
+  gemm "$dir/gemm1b.$i" 1 torch
+  gemm "$dir/gemm1o.$i" 1 onednn
+  gb+=("$(field "$dir/gemm1b.$i" '[gemm-combined]' best_gflops)") gbm+=("$(field "$dir/gemm1b.$i" '[gemm-combined]' mean_gflops)")
+  go+=("$(field "$dir/gemm1o.$i" '[gemm-combined]' best_gflops)")
+  best=$(faster "$dir/gemm1b.$i" "$dir/gemm1o.$i")
+  g1+=("$(field "$best" '[gemm-combined]' best_gflops)") g1m+=("$(field "$best" '[gemm-combined]' mean_gflops)")
+  g1c+=("$(field "$best.0" '[gemm]' cpu_gflops)")
   gemm "$dir/gemm2.$i" 2
   g2+=("$(field "$dir/gemm2.$i" '[gemm-combined]' best_gflops)") g2m+=("$(field "$dir/gemm2.$i" '[gemm-combined]' mean_gflops)")
   peak=$(calc %.0f "${g1[i]} * 1e9")
@@ -117,7 +128,7 @@ for ((i = 0; i < reps; i++)); do
       read -r m b x c < <(wireup_tps "$f"); mw2+=("$m") bw2+=("$b") fw2+=("$x") cw2+=("$c")
     fi
   done
-  echo "  rep $((i + 1)): GEMM ${g1[i]} GFLOP/s, two processes ${g2[i]}; best-step tokens/s: eager ${be1[i]}," \
+  echo "  rep $((i + 1)): GEMM ${gb[i]} (OpenBLAS) / ${go[i]} (oneDNN) GFLOP/s, two processes ${g2[i]}; best-step tokens/s: eager ${be1[i]}," \
     "wireup ${bw1[i]}, DDP x2 ${bd2[i]}, wireup x2 ${bw2[i]}" >&2
 done
 
@@ -139,8 +150,10 @@ done
 mG=$(median "${g1[@]}")
 declare -a extra_rows
 if ((extra)); then
-  gemm "$dir/gemmx" 1   # a fresh peak: the load may have changed since the repetitions
-  xG=$(field "$dir/gemmx" '[gemm-combined]' best_gflops) xGc=$(field "$dir/gemmx.0" '[gemm]' cpu_gflops)
+  gemm "$dir/gemmxb" 1 torch   # a fresh peak: the load may have changed since the repetitions
+  gemm "$dir/gemmxo" 1 onednn
+  best=$(faster "$dir/gemmxb" "$dir/gemmxo")
+  xG=$(field "$best" '[gemm-combined]' best_gflops) xGc=$(field "$best.0" '[gemm]' cpu_gflops)
   shapes=(
     "batch 8|--batch 8|--train_batch_size 8"
     "seq 512, batch 2|--seq 512 --batch 2|--max_context_width 512 --train_batch_size 2"
@@ -164,7 +177,8 @@ fi
 F=$(fpt "$dir/w1.0")
 mG2=$(median "${g2[@]}") mGm=$(median "${g1m[@]}") mG2m=$(median "${g2m[@]}")
 E1=$(median "${be1[@]}") W1=$(median "${bw1[@]}") D2=$(median "${bd2[@]}") W2=$(median "${bw2[@]}")
-machine=$(calc %.3f "$mG2 / $mG") machine_m=$(calc %.3f "$mG2m / $mGm")
+# the machine's scaling: two OpenBLAS processes against one OpenBLAS process
+machine=$(calc %.3f "$mG2 / $(median "${gb[@]}")") machine_m=$(calc %.3f "$mG2m / $(median "${gbm[@]}")")
 r_eager=$(calc %.3f "$W1 / $E1") r_ddp=$(calc %.3f "$W2 / $D2")
 r_eager_m=$(calc %.3f "$(median "${mw1[@]}") / $(median "${me1[@]}")") r_ddp_m=$(calc %.3f "$(median "${mw2[@]}") / $(median "${md2[@]}")")
 r_cpu=$(calc %.3f "$(median "${ce1[@]}") / $(median "${cw1[@]}")") r_cpu2=$(calc %.3f "$(median "${cd2[@]}") / $(median "${cw2[@]}")")
@@ -191,7 +205,8 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   echo "$reps interleaved repetitions of $warm warmup + $timed timed steps. Per run the fastest timed step"
   echo "counts (other load only slows steps down), like the GEMM peak's best 1 s; figures are medians over"
   echo "the repetitions. FLOPs/token = 6 x non-embedding params + 12 x layers x hidden x seq = $F."
-  echo "BLAS: $(field "$dir/w1.0" '[config]' blas). Load average before / after: $load0 / $load1 ($cores cores); ${secs} s."
+  echo "BLAS: $(field "$dir/w1.0" '[config]' blas) (torch.mm, both peers); wireup-train's linear layers:"
+  echo "$(field "$dir/w1.0" '[config]' gemm) (gemm= of its [config] line). Load average before / after: $load0 / $load1 ($cores cores); ${secs} s."
   if ((busy)); then
     echo
     echo "**Warning: the load average exceeded the $cores cores: other work competed for them during this run."
@@ -208,8 +223,10 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   echo
   echo "| GEMM 2048 fp32, one thread per process | best 1 s, GFLOP/s | all reps | mean, GFLOP/s |"
   echo "| --- | --- | --- | --- |"
-  echo "| one process (the peak) | $mG | ${g1[*]} | $mGm |"
-  echo "| two processes together | $mG2 | ${g2[*]} | $mG2m |"
+  echo "| one process, OpenBLAS (torch.mm) | $(median "${gb[@]}") | ${gb[*]} | |"
+  echo "| one process, oneDNN (dnnl_sgemm) | $(median "${go[@]}") | ${go[*]} | |"
+  echo "| one process, the faster of the two per rep (the peak) | $mG | ${g1[*]} | $mGm |"
+  echo "| two OpenBLAS processes together | $mG2 | ${g2[*]} | $mG2m |"
   echo
   echo "One process per CPU second (time waiting for a core not counted): $mGc GFLOP/s (${g1c[*]})."
   echo
@@ -221,7 +238,7 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   echo "  wireup $cmfu_w1%, eager $cmfu_e1%. World 2 against 2 x the peak: wireup $mfu_w2%, DDP $mfu_d2%; against the two-process"
   echo "  GEMM rate: wireup $mfu_w2p%, DDP $mfu_d2p%. wireup-train's own mfu column on its fastest step"
   echo "  (WIREUP_PEAK_FLOPS = that rep's peak): $(median "${fw1[@]}") at world 1, $(median "${fw2[@]}") at world 2."
-  echo "- **Scaling** machine (two GEMM processes / one): $machine. wireup world 2 / world 1: $s_w;"
+  echo "- **Scaling** machine (two OpenBLAS GEMM processes / one): $machine. wireup world 2 / world 1: $s_w;"
   echo "  divided by the machine's: **$sr_w** — $(verdict "$sr_w" ">=" 0.9). Means instead: $sr_w_m."
   echo "  DDP world 2 / eager world 1: $s_e, divided by the machine's: $sr_e."
   echo

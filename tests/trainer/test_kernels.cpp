@@ -1,12 +1,15 @@
 // The plain-C++ fp32 kernels of llama_math.cpp against their formulas in
-// double, on odd sizes (no multiple of any vector width) and edge values.
+// double, on odd sizes (no multiple of any vector width) and edge values; the
+// linear layers' GEMM adapter against a triple loop.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "cpu_gemm.hpp"
 #include "cross_entropy_kernel.hpp"
 #include "rms_norm_kernel.hpp"
 #include "swiglu_kernel.hpp"
@@ -132,4 +135,68 @@ TEST_CASE("cross_entropy kernels match log-softmax and softmax minus one-hot") {
     }
   }
   CHECK(g[2] == 0.0f);
+}
+
+TEST_CASE("cpu_sgemm is the row-major GEMM, every transpose, leading dimension and beta") {
+  if (!cpu_sgemm_available()) {  // built without oneDNN: a clear refusal, never a wrong answer
+    std::vector<float> a(4), c(4);
+    CHECK_THROWS_WITH(cpu_sgemm(false, false, 2, 2, 2, 1, a.data(), 2, a.data(), 2, 0, c.data(), 2),
+                      Catch::Contains("libdnnl-dev"));
+    return;
+  }
+  CHECK(std::string(cpu_sgemm_name()) == "onednn");
+  const std::int64_t M = 37, N = 29, K = 53, pad = 3;  // odd sizes, rows wider than the matrix
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      for (const float beta : {0.0f, 1.0f, -0.5f}) {
+        INFO("trans_a " << ta << " trans_b " << tb << " beta " << beta);
+        // op(A) is M x K: stored K x M when transposed; ld = stored columns + pad
+        const std::int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+        const auto A = random_floats(static_cast<std::size_t>((ta ? K : M) * lda), 1.0f, 7);
+        const auto B = random_floats(static_cast<std::size_t>((tb ? N : K) * ldb), 1.0f, 8);
+        auto C = random_floats(static_cast<std::size_t>(M * ldc), 1.0f, 9);
+        if (beta == 0.0f)  // beta 0 must not read C: NaN there would poison the sum
+          for (auto& x : C) x = std::numeric_limits<float>::quiet_NaN();
+        const auto C0 = C;
+        const float alpha = 0.75f;
+        cpu_sgemm(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+        for (std::int64_t i = 0; i < M; ++i) {
+          for (std::int64_t j = 0; j < N; ++j) {
+            double dot = 0, mag = 0;
+            for (std::int64_t k = 0; k < K; ++k) {
+              const double a = A[static_cast<std::size_t>(ta ? k * lda + i : i * lda + k)];
+              const double b = B[static_cast<std::size_t>(tb ? j * ldb + k : k * ldb + j)];
+              dot += a * b;
+              mag += std::fabs(a * b);
+            }
+            const auto at = static_cast<std::size_t>(i * ldc + j);
+            const double want = alpha * dot + (beta == 0.0f ? 0.0 : beta * double(C0[at]));
+            INFO("i=" << i << " j=" << j);
+            CHECK(std::fabs(C[at] - want) <= 1e-5 * (mag + std::fabs(want)) + 1e-6);
+          }
+        }
+        // the padding between rows is left alone
+        for (std::int64_t i = 0; i < M; ++i)
+          for (std::int64_t j = N; j < ldc; ++j) {
+            const auto at = static_cast<std::size_t>(i * ldc + j);
+            CHECK((std::isnan(C0[at]) ? std::isnan(C[at]) : C[at] == C0[at]));
+          }
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu_sgemm's edges: empty sizes, an empty sum, a negative size") {
+  if (!cpu_sgemm_available()) return;  // the refusal is tested above
+  std::vector<float> c = {std::numeric_limits<float>::quiet_NaN(), 2.0f};
+  cpu_sgemm(false, false, 1, 2, 0, 1, nullptr, 1, nullptr, 2, 0.0f, c.data(), 2);  // K = 0
+  CHECK(c[0] == 0.0f);
+  CHECK(c[1] == 0.0f);
+  c = {1.0f, 2.0f};
+  cpu_sgemm(false, false, 1, 2, 0, 1, nullptr, 1, nullptr, 2, 3.0f, c.data(), 2);
+  CHECK(c[0] == 3.0f);
+  CHECK(c[1] == 6.0f);
+  cpu_sgemm(false, false, 0, 2, 5, 1, nullptr, 5, nullptr, 2, 0.0f, nullptr, 2);  // M = 0
+  CHECK_THROWS_WITH(cpu_sgemm(false, false, -1, 2, 2, 1, nullptr, 2, nullptr, 2, 0, nullptr, 2),
+                    Catch::Contains("negative size M=-1"));
 }

@@ -1,4 +1,4 @@
-// llama_math's fused Functions (rms_norm, swiglu, cross_entropy) against the
+// llama_math's fused Functions (rms_norm, linear, swiglu, cross_entropy) against the
 // plain ATen composition they replace: values and gradients, fp32 (the
 // plain-C++ kernels) and double (the ATen path), odd sizes, non-contiguous
 // inputs and an upstream gradient other than 1.
@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "cpu_gemm.hpp"
 #include "llama_math.hpp"
 
 using namespace wireup::train;
@@ -49,6 +50,37 @@ TEST_CASE("fused rms_norm matches ATen's composition, values and gradients") {
   auto want = torch::autograd::grad({ry}, {rx, rw}, {dy});
   CHECK(close(got[0], want[0]));
   CHECK(close(got[1], want[1]));
+}
+
+TEST_CASE("linear matches at::linear, values and gradients, either input leaf or not") {
+  // fp32: oneDNN's sgemm where built in (cpu_gemm.hpp); double: ATen itself
+  const auto dt = GENERATE(at::kFloat, at::kDouble);
+  const bool contiguous = GENERATE(true, false);
+  const bool x_needs_grad = GENERATE(true, false);
+  INFO("dtype " << dt << " contiguous " << contiguous << " x needs grad " << x_needs_grad
+                << " gemm " << cpu_sgemm_name());
+  at::Tensor x0 = make({6, 5, 67}, dt, contiguous), w0 = at::randn({43, 67}, at::TensorOptions(dt));
+  at::Tensor x = x0.detach().clone().requires_grad_(x_needs_grad), w = leaf(w0);
+  at::Tensor rx = x0.detach().clone().requires_grad_(x_needs_grad), rw = leaf(w0);
+  if (!contiguous) {  // the clone made them contiguous again: read through a transpose
+    x = x.detach().transpose(0, 1).contiguous().transpose(0, 1).requires_grad_(x_needs_grad);
+    rx = x.detach().clone().requires_grad_(x_needs_grad);
+    CHECK_FALSE(x.is_contiguous());
+  }
+  at::Tensor y = llama::linear(x, w);
+  at::Tensor ry = at::linear(rx, rw);
+  CHECK(y.sizes() == ry.sizes());
+  CHECK(close(y, ry));
+  at::Tensor dy = make({6, 5, 43}, dt, contiguous);
+  if (x_needs_grad) {
+    auto got = torch::autograd::grad({y}, {x, w}, {dy});
+    auto want = torch::autograd::grad({ry}, {rx, rw}, {dy});
+    CHECK(close(got[0], want[0]));
+    CHECK(close(got[1], want[1]));
+  } else {
+    CHECK(close(torch::autograd::grad({y}, {w}, {dy})[0],
+                torch::autograd::grad({ry}, {rw}, {dy})[0]));
+  }
 }
 
 TEST_CASE("fused swiglu matches silu(gate) * up, values and gradients") {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu_gemm.hpp"
 #include "cross_entropy_kernel.hpp"
 #include "rms_norm_kernel.hpp"
 #include "swiglu_kernel.hpp"
@@ -267,6 +268,44 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
   }
 };
 
+// y = x W^T through cpu_sgemm (fp32 CPU, oneDNN built in): the three GEMMs
+// ATen's linear and MmBackward would make, on the faster library. x [..., in]
+// and W [out, in] are kept for backward, as ATen keeps them.
+struct Linear : public torch::autograd::Function<Linear> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in,
+                            const at::Tensor& w_in) {
+    const at::Tensor x = x_in.contiguous(), w = w_in.contiguous();
+    const auto in = w.size(1), out = w.size(0), rows = x.numel() / in;
+    auto shape = x.sizes().vec();
+    shape.back() = out;
+    at::Tensor y = at::empty(shape, x.options());
+    cpu_sgemm(false, true, rows, out, in, 1.0f, x.data_ptr<float>(), in, w.data_ptr<float>(), in,
+              0.0f, y.data_ptr<float>(), out);
+    ctx->save_for_backward({x, w});
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1];
+    const at::Tensor dy = grads[0].contiguous();
+    const auto in = w.size(1), out = w.size(0), rows = x.numel() / in;
+    at::Tensor dx, dw;
+    if (ctx->needs_input_grad(0)) {  // dX = dY W
+      dx = at::empty_like(x);
+      cpu_sgemm(false, false, rows, in, out, 1.0f, dy.data_ptr<float>(), out, w.data_ptr<float>(),
+                in, 0.0f, dx.data_ptr<float>(), in);
+    }
+    if (ctx->needs_input_grad(1)) {  // dW = dY^T X
+      dw = at::empty_like(w);
+      cpu_sgemm(true, false, out, in, rows, 1.0f, dy.data_ptr<float>(), out, x.data_ptr<float>(),
+                in, 0.0f, dw.data_ptr<float>(), in);
+    }
+    return {dx, dw};
+  }
+};
+
 }  // namespace
 
 // Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
@@ -290,6 +329,13 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, w, eps);
 #endif
   return RmsNorm::apply(x, w, eps);
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w) {
+  if (cpu_sgemm_available() && fp32_cpu(x) && fp32_cpu(w) && w.dim() == 2 &&
+      x.size(-1) == w.size(1))
+    return Linear::apply(x, w);
+  return at::linear(x, w);  // GPUs (cuBLAS), other dtypes, no oneDNN, bad shapes' own error
 }
 
 at::Tensor swiglu(const at::Tensor& gate_up) {
@@ -426,20 +472,20 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   // attention
   // split, not narrow: its backward is one cat, where each narrow's would be
   // a zeroed full-size gradient summed with the others'.
-  const auto qkv = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
+  const auto qkv = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
   at::Tensor q = qkv[0].view({B, T, nh, hd});
   at::Tensor k = qkv[1].view({B, T, kv, hd});
   at::Tensor v = qkv[2].view({B, T, kv, hd});
   at::Tensor a = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
-  at::Tensor h = x + at::linear(a, p[2]);
+  at::Tensor h = x + llama::linear(a, p[2]);
   // SwiGLU feed-forward
-  const at::Tensor w13 = at::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
-  return h + at::linear(swiglu(w13), p[5]);
+  const at::Tensor w13 = llama::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
+  return h + llama::linear(swiglu(w13), p[5]);
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
                      const at::Tensor& targets, const ModelConfig& m) {
-  at::Tensor logits = at::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
+  at::Tensor logits = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
   return cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
 }
 

@@ -46,6 +46,9 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
 // gate_up = [gate | up] along the last dimension. cross_entropy: the mean over
 // rows of fp32 logits [N, V] against targets [N].
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
+// x W^T without bias: x [..., in], w [out, in]. fp32 on the CPU with oneDNN
+// built in: its sgemm (cpu_gemm.hpp) forward and backward; else ATen's linear.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w);
 at::Tensor swiglu(const at::Tensor& gate_up);
 at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
 

@@ -17,6 +17,7 @@
 #include "batch_tokens.hpp"
 #include "blas_check.hpp"
 #include "checkpoint.hpp"
+#include "cpu_gemm.hpp"
 #include "hf_export.hpp"
 #include "comm_gloo.hpp"
 #include "comm_nccl.hpp"
@@ -250,7 +251,7 @@ int run(int argc, char** argv) {
                 "world=%d local_world=%d nodes=%d sharding=%s layers=%lld hidden=%lld heads=%lld "
                 "kv_heads=%lld intermediate=%lld vocab=%lld context=%lld batch_per_rank=%lld "
                 "grad_accum=%lld global_batch_tokens=%lld max_steps=%lld lr=%g threads=%d "
-                "activation_checkpointing=%d blas=%s",
+                "activation_checkpointing=%d blas=%s gemm=%s",
                 o.preset.c_str(), (long long)params, (long long)shard_params,
                 (long long)model.state_bytes(), w.world, w.local_world, w.world / w.local_world,
                 wt::sharding_name(o.sharding), (long long)m.layers, (long long)m.hidden,
@@ -259,7 +260,8 @@ int run(int argc, char** argv) {
                 (long long)o.grad_accum,
                 (long long)(o.train_batch_size * o.grad_accum * w.world * m.context),
                 (long long)o.max_steps, o.lr, at::get_num_threads(),
-                o.activation_checkpointing ? 1 : 0, blas.path.c_str());
+                o.activation_checkpointing ? 1 : 0, blas.path.c_str(),
+                gpu ? "cuda" : wt::cpu_sgemm_name());
   say(w, buf);
 
   std::ofstream metrics;
