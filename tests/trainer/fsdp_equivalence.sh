@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The same global batch gives the same loss sequence at world 1, 2 and 4, for
 # full and hybrid sharding, with and without recompute; accumulation and
-# clipping give the updates of the unsharded computation.
+# clipping give the updates of the unsharded computation; shared memory and
+# Gloo give the same run.
 source "$(dirname "$0")/lib.sh"
 common=(--preset tiny --synthetic_data --max_steps 20 --num_threads 1 --lr 1e-3 --warmup_steps 3)
 
@@ -17,6 +18,27 @@ for s in full hybrid; do
     | losses >"$WORK/w4$s"
   same_losses "world 4 $s = world 1" "$WORK/w1" "$WORK/w4$s" 1e-5
 done
+# One host: the ranks' collectives go through shared memory by default; Gloo
+# (WIREUP_CPU_COMM=gloo) gives the same run.
+train 2 "${common[@]}" --train_batch_size 2 >"$WORK/shm.out"
+grep -q '^\[comm\] group=world ranks=2 transport=shm' "$WORK/shm.out" &&
+  pass "one host: transport=shm" || fail "one host: no '[comm] ... transport=shm' line"
+for n in 2 4; do
+  WIREUP_CPU_COMM=gloo train "$n" "${common[@]}" --train_batch_size $((4 / n)) >"$WORK/gloo$n.out"
+  grep -q "^\[comm\] group=world ranks=$n transport=gloo" "$WORK/gloo$n.out" &&
+    pass "WIREUP_CPU_COMM=gloo: transport=gloo" || fail "WIREUP_CPU_COMM=gloo: no transport=gloo line"
+  losses <"$WORK/gloo$n.out" >"$WORK/gloo$n"
+  same_losses "world $n over Gloo = world 1" "$WORK/w1" "$WORK/gloo$n" 1e-5
+done
+if out=$(WIREUP_CPU_COMM=tcp train 2 "${common[@]}" --train_batch_size 2 2>&1); then
+  fail "WIREUP_CPU_COMM=tcp was accepted"
+else
+  grep -q "WIREUP_CPU_COMM=tcp: expected shm or gloo" <<<"$out" &&
+    pass "WIREUP_CPU_COMM=tcp: refused by name" || fail "WIREUP_CPU_COMM=tcp: unclear error: $out"
+fi
+[[ -z $(find /dev/shm -maxdepth 1 -name 'wireup-*' -newer "$WORK/w1" 2>/dev/null) ]] &&
+  pass "no shared-memory segment left behind" || fail "segments left in /dev/shm"
+
 train 2 "${common[@]}" --train_batch_size 2 --activation_checkpointing 1 | losses >"$WORK/ac"
 same_losses "activation checkpointing = without" "$WORK/w1" "$WORK/ac" 1e-5
 train 2 "${common[@]}" --train_batch_size 2 --prefetch 0 | losses >"$WORK/nopf"

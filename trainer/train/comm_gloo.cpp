@@ -1,11 +1,13 @@
 #include "comm_gloo.hpp"
 
+#include "comm_shm.hpp"
 #include "job_store.hpp"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -92,14 +94,31 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// A group whose ranks all share a node talks through shared memory
+// (comm_shm.hpp) unless WIREUP_CPU_COMM=gloo; Gloo otherwise, and wherever the
+// segment cannot be made (all ranks of the group agree on which).
 std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
                             const std::string& prefix, int rank, int size,
-                            const std::shared_ptr<::gloo::transport::Device>& dev) {
+                            const std::shared_ptr<::gloo::transport::Device>& dev,
+                            bool node_local) {
   if (size == 1) return make_solo_comm();
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+  const std::string name = prefix.substr(0, prefix.size() - 1);
+  if (node_local && shm_comm_wanted()) {
+    std::string why;
+    if (auto c = make_shm_comm(prefixed, rank, size, &why)) {
+      if (rank == 0) std::printf("[comm] group=%s ranks=%d transport=shm\n", name.c_str(), size);
+      return c;
+    }
+    if (rank == 0)
+      std::printf("[comm] group=%s ranks=%d transport=gloo (no shared memory: %s)\n", name.c_str(),
+                  size, why.c_str());
+  } else if (rank == 0) {
+    std::printf("[comm] group=%s ranks=%d transport=gloo\n", name.c_str(), size);
+  }
   auto opts = c10d::ProcessGroupGloo::Options::create();
   opts->devices.push_back(dev);
   opts->timeout = std::chrono::minutes(10);
-  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
   return std::make_shared<GlooComm>(
       c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts));
 }
@@ -110,9 +129,13 @@ CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
   if (w.world == 1) return make_solo_groups();
   const auto store = open_job_store(w);
   const auto dev = gloo_device(w.master_addr);
-  return arrange_groups(w, sharding, group(store, "world/", w.rank, w.world, dev),
+  // Ranks are node-major: a node's ranks form the hybrid shard groups; the
+  // world is one node's only when local_world covers it.
+  const bool one_node = w.world == w.local_world;
+  return arrange_groups(w, sharding, group(store, "world/", w.rank, w.world, dev, one_node),
                         [&](const std::string& key, int rank, int size) {
-                          return group(store, key + "/", rank, size, dev);
+                          const bool local = one_node || key.rfind("shard", 0) == 0;
+                          return group(store, key + "/", rank, size, dev, local);
                         });
 }
 
