@@ -93,7 +93,7 @@ wireup_args=("${wireup_base[@]}" --max_steps "$((warm + timed))")
 # per rep: GEMM best/mean (one process: OpenBLAS gb, oneDNN go, the faster g1),
 # pair best/mean; per run: best-step tokens/s (b*), mean tokens/s (m*), CPU
 # s/step (c*); wireup's mfu column (f*)
-declare -a gb gbm go g1 g1m g1c g2 g2m be1 me1 ce1 bw1 mw1 cw1 fw1 bd2 md2 cd2 bw2 mw2 cw2 fw2
+declare -a gb gbm go gom g2o g2om g1 g1m g1c g2 g2m be1 me1 ce1 bw1 mw1 cw1 fw1 bd2 md2 cd2 bw2 mw2 cw2 fw2
 faster() {  # FILE_A FILE_B : the one of two gemm outputs with the higher best_gflops
   awk -v a="$(field "$1" '[gemm-combined]' best_gflops)" -v b="$(field "$2" '[gemm-combined]' best_gflops)" \
     -v fa="$1" -v fb="$2" 'BEGIN { print (b > a) ? fb : fa }'
@@ -104,11 +104,13 @@ for ((i = 0; i < reps; i++)); do
   gemm "$dir/gemm1b.$i" 1 torch
   gemm "$dir/gemm1o.$i" 1 onednn
   gb+=("$(field "$dir/gemm1b.$i" '[gemm-combined]' best_gflops)") gbm+=("$(field "$dir/gemm1b.$i" '[gemm-combined]' mean_gflops)")
-  go+=("$(field "$dir/gemm1o.$i" '[gemm-combined]' best_gflops)")
+  go+=("$(field "$dir/gemm1o.$i" '[gemm-combined]' best_gflops)") gom+=("$(field "$dir/gemm1o.$i" '[gemm-combined]' mean_gflops)")
   best=$(faster "$dir/gemm1b.$i" "$dir/gemm1o.$i")
   g1+=("$(field "$best" '[gemm-combined]' best_gflops)") g1m+=("$(field "$best" '[gemm-combined]' mean_gflops)")
   g1c+=("$(field "$best.0" '[gemm]' cpu_gflops)")
   gemm "$dir/gemm2.$i" 2
+  gemm "$dir/gemm2o.$i" 2 onednn
+  g2o+=("$(field "$dir/gemm2o.$i" '[gemm-combined]' best_gflops)") g2om+=("$(field "$dir/gemm2o.$i" '[gemm-combined]' mean_gflops)")
   g2+=("$(field "$dir/gemm2.$i" '[gemm-combined]' best_gflops)") g2m+=("$(field "$dir/gemm2.$i" '[gemm-combined]' mean_gflops)")
   peak=$(calc %.0f "${g1[i]} * 1e9")
   # Alternate which side goes first, so that a drift in the machine's load
@@ -177,8 +179,12 @@ fi
 F=$(fpt "$dir/w1.0")
 mG2=$(median "${g2[@]}") mGm=$(median "${g1m[@]}") mG2m=$(median "${g2m[@]}")
 E1=$(median "${be1[@]}") W1=$(median "${bw1[@]}") D2=$(median "${bd2[@]}") W2=$(median "${bw2[@]}")
-# the machine's scaling: two OpenBLAS processes against one OpenBLAS process
-machine=$(calc %.3f "$mG2 / $(median "${gb[@]}")") machine_m=$(calc %.3f "$mG2m / $(median "${gbm[@]}")")
+# The machine's scaling: two GEMM processes against one, each library against
+# itself; the larger of the two (the stricter yardstick for wireup's scaling).
+m_b=$(calc %.3f "$mG2 / $(median "${gb[@]}")") m_o=$(calc %.3f "$(median "${g2o[@]}") / $(median "${go[@]}")")
+machine=$(awk -v a="$m_b" -v b="$m_o" 'BEGIN { print (a > b) ? a : b }')
+machine_m=$(awk -v a="$(calc %.3f "$mG2m / $(median "${gbm[@]}")")" -v b="$(calc %.3f "$(median "${g2om[@]}") / $(median "${gom[@]}")")" \
+  'BEGIN { print (a > b) ? a : b }')
 r_eager=$(calc %.3f "$W1 / $E1") r_ddp=$(calc %.3f "$W2 / $D2")
 r_eager_m=$(calc %.3f "$(median "${mw1[@]}") / $(median "${me1[@]}")") r_ddp_m=$(calc %.3f "$(median "${mw2[@]}") / $(median "${md2[@]}")")
 r_cpu=$(calc %.3f "$(median "${ce1[@]}") / $(median "${cw1[@]}")") r_cpu2=$(calc %.3f "$(median "${cd2[@]}") / $(median "${cw2[@]}")")
@@ -206,7 +212,8 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   echo "counts (other load only slows steps down), like the GEMM peak's best 1 s; figures are medians over"
   echo "the repetitions. FLOPs/token = 6 x non-embedding params + 12 x layers x hidden x seq = $F."
   echo "BLAS: $(field "$dir/w1.0" '[config]' blas) (torch.mm, both peers); wireup-train's linear layers:"
-  echo "$(field "$dir/w1.0" '[config]' gemm) (gemm= of its [config] line). Load average before / after: $load0 / $load1 ($cores cores); ${secs} s."
+  echo "$(field "$dir/w1.0" '[config]' gemm) (gemm= of its [config] line); its ranks at world 2:"
+  echo "$(grep -o 'transport=[a-z]*' "$dir/w2.0" | head -n 1) (DDP: Gloo over loopback TCP). Load average before / after: $load0 / $load1 ($cores cores); ${secs} s."
   if ((busy)); then
     echo
     echo "**Warning: the load average exceeded the $cores cores: other work competed for them during this run."
@@ -227,6 +234,7 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   echo "| one process, oneDNN (dnnl_sgemm) | $(median "${go[@]}") | ${go[*]} | |"
   echo "| one process, the faster of the two per rep (the peak) | $mG | ${g1[*]} | $mGm |"
   echo "| two OpenBLAS processes together | $mG2 | ${g2[*]} | $mG2m |"
+  echo "| two oneDNN processes together | $(median "${g2o[@]}") | ${g2o[*]} | $(median "${g2om[@]}") |"
   echo
   echo "One process per CPU second (time waiting for a core not counted): $mGc GFLOP/s (${g1c[*]})."
   echo
@@ -238,7 +246,7 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
   echo "  wireup $cmfu_w1%, eager $cmfu_e1%. World 2 against 2 x the peak: wireup $mfu_w2%, DDP $mfu_d2%; against the two-process"
   echo "  GEMM rate: wireup $mfu_w2p%, DDP $mfu_d2p%. wireup-train's own mfu column on its fastest step"
   echo "  (WIREUP_PEAK_FLOPS = that rep's peak): $(median "${fw1[@]}") at world 1, $(median "${fw2[@]}") at world 2."
-  echo "- **Scaling** machine (two OpenBLAS GEMM processes / one): $machine. wireup world 2 / world 1: $s_w;"
+  echo "- **Scaling** machine (two GEMM processes / one, the larger of OpenBLAS $m_b and oneDNN $m_o): $machine. wireup world 2 / world 1: $s_w;"
   echo "  divided by the machine's: **$sr_w** — $(verdict "$sr_w" ">=" 0.9). Means instead: $sr_w_m."
   echo "  DDP world 2 / eager world 1: $s_e, divided by the machine's: $sr_e."
   echo
