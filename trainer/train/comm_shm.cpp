@@ -98,12 +98,17 @@ bool shm_comm_wanted() {
 std::shared_ptr<Comm> make_shm_comm(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                     int size, std::string* why) {
   std::unique_ptr<ShmGroup> g;
+  // Removes rank 0's name on every way out, a store timeout included: no segment outlives
+  // the start-up in /dev/shm.
+  const auto unlink = [](ShmGroup* p) { p->unlink(); };
+  std::unique_ptr<ShmGroup, decltype(unlink)> gone(nullptr, unlink);
   std::string mine;  // this rank's failure, empty if none
   if (rank == 0) {
     std::random_device rd;
     const std::string name = "/wireup-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
     try {
       g = ShmGroup::create(name, size);
+      gone.reset(g.get());
       put(*store, "shm/name", name);
     } catch (const ShmUnavailable& e) {
       mine = e.what();
@@ -128,7 +133,7 @@ std::shared_ptr<Comm> make_shm_comm(const c10::intrusive_ptr<c10d::Store>& store
         r == rank ? (mine.empty() ? "ok" : mine) : take(*store, "shm/ok" + std::to_string(r));
     if (a != "ok" && first.empty()) first = "rank " + std::to_string(r) + ": " + a;
   }
-  if (g) g->unlink();  // rank 0: everyone has attached or given up; the name goes
+  gone.reset();  // rank 0: everyone has attached or given up; the name goes
   if (!first.empty()) {
     if (why) *why = first;
     return nullptr;
