@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -24,6 +23,7 @@
 #include "device_memory.hpp"
 #include "fsdp_model.hpp"
 #include "sharded_adamw.hpp"
+#include "stop_signals.hpp"
 #include "wireup/data/loader.hpp"
 #include "wireup/error.hpp"
 #include "wireup/train/metrics.hpp"
@@ -138,9 +138,8 @@ class Batches {
 };
 
 // SIGTERM (scancel, preemption) and SIGUSR1: checkpoint at the end of the
-// current step, then exit cleanly.
+// current step, then exit cleanly (stop_signals.hpp: how they arrive).
 std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 void say(const wt::WorldLayout& w, const std::string& line) {
   if (w.rank == 0) std::printf("%s\n", line.c_str()), std::fflush(stdout);
@@ -219,8 +218,7 @@ int run(int argc, char** argv) {
   if (!o.checkpoint_dir.empty() || !o.resume_from_checkpoint.empty() || o.stop_after_step > 0) {
     ckpt = std::make_unique<wt::Checkpointer>(o.checkpoint_dir, static_cast<int>(o.keep_checkpoints),
                                               o.async_checkpointing, groups, units, &opt);
-    std::signal(SIGTERM, on_stop_signal);
-    std::signal(SIGUSR1, on_stop_signal);
+    wt::graceful_stop();
   }
   if (!o.resume_from_checkpoint.empty()) {
     if (auto meta = ckpt->load(o.resume_from_checkpoint, o.model)) {
@@ -354,6 +352,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    wt::block_stop_signals();  // before any thread exists: all of them inherit it
+    wt::start_stop_watcher(g_stop_signal);
     if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
     return run(argc, argv);
   } catch (const wireup::InputError& e) {
