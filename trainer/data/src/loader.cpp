@@ -92,19 +92,20 @@ struct TokenLoader::Impl {
 
   std::unique_ptr<Slot[]> slots;  // cfg.prefetch of them
   Position run_start;             // pos at the last start(): step k is advance(run_start, k)
-  std::atomic<std::uint64_t> dispatched{0};  // steps claimed
-  std::atomic<std::uint64_t> consumed{0};    // batches handed out (written by next() only)
-  std::atomic<std::uint64_t> hinted{0};      // readahead: steps before this one were hinted
-  std::atomic<std::uint64_t> events{0};      // counts publications, for a sleeping caller
-  std::atomic<bool> dispatch_done{false};    // the end or an error was met: claim no more
+  // The counters every batch writes, each on its own cache line: a write to
+  // one does not take the others away from the core reading them. `consumed`
+  // is written by next() only.
+  alignas(64) std::atomic<std::uint64_t> dispatched{0};  // steps claimed
+  alignas(64) std::atomic<std::uint64_t> consumed{0};    // batches handed out
+  alignas(64) std::atomic<std::uint64_t> events{0};      // publications, for a sleeping caller
+  alignas(64) std::atomic<std::uint64_t> hinted{0};      // readahead: steps before it were hinted
+  std::atomic<bool> dispatch_done{false};  // the end or an error was met: claim no more
   std::atomic<bool> stop{false};
   std::mutex mu;
   std::condition_variable producer_cv, consumer_cv;
   std::atomic<unsigned> producers_sleeping{0};
   std::atomic<bool> consumer_sleeping{false};
-  std::mutex buffers_mu;
-  std::vector<std::vector<Batch>> pools;  // per filler, most recent last
-  std::size_t held_filler = 0;            // filled the Batch the caller holds (its last one)
+  std::size_t held_filler = 0;  // filled the Batch the caller holds (its last one)
   std::vector<std::thread> workers;
   Sampler::Step own_step;  // steps the caller fills itself
 
@@ -122,12 +123,38 @@ struct TokenLoader::Impl {
   static constexpr std::uint64_t kPlanSteps = 32;
   std::mutex plan_mu;  // held only to copy or swap the pointer
   std::shared_ptr<const PlanChunk> plan;
+
+  // Per filling thread, on its own cache lines: its buffer pool (other
+  // threads give buffers back under its mutex) and the plan chunk it last
+  // used, its own, read without any lock while it covers the step. A batch
+  // of 4 KiB windows takes a few microseconds to fill; every cache line the
+  // threads share and write per batch costs a transfer between their cores,
+  // which on this VM is sometimes several times dearer than at others.
+  struct alignas(64) Filler {
+    std::mutex mu;
+    std::vector<Batch> pool;  // most recent last
+    std::shared_ptr<const PlanChunk> plan;
+  };
+  std::unique_ptr<Filler[]> fillers;  // the caller's is 0, worker i's is i
+  std::size_t n_fillers = 0;
   // Sticky outcome once next() met it: later calls repeat it.
   bool ended = false;
   std::exception_ptr failed;
 
-  void fill(const Sampler::Step& step, const std::uint64_t* next, std::size_t n_next,
-            Batch& b) const {
+  // The next step's first windows, read ahead by a batch's last rows, and
+  // that step's number: if another thread has claimed it by the time they
+  // are read, they are not. Lines pulled into this core's L2 would reach the
+  // other core by a transfer between the two, dearer than DRAM when the two
+  // vCPUs sit in different core complexes: with the worker and the helping
+  // caller taking turns, that read-ahead cost ~10% of the loader's rate.
+  struct Ahead {
+    const std::uint64_t* next = nullptr;
+    std::size_t n_next = 0;
+    std::uint64_t step = kUnclaimed;  // kUnclaimed: read ahead regardless (no threads)
+  };
+  static constexpr std::uint64_t kUnclaimed = ~std::uint64_t{0};
+
+  void fill(const Sampler::Step& step, const Ahead& ahead, Batch& b) const {
     const std::uint64_t T = cfg.context;
     b.rows = step.windows.size();
     b.cols = T + 1;
@@ -137,7 +164,7 @@ struct TokenLoader::Impl {
     b.after = step.after;
     b.token_bytes = manifest.token_bytes;
     const std::uint64_t n = b.rows * b.cols;
-    const Rows rows{step.windows, next, n_next};  // this batch's last rows read `next` ahead
+    const Rows rows{step.windows, ahead};  // this batch's last rows read `ahead` ahead
     // A loader's batches all have one type: the other vectors stay empty.
     switch (b.type) {
       case TokenType::Int64:
@@ -158,9 +185,15 @@ struct TokenLoader::Impl {
   // A batch's windows, then the next step's first few (read ahead only).
   struct Rows {
     const std::vector<std::uint64_t>& windows;
-    const std::uint64_t* next;
-    std::size_t n_next;
+    const Ahead& ahead;
   };
+
+  // How many of the next step's windows to read ahead, decided when the
+  // first of them is needed.
+  std::size_t ahead_rows(const Ahead& a) const {
+    if (a.step != kUnclaimed && dispatched.load(std::memory_order_relaxed) > a.step) return 0;
+    return a.n_next;
+  }
 
   // Windows sit at random places, so each is a cold start for the hardware
   // prefetcher and the TLB. While row i is copied, row i + kReadAhead is
@@ -169,21 +202,24 @@ struct TokenLoader::Impl {
   // EPYC development VM this reads random 4 KiB windows at ~17 GB/s on one
   // core, against ~10 for the next row's head alone prefetched into L1 (the
   // scheme before) and ~19 for a sequential read(). The rows ahead run on
-  // into the next step, so a batch's last rows are not cold starts; the
-  // first ones were read ahead by the previous step's fill when this thread
-  // made it, and get their heads prefetched here otherwise. Rows inside one
-  // mapped shard (all but one per shard boundary) are copied straight from
-  // the mapping; the rest (boundary-crossing windows, pread) go through the
-  // ShardSet.
+  // into the next step (unless another thread has it, see Ahead), so a
+  // batch's last rows are not cold starts; the first ones were read ahead by
+  // the previous step's fill when this thread made it, and get their heads
+  // prefetched here otherwise. Rows inside one mapped shard (all but one
+  // per shard boundary) are copied straight from the mapping; the rest
+  // (boundary-crossing windows, pread) go through the ShardSet.
   template <class T>
   void read_rows(const Rows& r, T* out, std::uint64_t row_elems) const {
     const std::uint64_t T_ = cfg.context, cols = T_ + 1;
     const unsigned width = manifest.token_bytes;
     const std::size_t n = r.windows.size();
     if (n == 0) return;
-    const auto window = [&](std::size_t i) { return i < n ? r.windows[i] : r.next[i - n]; };
+    // Rows of the next step to read ahead, decided when the first is needed.
+    std::size_t n_next = kUnclaimed;
     const auto source = [&](std::size_t i) -> const unsigned char* {
-      return i < n + r.n_next ? set->mapped(window(i) * T_, cols) : nullptr;
+      if (i < n) return set->mapped(r.windows[i] * T_, cols);
+      if (n_next == kUnclaimed) n_next = ahead_rows(r.ahead);
+      return i < n + n_next ? set->mapped(r.ahead.next[i - n] * T_, cols) : nullptr;
     };
     constexpr std::size_t kRing = kReadAhead + 1;  // row i's source, found kReadAhead rows earlier
     const unsigned char* ring[kRing] = {};
@@ -208,40 +244,48 @@ struct TokenLoader::Impl {
     }
   }
 
-  std::shared_ptr<const PlanChunk> chunk_for(std::uint64_t seq) {
-    std::shared_ptr<const PlanChunk> c;
+  static bool covers(const std::shared_ptr<const PlanChunk>& c, std::uint64_t seq) {
+    return c && seq >= c->first && seq - c->first < kPlanSteps;
+  }
+
+  // The chunk holding step `seq`, kept as `filler`'s own until it needs
+  // another (so valid until this thread's next call).
+  const PlanChunk& chunk_for(std::uint64_t seq, std::size_t filler) {
+    auto& mine = fillers[filler].plan;
+    if (covers(mine, seq)) return *mine;
     {
       const std::lock_guard lock(plan_mu);
-      c = plan;
+      mine = plan;
     }
-    if (c && seq >= c->first && seq - c->first < kPlanSteps) return c;
+    if (covers(mine, seq)) return *mine;
     auto fresh = std::make_shared<PlanChunk>();
     fresh->first = seq / kPlanSteps * kPlanSteps;
     if (const auto at = sampler->advance(run_start, fresh->first))
       fresh->steps.resize(sampler->next_many(*at, kPlanSteps, fresh->steps));
+    mine = fresh;
     // Publish it unless a later chunk is there already (from a thread ahead).
     const std::lock_guard lock(plan_mu);
-    if (!plan || plan->first < fresh->first) plan = fresh;
-    return fresh;
+    if (!plan || plan->first < fresh->first) plan = std::move(fresh);
+    return *mine;
   }
 
   // Step `seq` of the run into `out` and the first windows of the step
   // after it into `next` (n_next of them); false when the run ended before.
-  bool planned(std::uint64_t seq, Sampler::Step& out, std::uint64_t* next, std::size_t& n_next) {
-    const auto c = chunk_for(seq);
-    const std::uint64_t i = seq - c->first;
-    if (i >= c->steps.size()) return false;
-    const Sampler::Step& s = c->steps[i];
+  bool planned(std::uint64_t seq, std::size_t filler, Sampler::Step& out, std::uint64_t* next,
+               std::size_t& n_next) {
+    const PlanChunk& c = chunk_for(seq, filler);
+    const std::uint64_t i = seq - c.first;
+    if (i >= c.steps.size()) return false;
+    const Sampler::Step& s = c.steps[i];
     out.windows.assign(s.windows.begin(), s.windows.end());
     out.epoch = s.epoch;
     out.after = s.after;
-    std::shared_ptr<const PlanChunk> later;
     const Sampler::Step* after = nullptr;
-    if (i + 1 < c->steps.size()) {
-      after = &c->steps[i + 1];
-    } else if (c->steps.size() == kPlanSteps) {  // the run goes on: the next chunk
-      later = chunk_for(seq + 1);
-      if (!later->steps.empty()) after = &later->steps.front();
+    if (i + 1 < c.steps.size()) {
+      after = &c.steps[i + 1];
+    } else if (c.steps.size() == kPlanSteps) {  // the run goes on: the next chunk (`c` may go)
+      const PlanChunk& later = chunk_for(seq + 1, filler);
+      if (!later.steps.empty()) after = &later.steps.front();
     }
     n_next = after ? std::min(kReadAhead, after->windows.size()) : 0;
     for (std::size_t k = 0; k < n_next; ++k) next[k] = after->windows[k];
@@ -269,14 +313,16 @@ struct TokenLoader::Impl {
   }
 
   void push_buffer(std::size_t filler, Batch&& b) {
-    const std::lock_guard lock(buffers_mu);
-    pools[filler].push_back(std::move(b));
+    Filler& f = fillers[filler];
+    const std::lock_guard lock(f.mu);
+    f.pool.push_back(std::move(b));
   }
 
   // A buffer of `filler`'s pool (empty if it has none: fill() allocates).
   Batch pop_buffer(std::size_t filler) {
-    const std::lock_guard lock(buffers_mu);
-    auto& pool = pools[filler];
+    Filler& f = fillers[filler];
+    const std::lock_guard lock(f.mu);
+    auto& pool = f.pool;
     if (pool.empty()) return {};
     Batch b = std::move(pool.back());
     pool.pop_back();
@@ -313,10 +359,10 @@ struct TokenLoader::Impl {
     try {
       std::uint64_t next[kReadAhead];
       std::size_t n_next = 0;
-      have = planned(seq, slot.step, next, n_next);
+      have = planned(seq, filler, slot.step, next, n_next);
       if (have) {
         hint_ahead(seq);
-        fill(slot.step, next, n_next, slot.batch);
+        fill(slot.step, {next, n_next, seq + 1}, slot.batch);
       }
     } catch (...) {
       slot.error = std::current_exception();
@@ -399,10 +445,12 @@ struct TokenLoader::Impl {
     const std::size_t n = std::clamp<std::size_t>(cfg.workers, 1, cfg.prefetch);
     if (!slots) {
       slots = std::make_unique<Slot[]>(cfg.prefetch);
-      pools.resize(n + 1);
+      fillers = std::make_unique<Filler[]>(n + 1);
+      n_fillers = n + 1;
     }
     run_start = pos;
     plan.reset();  // no worker runs here
+    for (std::size_t f = 0; f < n_fillers; ++f) fillers[f].plan.reset();
     dispatched = 0;
     consumed = 0;
     hinted = 0;
@@ -436,7 +484,7 @@ struct TokenLoader::Impl {
   bool next_sync(Batch& b) {
     if (!sampler->next(pos, own_step)) return false;
     std::uint64_t next[kReadAhead];
-    fill(own_step, next, sampler->peek(own_step.after, kReadAhead, next), b);
+    fill(own_step, {next, sampler->peek(own_step.after, kReadAhead, next), kUnclaimed}, b);
     pos = own_step.after;
     return true;
   }
@@ -446,7 +494,7 @@ struct TokenLoader::Impl {
     try {
       std::uint64_t next[kReadAhead];
       std::size_t n_next = 0;
-      if (!planned(c, own_step, next, n_next)) {
+      if (!planned(c, 0, own_step, next, n_next)) {
         ended = true;
         dispatch_done.store(true);
         wake_producers(true);
@@ -459,7 +507,7 @@ struct TokenLoader::Impl {
         b = std::move(mine);
         held_filler = 0;
       }
-      fill(own_step, next, n_next, b);
+      fill(own_step, {next, n_next, c + 1}, b);
     } catch (...) {
       failed = std::current_exception();
       dispatch_done.store(true);
