@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "wireup/data/loader.hpp"
@@ -197,6 +199,32 @@ std::uint64_t file_pmd_kib() {
   return pmd;
 }
 
+// ns for one cache line to go from one thread's write to the other's read
+// (a ping-pong of 200,000 round trips). On the development VM it is 25-40 ns
+// while the host keeps the two vCPUs in one core complex and 155-190 ns while
+// it puts them in two; the loader's two threads hand over state every batch,
+// so its rate follows it (docs/data-format.md).
+double handoff_ns() {
+  alignas(64) std::atomic<long> turn{0};
+  constexpr long kTrips = 200000;
+  std::thread other([&] {
+    for (long i = 1; i < 2 * kTrips; i += 2) {
+      while (turn.load(std::memory_order_acquire) != i) {
+      }
+      turn.store(i + 1, std::memory_order_release);
+    }
+  });
+  const double t0 = now();
+  for (long i = 0; i < 2 * kTrips; i += 2) {
+    while (turn.load(std::memory_order_acquire) != i) {
+    }
+    turn.store(i + 1, std::memory_order_release);
+  }
+  const double t = now() - t0;
+  other.join();
+  return t / (2.0 * kTrips) * 1e9;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const auto n = v.size();
@@ -273,7 +301,7 @@ int main(int argc, char** argv) {
     stored(c);
     c.readahead = 8;
   });
-  std::vector<double> raw, raw_cpu, raw16, raw16_cpu;
+  std::vector<double> raw, raw_cpu, raw16, raw16_cpu, handoff;
   std::uint64_t bytes = 0;
   // Warm-up: everything once, which also pages the (evicted) files back in.
   raw_read(m, a.dir, bytes);
@@ -281,6 +309,7 @@ int main(int argc, char** argv) {
   const std::uint64_t pmd_kib = file_pmd_kib();  // the verdict loader's mappings only, so far
   for (std::size_t i = 1; i < variants.size(); ++i) loader_pass(variants[i], bytes);
   for (int r = 0; r < a.reps; ++r) {
+    handoff.push_back(handoff_ns());
     Timing t = raw_read(m, a.dir, bytes);
     raw.push_back(static_cast<double>(bytes) / t.wall / 1e9);
     raw_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
@@ -324,6 +353,11 @@ int main(int argc, char** argv) {
   const double ratio = median(variants[0].gbps) / raw_med;
   std::printf("\nLoader as wireup-train reads / raw read: **%.3f** — %s\n", ratio,
               ratio >= 0.9 ? "PASS (>= 0.90)" : "FAIL (< 0.90)");
+  std::printf("\nCache-line handoff between two threads before each repetition (ns; 25-40: the "
+              "vCPUs share a core complex, 155-190: they do not, and the loader's two threads "
+              "slow down):");
+  for (const double h : handoff) std::printf(" %.0f", h);
+  std::printf(".\n");
   std::printf(
       "\n%s Of the shards' %.0f MB, the first loader's mappings map %.0f MB with 2 MiB page "
       "table entries (the kernel maps a 2 MiB page cache folio whole; smaller folios get "
