@@ -358,6 +358,19 @@ int main(int argc, char** argv) {
               "slow down):");
   for (const double h : handoff) std::printf(" %.0f", h);
   std::printf(".\n");
+  // The verdict's ratio split by that case, repetition by repetition.
+  std::vector<double> near, far;
+  for (std::size_t r = 0; r < handoff.size(); ++r)
+    (handoff[r] < 80 ? near : far).push_back(variants[0].gbps[r] / raw[r]);
+  const auto split = [](const char* name, const std::vector<double>& v) {
+    if (v.empty()) return std::printf("%s: no repetition", name);
+    return std::printf("%s: %.3f (%zu repetitions)", name, median(v), v.size());
+  };
+  std::printf("Loader / raw read by repetition, ");
+  split("handoff under 80 ns", near);
+  std::printf("; ");
+  split("80 ns or more", far);
+  std::printf(".\n");
   std::printf(
       "\n%s Of the shards' %.0f MB, the first loader's mappings map %.0f MB with 2 MiB page "
       "table entries (the kernel maps a 2 MiB page cache folio whole; smaller folios get "

@@ -18,7 +18,7 @@ trap 'rm -rf "$dir"' EXIT
   echo "### Same files, context 8192, batch 2 (same bytes per step)"
   echo
   "$bench" --dir "$dir/shards" --reps "$reps" --context 8192 --batch 2 |
-    sed -n '/^| /p;/^Loader as/p;/^Cache-line/p'
+    sed -n '/^| /p;/^Loader /p;/^Cache-line/p'
 } >>"$out"
 {
   echo
