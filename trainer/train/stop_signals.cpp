@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>

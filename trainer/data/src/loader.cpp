@@ -215,11 +215,11 @@ struct TokenLoader::Impl {
     const std::size_t n = r.windows.size();
     if (n == 0) return;
     // Rows of the next step to read ahead, decided when the first is needed.
-    std::size_t n_next = kUnclaimed;
+    std::optional<std::size_t> n_next;
     const auto source = [&](std::size_t i) -> const unsigned char* {
       if (i < n) return set->mapped(r.windows[i] * T_, cols);
-      if (n_next == kUnclaimed) n_next = ahead_rows(r.ahead);
-      return i < n + n_next ? set->mapped(r.ahead.next[i - n] * T_, cols) : nullptr;
+      if (!n_next) n_next = ahead_rows(r.ahead);
+      return i < n + *n_next ? set->mapped(r.ahead.next[i - n] * T_, cols) : nullptr;
     };
     constexpr std::size_t kRing = kReadAhead + 1;  // row i's source, found kReadAhead rows earlier
     const unsigned char* ring[kRing] = {};
