@@ -3,14 +3,19 @@
 # ends with bit-identical weights and the same losses as an uninterrupted run.
 # Also: --stop_after_step, async saves, and --keep_checkpoints.
 source "$(dirname "$0")/lib.sh"
-args=(--preset tiny --synthetic_data --max_steps 40 --num_threads 1 --train_batch_size 2
+# 200 steps of ~3 ms: long enough that the signal below lands before the end
+# even on a loaded machine (at 40 the run could end between two polls).
+steps=200
+final=$(printf 'step-%08d' "$steps")
+args=(--preset tiny --synthetic_data --max_steps "$steps" --num_threads 1 --train_batch_size 2
       --checkpoint_freq 5 --keep_checkpoints 2)
 
 train 2 "${args[@]}" --checkpoint_dir "$WORK/a" >"$WORK/a.log"
 losses <"$WORK/a.log" >"$WORK/a.loss"
 
 # SIGTERM to every rank (as srun and wireup-launch deliver scancel) once a
-# checkpoint exists: they save at the end of their step and exit cleanly.
+# checkpoint exists (any: with --keep_checkpoints 2 a given one lives only
+# ~10 steps): they save at the end of their step and exit cleanly.
 pids=()
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29751 \
@@ -18,10 +23,11 @@ for r in 0 1; do
   pids+=($!)
 done
 for _ in $(seq 600); do
-  [[ -f $WORK/b/step-00000010/metadata.json ]] && break
+  compgen -G "$WORK/b/step-*/metadata.json" >/dev/null && break
   sleep 0.05
 done
-kill -TERM "${pids[@]}"
+kill -TERM "${pids[@]}" 2>/dev/null ||
+  fail "the ranks ended before the signal: $(tail -2 "$WORK/b1.rank0.log")"
 codes=()
 for p in "${pids[@]}"; do set +e; wait "$p"; codes+=($?); set -e; done
 [[ ${codes[*]} == "0 0" ]] && pass "SIGTERM: clean exit on both ranks" || fail "SIGTERM: exits ${codes[*]}"
@@ -35,12 +41,12 @@ stopped=$(sed -n 's/^\[stop\].*step \([0-9]*\) saved.*/\1/p' "$WORK/b1.log")
 train 2 "${args[@]}" --checkpoint_dir "$WORK/b" --resume_from_checkpoint auto >"$WORK/b2.log"
 grep -q "^\[resume\] step=$stopped " "$WORK/b2.log" && pass "resumed from step $stopped" ||
   fail "resume line: $(grep resume "$WORK/b2.log")"
-# the resumed run's losses are the uninterrupted run's steps stopped+1..40
-tail -n "$((40 - stopped))" "$WORK/a.loss" >"$WORK/a.tail"
+# the resumed run's losses are the uninterrupted run's steps stopped+1..$steps
+tail -n "$((steps - stopped))" "$WORK/a.loss" >"$WORK/a.tail"
 losses <"$WORK/b2.log" >"$WORK/b2.loss"
 if cmp -s "$WORK/a.tail" "$WORK/b2.loss"; then pass "losses after resume are identical"; else
   fail "losses after resume differ"; paste "$WORK/a.tail" "$WORK/b2.loss" >&2; fi
-if diff <(fingerprint "$WORK/a/step-00000040") <(fingerprint "$WORK/b/step-00000040") >/dev/null; then
+if diff <(fingerprint "$WORK/a/$final") <(fingerprint "$WORK/b/$final") >/dev/null; then
   pass "final weights bit-identical"; else fail "final weights differ"; fi
 kept=$(find "$WORK/b" -maxdepth 1 -name 'step-*' | wc -l)
 ((kept == 2)) && pass "--keep_checkpoints 2 keeps 2" || fail "$kept checkpoints kept"
@@ -50,6 +56,6 @@ train 2 "${args[@]}" --checkpoint_dir "$WORK/c" --async_checkpointing 1 --stop_a
 grep -q '^\[stop\] --stop_after_step: checkpoint of step 17' "$WORK/c1.log" && pass "--stop_after_step 17" ||
   fail "no planned stop"
 train 2 "${args[@]}" --checkpoint_dir "$WORK/c" --async_checkpointing 1 --resume_from_checkpoint auto >"$WORK/c2.log"
-if diff <(fingerprint "$WORK/a/step-00000040") <(fingerprint "$WORK/c/step-00000040") >/dev/null; then
+if diff <(fingerprint "$WORK/a/$final") <(fingerprint "$WORK/c/$final") >/dev/null; then
   pass "async + planned stop: final weights bit-identical"; else fail "async run differs"; fi
 finish
