@@ -184,7 +184,9 @@ TEST_CASE("synchronous loading (prefetch 0) matches prefetched loading", "[loade
 TEST_CASE("every prefetch depth and worker count gives the synchronous batches", "[loader]") {
   // The ring of prefetch slots, claims by several workers, the caller
   // helping, workers sleeping on a full ring (a slow caller) and seeks in
-  // the middle of a run: the batches, tokens included, never change.
+  // the middle of a run: the batches, tokens included, never change. These
+  // batches are small, so prefetch 8 and 32 hand over blocks of 2 and 8
+  // steps, and the run's end falls inside a block.
   Fixture f;
   for (const auto type : {TokenType::Int64, TokenType::Int32, TokenType::Stored}) {
     auto c = config(f, 40, 3);
@@ -208,7 +210,7 @@ TEST_CASE("every prefetch depth and worker count gives the synchronous batches",
       REQUIRE(got.tokens32 == want[i].tokens32);
       REQUIRE(got.stored == want[i].stored);
     };
-    for (const std::size_t prefetch : {1, 2, 3, 8}) {
+    for (const std::size_t prefetch : {1, 2, 3, 8, 32}) {
       for (const std::size_t workers : {1, 2, 4}) {
         CAPTURE(static_cast<int>(type), prefetch, workers);
         auto p = c;
@@ -349,24 +351,29 @@ TEST_CASE("loader rejects broken data sets at open, naming the file", "[loader]"
 }
 
 TEST_CASE("errors in the prefetch thread surface in next()", "[loader]") {
-  Fixture f;
-  auto c = config(f, 64, 1);
-  c.read_mode = ReadMode::Pread;
-  c.prefetch = 1;
-  c.epochs = 0;
-  TokenLoader loader(c);
-  // Shrink a shard under the running loader: the next pread past the end fails.
-  std::filesystem::resize_file(f.dir / "train-2.bin", 4096);
-  Batch b;
-  bool threw = false;
-  try {
-    for (int i = 0; i < 10000; ++i) loader.next(b);
-  } catch (const InputError& e) {
-    threw = true;
-    CHECK_THAT(e.what(), Contains("train-2.bin"));
+  // Prefetch 32 hands over blocks of 8 small batches: the error comes after
+  // the batches of its block that were read.
+  for (const std::size_t prefetch : {1, 32}) {
+    CAPTURE(prefetch);
+    Fixture f;
+    auto c = config(f, 64, 1);
+    c.read_mode = ReadMode::Pread;
+    c.prefetch = prefetch;
+    c.epochs = 0;
+    TokenLoader loader(c);
+    // Shrink a shard under the running loader: the next pread past the end fails.
+    std::filesystem::resize_file(f.dir / "train-2.bin", 4096);
+    Batch b;
+    bool threw = false;
+    try {
+      for (int i = 0; i < 10000; ++i) loader.next(b);
+    } catch (const InputError& e) {
+      threw = true;
+      CHECK_THAT(e.what(), Contains("train-2.bin"));
+    }
+    CHECK(threw);
+    CHECK_THROWS_AS(loader.next(b), InputError);  // and it stays failed
   }
-  CHECK(threw);
-  CHECK_THROWS_AS(loader.next(b), InputError);  // and it stays failed
 }
 
 TEST_CASE("destroying a loader with a full queue does not hang", "[loader]") {

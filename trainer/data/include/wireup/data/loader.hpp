@@ -30,7 +30,9 @@ struct LoaderConfig {
   bool shuffle = true;             // false: windows in file order (validation)
   std::uint64_t epochs = 1;        // 0: no limit
   std::uint64_t max_steps = 0;     // 0: no limit; counts steps across epochs
-  std::size_t prefetch = 8;        // batches read ahead in the background; 0: none (synchronous)
+  std::size_t prefetch = 32;       // batches read ahead in the background; 0: none (synchronous).
+                                   // Handed over in blocks of up to prefetch/4 batches
+                                   // (~256 KiB): 32 lets 32 KiB batches go 8 at a time
   std::size_t workers = 1;         // background threads filling batches (at most prefetch);
                                    // a caller whose batch is not ready fills it, or later
                                    // ones, itself rather than waiting (docs/data-format.md)
