@@ -24,6 +24,16 @@ lines=$(grep -c '"type":"train"' "$WORK/metrics.jsonl")
 [[ $lines == 10 ]] && pass "metrics JSONL: 10 train records" || fail "metrics JSONL has $lines train records"
 grep -q '"type":"validation","step":100' "$WORK/metrics.jsonl" && pass "metrics JSONL: validation" ||
   fail "no validation record"
+# Time spent getting batches: part of every step, and summed in the summary.
+wait_pct=$(sed -n 's/^\[summary\].* data_wait_pct=\([0-9.]*\).*/\1/p' <<<"$out")
+awk -v p="$wait_pct" 'BEGIN { exit !(p != "" && p >= 0 && p < 100) }' &&
+  pass "summary: data wait $wait_pct% of step time" || fail "summary data_wait_pct '$wait_pct'"
+/usr/bin/python3 - "$WORK/metrics.jsonl" <<'PY' && pass "metrics JSONL: data_wait_s within step_time_s" ||
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if '"train"' in l]
+assert recs and all(0 <= r["data_wait_s"] <= r["step_time_s"] for r in recs), recs
+PY
+  fail "metrics JSONL: data_wait_s missing or beyond step_time_s"
 
 # A model vocabulary smaller than the data's: a clear error, not an index crash.
 set +e

@@ -78,14 +78,16 @@ TEST_CASE("warmup then cosine") {
 }
 
 TEST_CASE("metric lines are stable and regex friendly") {
-  StepMetrics m{12, 100, 3.25, 3e-4, 1.5, 680.5, 0.61, 1.5, 123.4};
+  StepMetrics m{12, 100, 3.25, 3e-4, 1.5, 680.5, 0.61, 1.5, 123.4, 0.0021};
   const auto line = format_step_line(m);
   CHECK(line == "[train] step=12/100 loss=3.250000 lr=3.000e-04 grad_norm=1.5000 "
-                "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4");
+                "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4 "
+                "data_wait_s=0.0021");
   std::smatch match;  // a SageMaker metric definition
   REQUIRE(std::regex_search(line, match, std::regex("loss=([0-9.]+)")));
   CHECK(match[1] == "3.250000");
   CHECK(format_step_json(m).find("\"loss\":3.25") != std::string::npos);
+  CHECK(format_step_json(m).find("\"data_wait_s\":0.0021}") != std::string::npos);
   CHECK(format_validation_line(20, 2.0) == "[val] step=20 val_loss=2.000000 val_ppl=7.389");
 }
 

@@ -273,14 +273,17 @@ int run(int argc, char** argv) {
   const double grad_scale = 1.0 / static_cast<double>(o.grad_accum * w.world);
 
   double first_loss = -1, last_loss = 0, total_time = 0;
+  double total_data_wait = 0;  // this rank's time in train.next(): the loader plus widening
   std::int64_t step = 0;
   auto t_start = std::chrono::steady_clock::now();
   for (step = first_step; step <= o.max_steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
-    double loss_sum = 0;
+    double loss_sum = 0, data_wait = 0;
     bool exhausted = false;
     for (std::int64_t micro = 0; micro < o.grad_accum; ++micro) {
+      const auto d0 = std::chrono::steady_clock::now();
       auto b = train.next();
+      data_wait += std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();
       if (!b) { exhausted = true; break; }
       loss_sum += model.step(*b, true, grad_scale);
     }
@@ -299,11 +302,13 @@ int run(int argc, char** argv) {
         world_mean(*groups.world, loss_sum / static_cast<double>(o.grad_accum), model.device());
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     total_time += dt;
+    total_data_wait += data_wait;
     if (first_loss < 0) first_loss = loss;
     last_loss = loss;
     if (step % o.logging_freq == 0 || step == o.max_steps) {
       wt::StepMetrics sm{step, o.max_steps, loss, lr, norm,
-                         static_cast<double>(tokens_per_step) / dt, 0, dt, peak_mem_mib(model.device())};
+                         static_cast<double>(tokens_per_step) / dt, 0, dt, peak_mem_mib(model.device()),
+                         data_wait};
       if (peak > 0) sm.mfu = sm.tokens_per_s * flops_tok / (peak * w.world);
       say(w, wt::format_step_line(sm));
       if (metrics.is_open()) metrics << wt::format_step_json(sm) << "\n" << std::flush;
@@ -339,10 +344,11 @@ int run(int argc, char** argv) {
   std::snprintf(buf, sizeof buf,
                 "[summary] steps=%lld first_loss=%.6f final_loss=%.6f tokens=%lld "
                 "mean_tokens_per_s=%.1f wall_s=%.2f peak_mem_mib=%.1f checkpoint_saves=%d "
-                "checkpoint_stall_s=%.3f",
+                "checkpoint_stall_s=%.3f data_wait_s=%.3f data_wait_pct=%.3f",
                 (long long)done, first_loss, last_loss, (long long)(done * tokens_per_step),
                 total_time > 0 ? static_cast<double>(done * tokens_per_step) / total_time : 0.0,
-                wall, peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0, ckpt ? ckpt->stall_seconds() : 0.0);
+                wall, peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0, ckpt ? ckpt->stall_seconds() : 0.0, total_data_wait,
+                total_time > 0 ? 100.0 * total_data_wait / total_time : 0.0);
   say(w, buf);
   groups.world->barrier();
   return 0;

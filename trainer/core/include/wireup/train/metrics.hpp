@@ -14,6 +14,7 @@ struct StepMetrics {
   double mfu = 0;           // fraction of peak; 0 when the peak is unknown
   double step_time_s = 0;
   double peak_mem_mib = 0;  // this process's peak resident set
+  double data_wait_s = 0;   // of step_time_s, this rank's time getting its batches
 };
 
 // One stable line, key=value, for humans and for SageMaker metric regexes
