@@ -38,6 +38,7 @@ struct Args {
   int reps = 5;
   std::uint32_t vocab = 32000;
   bool keep_cache = false;  // measure the files as the page cache holds them now
+  bool make_only = false;   // write the shards (if missing) and stop: for trainer_wait.sh
 };
 
 double now() {
@@ -200,10 +201,11 @@ std::uint64_t file_pmd_kib() {
 }
 
 // ns for one cache line to go from one thread's write to the other's read
-// (a ping-pong of 200,000 round trips). On the development VM it is 25-40 ns
-// while the host keeps the two vCPUs in one core complex and 155-190 ns while
-// it puts them in two; the loader's two threads hand over state every batch,
-// so its rate follows it (docs/data-format.md).
+// (a ping-pong of 200,000 round trips). On the AMD EPYC development VM it was
+// 25-40 ns while the host kept the two vCPUs in one core complex and 155-190
+// ns while it put them in two, and the loader's rate followed it while its
+// threads handed over state every batch (docs/data-format.md); on the Intel
+// Xeon VM of session 8, 53-135 ns.
 double handoff_ns() {
   alignas(64) std::atomic<long> turn{0};
   constexpr long kTrips = 200000;
@@ -253,10 +255,12 @@ int main(int argc, char** argv) {
       a.vocab = static_cast<std::uint32_t>(std::stoul(v));
     else if (k == "--keep-cache")
       a.keep_cache = v == "1";
+    else if (k == "--make-only")
+      a.make_only = v == "1";
     else {
       std::fprintf(stderr,
                    "usage: %s --dir DIR [--mb 1024] [--shards 4] [--context 2048] "
-                   "[--batch 8] [--reps 5] [--vocab 32000] [--keep-cache 0|1]\n",
+                   "[--batch 8] [--reps 5] [--vocab 32000] [--keep-cache 0|1] [--make-only 0|1]\n",
                    argv[0]);
       return 2;
     }
@@ -266,6 +270,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!fs::exists(a.dir / "manifest.json")) make_dataset(a);
+  if (a.make_only) return 0;
   const auto m = load_manifest(a.dir);
   if (!a.keep_cache) evict(m, a.dir);
 
@@ -353,9 +358,9 @@ int main(int argc, char** argv) {
   const double ratio = median(variants[0].gbps) / raw_med;
   std::printf("\nLoader as wireup-train reads / raw read: **%.3f** — %s\n", ratio,
               ratio >= 0.9 ? "PASS (>= 0.90)" : "FAIL (< 0.90)");
-  std::printf("\nCache-line handoff between two threads before each repetition (ns; 25-40: the "
-              "vCPUs share a core complex, 155-190: they do not, and the loader's two threads "
-              "slow down):");
+  std::printf("\nCache-line handoff between two threads before each repetition (ns; on the "
+              "AMD EPYC development VM 25-40 where the vCPUs share a core complex, 155-190 "
+              "where they do not):");
   for (const double h : handoff) std::printf(" %.0f", h);
   std::printf(".\n");
   // The verdict's ratio split by that case, repetition by repetition.

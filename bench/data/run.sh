@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Loader read throughput versus a raw sequential read() of the same shards,
-# interleaved in one run (see loader_bench.cpp). Usage: run.sh BUILD_DIR OUT.md [REPS]
+# interleaved in one run (see loader_bench.cpp), then wireup-train's time
+# waiting for data on them (trainer_wait.sh). Usage: run.sh BUILD_DIR OUT.md [REPS]
 # Env: WIREUP_BENCH_DATA_MB (default 1024) sizes the synthetic shards, made
 # under WIREUP_BENCH_TMP (default /tmp) and removed afterwards.
 set -euo pipefail
@@ -19,8 +20,12 @@ trap 'rm -rf "$dir"' EXIT
   echo
   "$bench" --dir "$dir/shards" --reps "$reps" --context 8192 --batch 2 |
     sed -n '/^| /p;/^Loader /p;/^Cache-line/p'
-} >>"$out"
-{
+  echo
+  echo "### Same files, context 2048, batch 1 (not the verdict: 4 KiB batches, where the hand-over between threads weighs most; compare the loader with prefetch 0)"
+  echo
+  "$bench" --dir "$dir/shards" --reps "$reps" --batch 1 | sed -n '/^| /p;/^Cache-line/p'
+  echo
+  bash "$(dirname "$0")/trainer_wait.sh" "$build" "$dir/shards"
   echo
   echo "Machine load while it ran (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."
 } >>"$out"
