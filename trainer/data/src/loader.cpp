@@ -622,14 +622,18 @@ struct TokenLoader::Impl {
       cur.give_back[cur.held_filler].push_back(std::move(got));
     cur.held_filler = slot.filler;
     pos = b.after;
-    if (++cur.i == slot.filled) {
-      cur.end_after = slot.end;
-      cur.error_after = slot.error;
-      const std::uint64_t block = cur.block;
-      slot.filled = 0;
-      slot.state.store(kFree);
-      release(block);
-    }
+    if (++cur.i == slot.filled) free_slot();
+  }
+
+  // Frees the published slot the caller has taken every batch of, keeping
+  // the end or error that follows them for the next call.
+  void free_slot() {
+    Slot& slot = *cur.slot;
+    cur.end_after = slot.end;
+    cur.error_after = slot.error;
+    slot.filled = 0;
+    slot.state.store(kFree);
+    release(cur.block);
   }
 
   // Makes block `consumed` the caller's: published in its slot, or claimed
@@ -693,10 +697,7 @@ struct TokenLoader::Impl {
     }
     if (cur.kind == Cursor::kOwn) return next_own(b);
     if (cur.slot->filled == 0) {  // the end or an error at the block's first step
-      cur.end_after = cur.slot->end;
-      cur.error_after = cur.slot->error;
-      cur.slot->state.store(kFree);
-      release(cur.block);
+      free_slot();
       return next_prefetched(b);
     }
     next_taken(b);
