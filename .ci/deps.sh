@@ -14,7 +14,7 @@ packages=(
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   clang libclang-rt-14-dev                             # libFuzzer target
-  shellcheck
+  shellcheck ccache
 )
 missing=()
 for p in "${packages[@]}"; do
