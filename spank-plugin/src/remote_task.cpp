@@ -9,6 +9,7 @@ extern "C" {
 #include <cstdio>
 #include <exception>
 
+#include "host_probe.hpp"
 #include "libfabric_probe.hpp"
 #include "node_address.hpp"
 #include "plugin_state.hpp"
@@ -73,8 +74,7 @@ int wire_task(spank_t sp) {
   const auto local_world = get_u32(sp, S_JOB_LOCAL_TASK_COUNT, "S_JOB_LOCAL_TASK_COUNT");
   const auto node = get_u32(sp, S_JOB_NODEID, "S_JOB_NODEID");
   const auto nodes = get_u32(sp, S_JOB_NNODES, "S_JOB_NNODES");
-  if (!job || !step || !rank || !local || *local < 0 || !world || !local_world || !node ||
-      !nodes) {
+  if (!job || !step || !rank || !local || *local < 0 || !world || !local_world || !node || !nodes) {
     slurm_error("spank_wireup: Slurm did not provide the task's ids; nothing injected");
     return 0;
   }

@@ -2,12 +2,12 @@
 // spank_wireup gives (or would give) this task and why; with --plugstack it
 // reads the admin arguments from the plugstack.conf line that loads the plugin.
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "host_probe.hpp"
 #include "libfabric_probe.hpp"
 #include "node_address.hpp"
 #include "wireup/error.hpp"
@@ -64,13 +64,15 @@ int main(int argc, char** argv) {
 
     auto task = wireup::task_from_slurm_env(getenv_opt);
     task.facts.master_addr = wireup::spank::node_ipv4(task.first_node);
-    wireup::HostFacts host = wireup::probe_host(admin.sysroot);
-    if (!host.efa_devices.empty()) host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot);
+    wireup::HostFacts host = wireup::spank::probe_host(admin.sysroot);
+    if (!host.efa_devices.empty())
+      host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot);
 
     const auto plan = wireup::plan_task(task.facts, admin, user, host, getenv_opt);
     if (export_format) {
       for (const auto& d : plan.decisions)
-        if (d.action == wireup::Action::Set) std::cout << "export " << d.name << "=" << d.value << "\n";
+        if (d.action == wireup::Action::Set)
+          std::cout << "export " << d.name << "=" << d.value << "\n";
     } else {
       std::cout << wireup::describe(plan);
     }

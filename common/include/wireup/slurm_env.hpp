@@ -2,7 +2,7 @@
 #include <string>
 
 #include "wireup/env_plan.hpp"
-#include "wireup/task_env.hpp"
+#include "wireup/task_facts.hpp"
 
 namespace wireup {
 

@@ -1,6 +1,4 @@
 #pragma once
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,17 +6,9 @@
 #include "wireup/host_facts.hpp"
 #include "wireup/rendezvous.hpp"
 #include "wireup/settings.hpp"
+#include "wireup/task_facts.hpp"
 
 namespace wireup {
-
-// What Slurm tells us about one task of a step.
-struct TaskFacts {
-  std::uint64_t job_id = 0;
-  std::uint64_t step_id = 0;
-  TaskLayout layout;
-  std::string master_addr;                   // IPv4 literal of the step's first node
-  std::optional<std::uint32_t> cpus_per_task;  // SLURM_CPUS_PER_TASK
-};
 
 struct TaskPlan {
   std::vector<Decision> decisions;

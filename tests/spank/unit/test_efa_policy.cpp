@@ -2,10 +2,12 @@
 
 #include "env_fixture.hpp"
 #include "fake_root.hpp"
+#include "host_probe.hpp"
 #include "wireup/efa_policy.hpp"
 #include "wireup/error.hpp"
 
 using namespace wireup;
+using wireup::spank::probe_host;
 
 namespace {
 const EnvEntry* entry(const EfaPlan& p, const std::string& name) {

@@ -37,12 +37,12 @@ TEST_CASE("bad admin arguments name the key and the expected values") {
   CHECK_THROWS_WITH(parse_admin_args({"efa=maybe"}),
                     Catch::Contains("efa") && Catch::Contains("auto, on or off"));
   CHECK_THROWS_WITH(parse_admin_args({"port_base=80"}), Catch::Contains("1024..65535"));
-  for (const Args& bad : {Args{"default"}, Args{"=on"}, Args{"port_base=-1"},
-                          Args{"port_base=70000"}, Args{"port_range=0"}, Args{"port_range=x"},
-                          Args{"nccl_socket_ifname=eth0;rm"}, Args{"nccl_socket_ifname="},
-                          Args{"nccl_debug=LOUD"}, Args{"setenv=NOEQUALS"},
-                          Args{"setenv=1BAD=x"}, Args{"setenv=A=b\nc"}, Args{"sysroot=relative"},
-                          Args{"omp_num_threads=2"}}) {
+  for (const Args& bad :
+       {Args{"default"}, Args{"=on"}, Args{"port_base=-1"}, Args{"port_base=70000"},
+        Args{"port_range=0"}, Args{"port_range=x"}, Args{"nccl_socket_ifname=eth0;rm"},
+        Args{"nccl_socket_ifname="}, Args{"nccl_debug=LOUD"}, Args{"setenv=NOEQUALS"},
+        Args{"setenv=1BAD=x"}, Args{"setenv=A=b\nc"}, Args{"sysroot=relative"},
+        Args{"omp_num_threads=2"}}) {
     INFO(bad[0]);
     CHECK_THROWS_AS(parse_admin_args(bad), InputError);
   }

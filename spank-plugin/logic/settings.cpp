@@ -37,9 +37,9 @@ std::optional<std::string> nccl_debug_word(std::string_view v) {
 bool ifname_ok(std::string_view v) {
   if (v.empty() || v.size() > 256) return false;
   for (char c : v) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '^' || c == '=' || c == ',' ||
-                    c == '.' || c == '_' || c == '-' || c == ':';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '^' || c == '=' || c == ',' || c == '.' || c == '_' || c == '-' ||
+                    c == ':';
     if (!ok) return false;
   }
   return true;
@@ -107,8 +107,8 @@ AdminConfig parse_admin_args(const std::vector<std::string>& args) {
       if (v.empty() || v[0] != '/' || !valid_env_value(v)) bad(key, v, "an absolute path");
       cfg.sysroot = v;
     } else {
-      throw InputError("plugstack.conf argument " + quoted(arg) + ": unknown key " +
-                       quoted(key) + " (known: " + admin_args_help() + ")");
+      throw InputError("plugstack.conf argument " + quoted(arg) + ": unknown key " + quoted(key) +
+                       " (known: " + admin_args_help() + ")");
     }
   }
   return cfg;
@@ -141,9 +141,12 @@ bool wireup_enabled(const AdminConfig& admin, const UserOptions& user) {
 
 const char* efa_mode_name(EfaMode m) {
   switch (m) {
-    case EfaMode::Auto: return "auto";
-    case EfaMode::On: return "on";
-    case EfaMode::Off: return "off";
+    case EfaMode::Auto:
+      return "auto";
+    case EfaMode::On:
+      return "on";
+    case EfaMode::Off:
+      return "off";
   }
   return "?";
 }

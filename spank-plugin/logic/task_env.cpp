@@ -40,8 +40,7 @@ TaskPlan plan_task(const TaskFacts& t, const AdminConfig& admin, const UserOptio
 
   if (!admin.nccl_socket_ifname.empty())
     want.push_back({"NCCL_SOCKET_IFNAME", admin.nccl_socket_ifname, "plugstack.conf"});
-  if (!admin.nccl_debug.empty())
-    want.push_back({"NCCL_DEBUG", admin.nccl_debug, "plugstack.conf"});
+  if (!admin.nccl_debug.empty()) want.push_back({"NCCL_DEBUG", admin.nccl_debug, "plugstack.conf"});
   if (user.nccl_debug) {
     if (user.nccl_debug->empty())
       std::erase_if(want, [](const EnvEntry& e) { return e.name == "NCCL_DEBUG"; });

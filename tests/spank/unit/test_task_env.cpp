@@ -2,7 +2,6 @@
 
 #include "env_fixture.hpp"
 #include "wireup/error.hpp"
-#include "wireup/slurm_env.hpp"
 #include "wireup/task_env.hpp"
 
 using namespace wireup;
@@ -54,8 +53,8 @@ TEST_CASE("OMP_NUM_THREADS only when tasks share a node and it is unset") {
   t = task(0, 0, 0);
   t.cpus_per_task = 6;
   CHECK(value(plan_task(t, {}, {}, {}, lookup({})), "OMP_NUM_THREADS") == "6");
-  CHECK(value(plan_task(t, {}, {}, {}, lookup({{"OMP_NUM_THREADS", "3"}})),
-              "OMP_NUM_THREADS") == "3");
+  CHECK(value(plan_task(t, {}, {}, {}, lookup({{"OMP_NUM_THREADS", "3"}})), "OMP_NUM_THREADS") ==
+        "3");
   AdminConfig off;
   off.omp_threads = false;
   CHECK(value(plan_task(t, off, {}, {}, lookup({})), "OMP_NUM_THREADS") == "<absent>");
@@ -104,21 +103,4 @@ TEST_CASE("describe shows every decision and note") {
   CHECK_THAT(text, Catch::Contains("MASTER_PORT=5  (kept user value"));
   CHECK_THAT(text, Catch::Contains("RANK=0  (set: global task id)"));
   CHECK_THAT(text, Catch::Contains("# no EFA device"));
-}
-
-TEST_CASE("task facts from SLURM_* variables") {
-  const auto t = task_from_slurm_env(lookup({{"SLURM_JOB_ID", "7"},
-                                             {"SLURM_STEP_ID", "2"},
-                                             {"SLURM_PROCID", "4"},
-                                             {"SLURM_LOCALID", "0"},
-                                             {"SLURM_STEP_NUM_TASKS", "5"},
-                                             {"SLURM_NODEID", "2"},
-                                             {"SLURM_STEP_NUM_NODES", "3"},
-                                             {"SLURM_STEP_TASKS_PER_NODE", "2(x2),1"},
-                                             {"SLURM_STEP_NODELIST", "ip-127-0-0-[2-4]"}}));
-  CHECK(t.facts.job_id == 7);
-  CHECK(t.facts.layout.rank == 4);
-  CHECK(t.facts.layout.local_world_size == 1);
-  CHECK(t.first_node == "ip-127-0-0-2");
-  CHECK_THROWS_WITH(task_from_slurm_env(lookup({})), Catch::Contains("SLURM_JOB_ID"));
 }

@@ -1,0 +1,16 @@
+#pragma once
+#include <string>
+
+#include "wireup/host_facts.hpp"
+
+namespace wireup::spank {
+
+// Reads DMI, /sys/class/infiniband and /opt/amazon under `sysroot` ("/" in
+// production; a fake tree in tests). Never throws: what cannot be read is
+// simply absent.
+HostReadings read_host(const std::string& sysroot);
+
+// read_host, judged by host_facts().
+HostFacts probe_host(const std::string& sysroot);
+
+}  // namespace wireup::spank
