@@ -15,6 +15,7 @@
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_layout.hpp"
 #include "wireup/launch_options.hpp"
+#include "wireup/version.hpp"
 
 extern char** environ;
 
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (p.version) {
-      std::cout << "wireup-launch " << WIREUP_VERSION << "\n";
+      std::cout << "wireup-launch " << kVersion << "\n";
       return 0;
     }
     o = p.options;

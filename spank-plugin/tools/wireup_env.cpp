@@ -14,6 +14,7 @@
 #include "wireup/slurm_env.hpp"
 #include "wireup/task_env.hpp"
 #include "wireup/text.hpp"
+#include "wireup/version.hpp"
 
 namespace {
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   app.add_option("--wireup-efa", efa, "as the srun option: auto|on|off");
   app.add_option("--wireup-nccl-debug", nccl_debug, "as the srun option");
   app.add_flag("--export", export_format, "print only `export NAME=VALUE` lines");
+  app.set_version_flag("--version", std::string("wireup-env ") + wireup::kVersion);
   CLI11_PARSE(app, argc, argv);
 
   try {

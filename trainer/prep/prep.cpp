@@ -26,10 +26,7 @@
 #include "wireup/data/shard_writer.hpp"
 #include "wireup/error.hpp"
 #include "wireup/text.hpp"
-
-#ifndef WIREUP_VERSION
-#define WIREUP_VERSION "0.1.0"
-#endif
+#include "wireup/version.hpp"
 
 namespace wireup::prep {
 namespace fs = std::filesystem;
@@ -435,7 +432,7 @@ data::Manifest run_prep(const PrepOptions& o) {
   m.validation_fraction = o.validation_fraction;
   m.split_seed = o.seed;
   m.inputs = std::move(inputs);
-  m.created_by = std::string("wireup-prep ") + WIREUP_VERSION;
+  m.created_by = std::string("wireup-prep ") + kVersion;
   write_file(staging.file(std::string(data::kManifestName)), data::manifest_to_json(m));
 
   std::vector<std::string> names = {tok_entry.file};

@@ -15,6 +15,7 @@
 
 #include "wireup/data/sha256.hpp"
 #include "wireup/error.hpp"
+#include "wireup/version.hpp"
 
 namespace fs = std::filesystem;
 
@@ -137,7 +138,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
     }
   }
   CheckpointMeta& m = snap->meta;
-  m.wireup_version = "0.1.0";
+  m.wireup_version = kVersion;
   m.step = info.step;
   m.seed = info.seed;
   m.model = info.model;
