@@ -11,6 +11,7 @@
 #include "libfabric_probe.hpp"
 #include "node_address.hpp"
 #include "wireup/error.hpp"
+#include "wireup/shell_export.hpp"
 #include "wireup/slurm_env.hpp"
 #include "wireup/task_env.hpp"
 #include "wireup/text.hpp"
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
   app.add_option("--admin", admin_args, "admin arguments (key=value), instead of --plugstack");
   app.add_option("--wireup-efa", efa, "as the srun option: auto|on|off");
   app.add_option("--wireup-nccl-debug", nccl_debug, "as the srun option");
-  app.add_flag("--export", export_format, "print only `export NAME=VALUE` lines");
+  app.add_flag("--export", export_format,
+               "print only `export NAME='VALUE'` lines, quoted for eval in any POSIX shell");
   app.set_version_flag("--version", std::string("wireup-env ") + wireup::kVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -71,13 +73,7 @@ int main(int argc, char** argv) {
       host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot);
 
     const auto plan = wireup::plan_task(task.facts, admin, user, host, getenv_opt);
-    if (export_format) {
-      for (const auto& d : plan.decisions)
-        if (d.action == wireup::Action::Set)
-          std::cout << "export " << d.name << "=" << d.value << "\n";
-    } else {
-      std::cout << wireup::describe(plan);
-    }
+    std::cout << (export_format ? wireup::export_lines(plan) : wireup::describe(plan));
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "wireup-env: " << e.what() << "\n";
