@@ -1,16 +1,20 @@
 // wireup-env: the plugin's dry run. Inside an srun task it prints what
 // spank_wireup gives (or would give) this task and why; with --plugstack it
 // reads the admin arguments from the plugstack.conf line that loads the plugin.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <iostream>
-#include <sstream>
 
 #include "host_probe.hpp"
 #include "libfabric_probe.hpp"
 #include "node_address.hpp"
 #include "wireup/error.hpp"
+#include "wireup/plugstack_conf.hpp"
 #include "wireup/shell_export.hpp"
 #include "wireup/slurm_env.hpp"
 #include "wireup/task_env.hpp"
@@ -24,21 +28,27 @@ std::optional<std::string> getenv_opt(const std::string& name) {
   return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-// The key=value words after spank_wireup.so on its plugstack.conf line.
-std::vector<std::string> admin_args_from(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw wireup::InputError(path + ": cannot read");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string w;
-    std::vector<std::string> all;
-    while (words >> w) all.push_back(w);
-    if (all.size() < 2 || all[0].starts_with("#")) continue;
-    if (!all[1].ends_with("spank_wireup.so")) continue;
-    return {all.begin() + 2, all.end()};
+// plugstack.conf's text, never more than kPlugstackBytesMax + 1 bytes of it:
+// /dev/zero, a FIFO or a huge file must not fill memory before the parser says no.
+std::string read_plugstack(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw wireup::InputError(path + ": cannot open: " + std::strerror(errno));
+  std::string text(wireup::kPlugstackBytesMax + 1, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw wireup::InputError(path + ": cannot read: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
   }
-  throw wireup::InputError(path + ": no line loads spank_wireup.so");
+  ::close(fd);
+  text.resize(got);
+  return text;
 }
 
 }  // namespace
@@ -58,7 +68,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    if (!plugstack.empty()) admin_args = admin_args_from(plugstack);
+    if (!plugstack.empty())
+      admin_args = wireup::wireup_args_in_plugstack(read_plugstack(plugstack), plugstack);
     const wireup::AdminConfig admin = wireup::parse_admin_args(admin_args);
     wireup::UserOptions user;
     user.wireup = true;

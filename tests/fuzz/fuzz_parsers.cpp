@@ -7,6 +7,7 @@
 
 #include "wireup/error.hpp"
 #include "wireup/nodelist.hpp"
+#include "wireup/plugstack_conf.hpp"
 #include "wireup/settings.hpp"
 #include "wireup/text.hpp"
 
@@ -29,5 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect_clean([&] { wireup::parse_on_off("--wireup", in.c_str(), true); });
   expect_clean([&] { wireup::parse_efa_mode("--wireup-efa", in.c_str()); });
   expect_clean([&] { wireup::parse_nccl_debug("--wireup-nccl-debug", in.c_str()); });
+  expect_clean([&] { wireup::wireup_args_in_plugstack(in, "fuzz.conf"); });
   return 0;
 }
