@@ -1,13 +1,25 @@
 #include "wireup/settings.hpp"
 
+#include <cstring>
+#include <map>
+
 #include "wireup/error.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup {
 namespace {
 
+// A value as messages show it: quoted, and cut short when long, so a 100 KB
+// option value is not echoed back whole.
+std::string shown(std::string_view v) {
+  if (v.size() <= kShownValueMax) return quoted(v);
+  return quoted(v.substr(0, kShownValueMax)) + "... (" + std::to_string(v.size()) + " bytes)";
+}
+
 [[noreturn]] void bad(std::string_view what, std::string_view value, std::string_view expected) {
-  throw InputError(std::string(what) + ": invalid value " + quoted(value) + " (expected " +
+  if (value.empty())
+    throw InputError(std::string(what) + ": empty value (expected " + std::string(expected) + ")");
+  throw InputError(std::string(what) + ": invalid value " + shown(value) + " (expected " +
                    std::string(expected) + ")");
 }
 
@@ -65,13 +77,21 @@ std::string admin_args_help() {
 
 AdminConfig parse_admin_args(const std::vector<std::string>& args) {
   AdminConfig cfg;
+  std::map<std::string, std::string> seen;  // key (NAME for setenv/forceenv) -> value
   for (const auto& arg : args) {
     const auto eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError("plugstack.conf argument " + quoted(arg) +
+      throw InputError("plugstack.conf argument " + shown(arg) +
                        ": expected key=value, one of: " + admin_args_help());
     const std::string key = arg.substr(0, eq);
     const std::string v = arg.substr(eq + 1);
+    const bool env_key = key == "setenv" || key == "forceenv";
+    const std::string id = env_key ? "setenv/forceenv " + v.substr(0, v.find('=')) : key;
+    if (const auto prev = seen.find(id); prev != seen.end())
+      cfg.warnings.push_back("plugstack.conf argument " + shown(id) + " given twice (" +
+                             shown(prev->second) + ", then " + shown(v) +
+                             "): the last one is used");
+    seen[id] = v;
     if (key == "default") {
       const auto b = on_off_word(v);
       if (!b) bad(key, v, "on or off");
@@ -107,15 +127,24 @@ AdminConfig parse_admin_args(const std::vector<std::string>& args) {
       if (v.empty() || v[0] != '/' || !valid_env_value(v)) bad(key, v, "an absolute path");
       cfg.sysroot = v;
     } else {
-      throw InputError("plugstack.conf argument " + quoted(arg) + ": unknown key " + quoted(key) +
+      throw InputError("plugstack.conf argument " + shown(arg) + ": unknown key " + shown(key) +
                        " (known: " + admin_args_help() + ")");
     }
   }
   return cfg;
 }
 
+const char* option_value(const char* arg, bool remote) {
+  if (arg == nullptr || std::strcmp(arg, "(null)") == 0) return nullptr;
+  if (remote && *arg == '\0') return nullptr;
+  return arg;
+}
+
 bool parse_on_off(std::string_view option, const char* value, bool bare_means) {
-  if (value == nullptr || *value == '\0') return bare_means;
+  if (value == nullptr) return bare_means;
+  if (*value == '\0')
+    throw InputError(std::string(option) + "=: empty value (expected on or off, or " +
+                     std::string(option) + " alone for " + (bare_means ? "on" : "off") + ")");
   const auto b = on_off_word(value);
   if (!b) bad(option, value, "on or off");
   return *b;

@@ -13,8 +13,7 @@ namespace wireup::spank {
 #ifdef WIREUP_HAVE_LIBFABRIC
 namespace {
 
-using getinfo_fn = int (*)(uint32_t, const char*, const char*, uint64_t, const fi_info*,
-                           fi_info**);
+using getinfo_fn = int (*)(uint32_t, const char*, const char*, uint64_t, const fi_info*, fi_info**);
 using dupinfo_fn = fi_info* (*)(const fi_info*);
 using freeinfo_fn = void (*)(fi_info*);
 

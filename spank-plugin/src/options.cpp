@@ -1,6 +1,5 @@
 #include "options.hpp"
 
-#include <cstring>
 #include <exception>
 #include <string>
 
@@ -13,21 +12,31 @@ namespace {
 enum OptionId { kWireup = 1, kEfa, kNcclDebug, kVerbose };
 
 int on_option(int id, const char* arg, int remote) noexcept {
-  // sbatch hands options to the job's sruns through SLURM_SPANK_OPTION_*
-  // variables and writes a bare flag's missing argument there as "(null)".
-  if (arg != nullptr && std::strcmp(arg, "(null)") == 0) arg = nullptr;
+  arg = option_value(arg, remote != 0);  // a bare flag as "(null)" or "" -> nullptr
   try {
     UserOptions& u = state().user;
     switch (id) {
-      case kWireup: u.wireup = parse_on_off("--wireup", arg, true); break;
-      case kEfa: u.efa = parse_efa_mode("--wireup-efa", arg); break;
-      case kNcclDebug: u.nccl_debug = parse_nccl_debug("--wireup-nccl-debug", arg); break;
-      case kVerbose: u.verbose = true; break;
-      default: return 0;
+      case kWireup:
+        u.wireup = parse_on_off("--wireup", arg, true);
+        break;
+      case kEfa:
+        u.efa = parse_efa_mode("--wireup-efa", arg);
+        break;
+      case kNcclDebug:
+        u.nccl_debug = parse_nccl_debug("--wireup-nccl-debug", arg);
+        break;
+      case kVerbose:
+        u.verbose = true;
+        break;
+      default:
+        return 0;
     }
     return 0;
   } catch (const std::exception& e) {
-    if (remote) {  // srun/sbatch already rejected it; never fail inside slurmstepd
+    if (remote) {
+      // Only a value that bypassed srun/sbatch (a user-set _SLURM_SPANK_OPTION_*
+      // variable) gets here. Never fail inside slurmstepd: the step runs unwired
+      // and wire_task tells the user on rank 0's stderr.
       state().user_error = e.what();
       slurm_error("spank_wireup: %s; wireup disabled for this step", e.what());
       return 0;

@@ -1,16 +1,15 @@
 // The plugin's C ABI: Slurm dlsym()s these names. Each entry point catches
 // everything, so no exception ever unwinds into Slurm.
-#include "spank_api.hpp"
-
 #include <cstdint>
-#include <exception>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "options.hpp"
 #include "plugin_state.hpp"
 #include "remote_task.hpp"
+#include "spank_api.hpp"
 #include "wireup/error.hpp"
 #include "wireup/rendezvous.hpp"
 
@@ -71,6 +70,10 @@ WIREUP_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
   return guarded("init", 0, [&] {
     load_admin_config(ac, av);
     const spank_context_t ctx = spank_context();
+    if (state().admin && ctx == S_CTX_SLURMD) {
+      for (const auto& w : state().admin->warnings)
+        slurm_info("spank_wireup: warning: %s", w.c_str());
+    }
     if (!state().admin) {
       // slurmd logs it once at start; steps only at debug level.
       if (ctx == S_CTX_SLURMD)

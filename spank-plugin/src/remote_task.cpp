@@ -47,6 +47,17 @@ HostFacts probe(const std::string& sysroot) {
   return h;
 }
 
+// A bad option value that reached slurmstepd (see options.cpp): rank 0 says
+// so on its stderr, once per step, so the user sees why nothing was set.
+void report_user_error(spank_t sp) {
+  const auto rank = get_u32(sp, S_TASK_GLOBAL_ID, "S_TASK_GLOBAL_ID");
+  if (!rank || *rank != 0) return;
+  const std::string msg =
+      "wireup: " + state().user_error + "; this step runs without wireup's variables\n";
+  std::fputs(msg.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 void prepare_step(spank_t sp) {
@@ -63,6 +74,7 @@ void prepare_step(spank_t sp) {
 
 int wire_task(spank_t sp) {
   PluginState& s = state();
+  if (!s.user_error.empty()) report_user_error(sp);
   if (!active() || !normal_step(sp)) return 0;
 
   TaskFacts t;

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     if (!plugstack.empty())
       admin_args = wireup::wireup_args_in_plugstack(read_plugstack(plugstack), plugstack);
     const wireup::AdminConfig admin = wireup::parse_admin_args(admin_args);
+    for (const auto& w : admin.warnings) std::cerr << "wireup-env: warning: " << w << "\n";
     wireup::UserOptions user;
     user.wireup = true;
     if (!efa.empty()) user.efa = wireup::parse_efa_mode("--wireup-efa", efa.c_str());

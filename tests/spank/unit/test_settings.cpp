@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "wireup/error.hpp"
 #include "wireup/settings.hpp"
@@ -50,7 +51,8 @@ TEST_CASE("bad admin arguments name the key and the expected values") {
 
 TEST_CASE("user option values") {
   CHECK(parse_on_off("--wireup", nullptr, true));
-  CHECK(parse_on_off("--wireup", "", true));
+  CHECK_THROWS_WITH(parse_on_off("--wireup", "", true),
+                    Catch::Contains("--wireup=: empty value") && Catch::Contains("on or off"));
   CHECK_FALSE(parse_on_off("--wireup", "off", true));
   CHECK(parse_on_off("--wireup", "YES", false));
   CHECK_THROWS_WITH(parse_on_off("--wireup", "maybe", true),
@@ -79,4 +81,48 @@ TEST_CASE("when wireup is on") {
   CHECK(wireup_enabled(admin, user));  // a sub-option implies --wireup
   user.wireup = false;
   CHECK_FALSE(wireup_enabled(admin, user));
+}
+
+TEST_CASE("option values as Slurm delivers them") {
+  const char* bare = nullptr;
+  CHECK(option_value(bare, false) == nullptr);
+  CHECK(option_value("(null)", false) == nullptr);  // sbatch's bare flag, read by srun
+  CHECK(option_value("(null)", true) == nullptr);
+  CHECK(option_value("", true) == nullptr);             // sbatch's bare flag in slurmstepd
+  CHECK(std::string(option_value("", false)).empty());  // --wireup= on a command line
+  CHECK(std::string(option_value("off", true)) == "off");
+  CHECK(parse_on_off("--wireup", option_value("", true), true));
+  CHECK_THROWS_AS(parse_on_off("--wireup", option_value("", false), true), InputError);
+}
+
+TEST_CASE("a long value is cut short in messages") {
+  const std::string big(100000, 'x');
+  for (const auto& f : std::vector<std::function<void()>>{
+           [&] { parse_efa_mode("--wireup-efa", big.c_str()); },
+           [&] { parse_on_off("--wireup", big.c_str(), true); },
+           [&] { parse_nccl_debug("--wireup-nccl-debug", big.c_str()); },
+           [&] { parse_admin_args({"efa=" + big}); }, [&] { parse_admin_args({big}); },
+           [&] { parse_admin_args({big + "=1"}); }}) {
+    try {
+      f();
+      FAIL("accepted a 100000-byte value");
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CHECK(what.size() < 1000);
+      CHECK_THAT(what, Catch::Contains("(100000 bytes)") || Catch::Contains("(100002 bytes)") ||
+                           Catch::Contains("(100004 bytes)"));
+    }
+  }
+}
+
+TEST_CASE("a key given twice: the last one wins, with a warning naming the key") {
+  const auto c = parse_admin_args(
+      {"efa=off", "default=on", "efa=auto", "setenv=FOO=1", "forceenv=FOO=2", "setenv=BAR=1"});
+  CHECK(c.efa == EfaMode::Auto);
+  REQUIRE(c.warnings.size() == 2);
+  CHECK_THAT(c.warnings[0], Catch::Contains("'efa' given twice ('off', then 'auto')") &&
+                                Catch::Contains("the last one is used"));
+  CHECK_THAT(c.warnings[1], Catch::Contains("'setenv/forceenv FOO' given twice"));
+  CHECK(c.extra.back().name == "BAR");
+  CHECK(parse_admin_args({"efa=off", "default=on"}).warnings.empty());
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,11 +17,12 @@ struct AdminConfig {
   bool default_on = false;
   EfaMode efa = EfaMode::Auto;
   PortPolicy ports;
-  std::string nccl_socket_ifname;  // empty: leave NCCL's own choice
-  std::string nccl_debug;          // empty: unset
-  bool omp_threads = true;         // OMP_NUM_THREADS when several tasks share a node
-  std::string sysroot = "/";       // where /sys and /opt are read (test seam)
-  std::vector<EnvEntry> extra;     // setenv= (IfUnset) and forceenv= (Force)
+  std::string nccl_socket_ifname;     // empty: leave NCCL's own choice
+  std::string nccl_debug;             // empty: unset
+  bool omp_threads = true;            // OMP_NUM_THREADS when several tasks share a node
+  std::string sysroot = "/";          // where /sys and /opt are read (test seam)
+  std::vector<EnvEntry> extra;        // setenv= (IfUnset) and forceenv= (Force)
+  std::vector<std::string> warnings;  // a key given twice (the last one wins)
 };
 
 // Throws InputError naming the argument and the accepted values; unknown keys
@@ -38,7 +40,15 @@ struct UserOptions {
   bool verbose = false;
 };
 
-// Parsers for one option value each (value may be null for a bare flag).
+// The value a spank option callback got, as the parsers below take it: nullptr
+// for a bare flag. Slurm hands a bare flag to the job's steps as "(null)"
+// (sbatch's SLURM_SPANK_* job variables) or, in slurmstepd (remote), as ""
+// (_SLURM_SPANK_OPTION_* variables); on a command line "" is `--wireup=`.
+const char* option_value(const char* arg, bool remote);
+
+// Parsers for one option value each (value is null for a bare flag; "" is an
+// error). Values are cut to kShownValueMax bytes in messages.
+inline constexpr std::size_t kShownValueMax = 64;
 bool parse_on_off(std::string_view option, const char* value, bool bare_means);
 EfaMode parse_efa_mode(std::string_view option, const char* value);
 std::string parse_nccl_debug(std::string_view option, const char* value);  // "" = off
