@@ -6,8 +6,8 @@
 
 namespace wireup {
 
-// `value` as one POSIX shell word that evaluates to exactly these bytes in sh,
-// bash, dash and zsh: single-quoted, each ' written as '\''. Nothing inside is
+// `value` as one POSIX shell word that evaluates to exactly these bytes in a POSIX
+// shell (sh, bash, dash): single-quoted, each ' written as '\''. Nothing inside is
 // expanded ($, `, \, newlines and spaces are literal).
 std::string shell_quote(std::string_view value);
 
