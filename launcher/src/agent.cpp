@@ -14,23 +14,17 @@
 #include <thread>
 
 #include "agent_state.hpp"
+#include "launcher_signals.hpp"
 #include "net.hpp"
+#include "process_tree.hpp"
 #include "wireup/rendezvous.hpp"
 
 namespace wireup {
 
 namespace fs = std::filesystem;
 
-sigset_t agent_signal_set(const LaunchOptions& o) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  for (int s : o.signals_to_handle) sigaddset(&set, s);
-  return set;
-}
-
 void Agent::setup_signals() {
-  const sigset_t set = agent_signal_set(o_);
+  const sigset_t set = launcher_signal_set(o_);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   sigfd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -176,11 +170,6 @@ int Agent::run() {
     fs::remove_all(run_dir_, ec);
   }
   return exit_code_;
-}
-
-void block_agent_signals(const LaunchOptions& o) {
-  const sigset_t set = agent_signal_set(o);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 int run_agent(const LaunchOptions& o, Wiring& w, const std::vector<std::string>& base_env) {
