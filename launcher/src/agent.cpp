@@ -37,17 +37,21 @@ void Agent::setup_run_dir() {
   if (!o_.log_dir.empty()) {
     run_dir_ = o_.log_dir;
   } else {
-    const char* tmp = std::getenv("TMPDIR");
-    run_dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") /
-               ("wireup-launch-" + std::to_string(getuid())) /
-               (std::to_string(getpid()) + "-" + std::to_string(w_.task_rank));
+    run_dir_ = make_private_run_dir();
     temp_run_dir_ = true;
   }
 }
 
 int Agent::run() {
   setup_signals();
-  setup_run_dir();
+  try {
+    setup_run_dir();
+  } catch (const std::exception& e) {
+    // No worker runs here, so none runs anywhere: every node stops now.
+    say(e.what());
+    if (w_.pmix && w_.task_count > 1) w_.pmix->abort(1, std::string("wireup-launch: ") + e.what());
+    return 1;
+  }
   if (w_.store_listen_fd >= 0) {
     store_ = std::make_unique<AgentStore>(w_.store_listen_fd);
     w_.store_listen_fd = -1;  // the store owns it

@@ -17,6 +17,7 @@
 #include "control_link.hpp"
 #include "job_wiring.hpp"
 #include "preload.hpp"
+#include "run_dir.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_options.hpp"
 #include "wireup/launch_report.hpp"
