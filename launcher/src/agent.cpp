@@ -168,6 +168,9 @@ int Agent::run() {
   }
   kill_all(SIGKILL);
   preload_.reset();
+  // What left the workers' process groups (a setsid daemon) is still below this
+  // subreaper: it ends with the agent too.
+  kill_descendants();
   store_.reset();
   if (temp_run_dir_) {
     std::error_code ec;

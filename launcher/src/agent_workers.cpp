@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "agent_state.hpp"
+#include "wireup/exec_supervision.hpp"
 
 namespace wireup {
 
@@ -102,10 +103,9 @@ void Agent::spawn(Worker& wk) {
     for (int s = 1; s < NSIG; ++s) signal(s, SIG_DFL);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     execvpe(cargv[0], cargv.data(), cenv.data());
-    const std::string msg =
-        "wireup-launch: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
-    write_fd(2, msg);
-    _exit(127);
+    const int err = errno;
+    write_fd(2, "wireup-launch: cannot run " + argv[0] + ": " + std::strerror(err) + "\n");
+    _exit(exec_failure_exit_code(err));  // as exec mode and the shell: 127 not found, else 126
   }
   setpgid(pid, pid);  // also here, so a signal right after fork reaches the group
   close(outp[1]);
