@@ -7,11 +7,6 @@
 
 namespace wireup {
 
-// Blocks SIGCHLD and the forwarded signals. Call before PMIx_Init: threads
-// started later (PMIx's progress thread) inherit the mask, so every signal
-// reaches the agent's signalfd instead of killing the process or vanishing.
-void block_agent_signals(const LaunchOptions& o);
-
 // Agent mode: spawns this node's workers, forwards signals, fails fast and
 // restarts in step with the other agents. Returns the launcher's exit code.
 int run_agent(const LaunchOptions& o, Wiring& w, const std::vector<std::string>& base_env);

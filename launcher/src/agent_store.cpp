@@ -58,8 +58,8 @@ void AgentStore::Impl::accept_new() {
   for (;;) {
     sockaddr_in6 sa{};
     socklen_t len = sizeof sa;
-    const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd =
+        accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a connection reset before it was accepted
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -93,8 +93,10 @@ void AgentStore::Impl::read_from(Conn& c) {
 void AgentStore::Impl::take(Conn& c, StoreProtocol::Output o) {
   for (auto& [id, bytes] : o.sends) {
     std::string& out = conns.at(id).out;
-    if (out.empty()) out = std::move(bytes);  // an 8 MiB GET is not copied twice
-    else out += bytes;
+    if (out.empty())
+      out = std::move(bytes);  // an 8 MiB GET is not copied twice
+    else
+      out += bytes;
   }
   if (o.close) {
     say("closing the connection from " + c.peer + ": " + *o.close);
@@ -137,7 +139,10 @@ void AgentStore::Impl::run() {
     if (fds[1].revents & POLLIN) accept_new();
     for (auto& [id, c] : conns) send_pending(c);  // replies, and wake-ups of other waiters
     for (auto it = conns.begin(); it != conns.end();) {
-      if (!it->second.dead) { ++it; continue; }
+      if (!it->second.dead) {
+        ++it;
+        continue;
+      }
       protocol.close(it->first);
       close(it->second.fd);
       it = conns.erase(it);

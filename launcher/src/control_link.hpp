@@ -4,20 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "wireup/control_message.hpp"
+
 namespace wireup {
 
-// Line messages between agents for restarts. Agent 0 coordinates:
-//   agent -> 0:  HELLO <rank> | FAIL <attempt> | DONE <attempt> | STOPPED <attempt>
-//   0 -> agent:  STOP <attempt> | START <attempt> <master-port> | EXIT <code>
-// Every agent stops its workers on STOP, reports STOPPED, and restarts them
-// together on START, so all nodes move to the next attempt in step.
-struct ControlMessage {
-  std::string verb;
-  std::vector<std::uint32_t> args;
-};
-std::string format_message(const std::string& verb, std::vector<std::uint32_t> args);
-
-// One TCP connection carrying those lines; partial reads are buffered.
+// One TCP connection between two launchers carrying ControlMessage lines
+// (wireup/control_message.hpp); partial reads are buffered.
 class ControlLink {
  public:
   explicit ControlLink(int fd) : fd_(fd) {}
@@ -27,7 +19,8 @@ class ControlLink {
 
   int fd() const { return fd_; }
   bool send(const std::string& verb, std::vector<std::uint32_t> args = {});
-  // Reads what is available; false on EOF or error. Complete messages in out.
+  // Reads what is available; false on EOF, error or an overlong line.
+  // Complete messages in out.
   bool receive(std::vector<ControlMessage>& out);
 
   std::optional<std::uint32_t> peer_rank;  // from HELLO
@@ -35,7 +28,7 @@ class ControlLink {
 
  private:
   int fd_;
-  std::string buf_;
+  ControlLineReader reader_;
 };
 
 }  // namespace wireup

@@ -80,7 +80,8 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
       port = o.master_port.value_or(pick_free_port(derive_port(PortPolicy{}, w.job_id, w.step_id)));
     }
     me.master = addr + ":" + std::to_string(port);
-    if (agent_mode && o.max_restarts > 0 && w.task_count > 1) {
+    // Agent 0 coordinates restarts; exec mode's rank 0 stops every rank when one fails.
+    if ((!agent_mode || o.max_restarts > 0) && w.task_count > 1) {
       std::uint32_t cport = 0;
       const std::string caddr = choose_ipv4(o.local_addr, w.host);
       w.control_listen_fd = listen_tcp(caddr, cport);

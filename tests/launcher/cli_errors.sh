@@ -20,6 +20,13 @@ env -i PATH=/usr/bin:/bin PET_MAX_RESTARTS=x "$WL" --standalone /bin/true >"$TMP
 expect_contains "$TMP/out" "PET_MAX_RESTARTS"
 check 2 "no GPU is visible" -- --standalone --nproc-per-node=gpu /bin/true
 check 127 "cannot run /nonexistent/prog" -- --standalone /nonexistent/prog
+# Both modes as the shell: 127 not found, 126 found but not runnable.
+check 127 "cannot run /nonexistent/prog" -- --standalone --nproc-per-node=1 /nonexistent/prog
+printf '#!/bin/sh\necho ran\n' >"$TMP/noexec"
+chmod 644 "$TMP/noexec"
+check 126 "cannot run $TMP/noexec: Permission denied" -- --standalone "$TMP/noexec"
+check 126 "cannot run $TMP/noexec: Permission denied" -- --standalone --nproc-per-node=1 "$TMP/noexec"
+check 126 "cannot run $TMP: Permission denied" -- --standalone --nproc-per-node=1 "$TMP"
 check 0 "usage: wireup-launch" -- --help
 check 2 "--agent-store needs agent mode (--nproc-per-node)" -- --standalone --agent-store /bin/true
 check 2 "--preload needs agent mode" -- --standalone --preload=torch x.py

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Supervision without a scheduler (--standalone): SIGTERM is forwarded and the
-# grace period ends in SIGKILL; a SIGKILLed agent takes its workers with it.
+# grace period ends in SIGKILL; a SIGKILLed agent takes its workers with it;
+# daemons a worker left in a session of their own end with the agent.
 . "$(dirname "$0")/lib.sh" "$@"
 unset PMIX_NAMESPACE SLURM_PROCID
 
@@ -51,4 +52,17 @@ wait_for_count 10 "sleep $TOKEN" 3
 kill -KILL $agent
 wait $agent 2>/dev/null
 expect_gone_within 2 "sleep $TOKEN"
-pass "signals forwarded, grace period kept, no orphans after SIGKILL"
+
+# 4. A worker that leaves daemons in sessions of their own (setsid, with and without a
+#    second fork) and exits 0: the agent (a child subreaper) ends them when it ends.
+cat >"$TMP/daemons.sh" <<EOS
+#!/bin/sh
+setsid -f sleep $TOKEN
+(setsid sleep $TOKEN &)
+sleep 0.3
+EOS
+chmod +x "$TMP/daemons.sh"
+"$WL" --standalone --nproc-per-node=2 -- "$TMP/daemons.sh" >"$TMP/out4" 2>&1 ||
+  { cat "$TMP/out4"; fail "daemon run failed"; }
+expect_gone_within 1 "sleep $TOKEN"
+pass "signals forwarded, grace period kept, no orphans after SIGKILL, no daemons after the end"

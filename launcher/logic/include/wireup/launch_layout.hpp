@@ -40,10 +40,10 @@ void check_nnodes(const std::string& spec, std::uint32_t actual);
 // What every task publishes in the PMIx exchange, as one short text value.
 struct PeerRecord {
   std::uint32_t node_id = 0;
-  std::uint32_t nproc = 1;                // workers this task runs (1 in exec mode)
+  std::uint32_t nproc = 1;  // workers this task runs (1 in exec mode)
   std::string host;
-  std::string master;                     // "addr:port", rank 0 only
-  std::string control;                    // "addr:port", agent 0 only, for restarts
+  std::string master;   // "addr:port", rank 0 only
+  std::string control;  // "addr:port", agent 0 only, for restarts
 };
 std::string encode_peer(const PeerRecord& p);
 PeerRecord decode_peer(std::string_view text);  // throws InputError
@@ -54,17 +54,17 @@ std::pair<std::string, std::uint32_t> split_endpoint(const std::string& what,
 
 // A task's place in the job, wherever it came from.
 struct JobIdentity {
-  std::string source;                // "pmix", "slurm", "standalone": shown in errors
-  std::uint32_t rank = 0;            // of this task (agent rank in agent mode)
-  std::uint32_t size = 1;            // tasks in the job/step
+  std::string source;      // "pmix", "slurm", "standalone": shown in errors
+  std::uint32_t rank = 0;  // of this task (agent rank in agent mode)
+  std::uint32_t size = 1;  // tasks in the job/step
   std::uint32_t local_rank = 0;
   std::uint32_t local_size = 1;
   std::uint32_t node_rank = 0;
   std::uint32_t num_nodes = 1;
-  std::string master_addr;           // may be empty until the exchange
+  std::string master_addr;  // may be empty until the exchange
   std::optional<std::uint32_t> master_port;
-  std::string run_id;                // TORCHELASTIC_RUN_ID default
-  std::uint64_t job_id = 0;          // for the port slot
+  std::string run_id;        // TORCHELASTIC_RUN_ID default
+  std::uint64_t job_id = 0;  // for the port slot
   std::uint64_t step_id = 0;
 };
 

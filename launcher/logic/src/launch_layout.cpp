@@ -50,14 +50,16 @@ std::uint32_t visible_gpu_count(const std::optional<std::string>& cvd, std::uint
 std::uint32_t resolve_nproc(const std::string& spec, std::uint32_t gpus, std::uint32_t cpus) {
   if (spec == "gpu") {
     if (gpus == 0)
-      throw InputError("--nproc-per-node=gpu: no GPU is visible on this node "
-                       "(looked at CUDA_VISIBLE_DEVICES and /dev/nvidia*)");
+      throw InputError(
+          "--nproc-per-node=gpu: no GPU is visible on this node "
+          "(looked at CUDA_VISIBLE_DEVICES and /dev/nvidia*)");
     return gpus;
   }
   if (spec == "cpu") return std::max<std::uint32_t>(cpus, 1);
   if (spec == "auto") return gpus > 0 ? gpus : std::max<std::uint32_t>(cpus, 1);
   if (auto n = parse_uint(spec, 4096); n && *n > 0) return static_cast<std::uint32_t>(*n);
-  throw InputError("--nproc-per-node: expected a number, 'gpu', 'cpu' or 'auto', got " + quoted(spec));
+  throw InputError("--nproc-per-node: expected a number, 'gpu', 'cpu' or 'auto', got " +
+                   quoted(spec));
 }
 
 void check_nnodes(const std::string& spec, std::uint32_t actual) {
@@ -65,13 +67,13 @@ void check_nnodes(const std::string& spec, std::uint32_t actual) {
   const auto lo = parse_uint(parts.front()).value_or(0);
   const auto hi = parse_uint(parts.back()).value_or(0);
   if (actual < lo || actual > hi)
-    throw InputError("--nnodes=" + spec + ": the job has " + std::to_string(actual) +
-                     " node(s)" + (parts.size() == 1 ? "" : ", outside that range"));
+    throw InputError("--nnodes=" + spec + ": the job has " + std::to_string(actual) + " node(s)" +
+                     (parts.size() == 1 ? "" : ", outside that range"));
 }
 
 std::string encode_peer(const PeerRecord& p) {
-  std::string s = "node=" + std::to_string(p.node_id) + ";nproc=" + std::to_string(p.nproc) +
-                  ";host=" + p.host;
+  std::string s =
+      "node=" + std::to_string(p.node_id) + ";nproc=" + std::to_string(p.nproc) + ";host=" + p.host;
   if (!p.master.empty()) s += ";master=" + p.master;
   if (!p.control.empty()) s += ";control=" + p.control;
   return s;
@@ -136,7 +138,9 @@ std::optional<JobIdentity> identity_from_slurm(const EnvLookup& env) {
 
   // spank_wireup already chose the address; its choice is the step's.
   const auto ours = split(env(kInjectedVar).value_or(""), ' ');
-  auto by_wireup = [&](const char* n) { return std::find(ours.begin(), ours.end(), n) != ours.end(); };
+  auto by_wireup = [&](const char* n) {
+    return std::find(ours.begin(), ours.end(), n) != ours.end();
+  };
   if (by_wireup("MASTER_ADDR") && by_wireup("MASTER_PORT")) {
     id.master_addr = env("MASTER_ADDR").value_or("");
     if (auto p = parse_uint(env("MASTER_PORT").value_or(""), 65535); p && *p > 0)

@@ -16,32 +16,32 @@ enum StdStreams : unsigned { kNoStreams = 0, kStdout = 1, kStderr = 2, kBothStre
 struct LaunchOptions {
   // Agent mode when set: "K", "gpu", "cpu" or "auto". Unset: exec mode.
   std::optional<std::string> nproc_per_node;
-  std::optional<std::string> nnodes;        // "N" or "MIN:MAX": checked against the job
-  std::optional<std::uint32_t> node_rank;   // only for a job nothing else describes
+  std::optional<std::string> nnodes;       // "N" or "MIN:MAX": checked against the job
+  std::optional<std::uint32_t> node_rank;  // only for a job nothing else describes
   bool standalone = false;
   std::uint32_t max_restarts = 0;
-  double monitor_interval = 0.1;            // seconds (accepted for torchrun parity)
-  double grace_period = 30.0;               // seconds between a forwarded signal and SIGKILL
+  double monitor_interval = 0.1;  // seconds (accepted for torchrun parity)
+  double grace_period = 30.0;     // seconds between a forwarded signal and SIGKILL
   std::string role = "default";
-  std::string run_id;                       // --rdzv-id; "" = derived from the job
+  std::string run_id;  // --rdzv-id; "" = derived from the job
   std::string log_dir;
   unsigned redirects = kNoStreams;
   bool redirects_given = false;
   unsigned tee = kNoStreams;
   std::vector<std::uint32_t> local_ranks_filter;  // empty = every local rank
-  bool prefix_lines = true;                 // "[rank N]: " on console lines (agent mode)
+  bool prefix_lines = true;                       // "[rank N]: " on console lines (agent mode)
   std::optional<std::string> master_addr;
   std::optional<std::uint32_t> master_port;
   std::optional<std::string> local_addr;
-  std::vector<int> signals_to_handle;       // forwarded to workers
+  std::vector<int> signals_to_handle;  // forwarded to workers
   bool no_python = false;
-  bool run_module = false;                  // -m
-  std::string python = "python3";           // interpreter for .py programs and -m
-  bool agent_store = false;                 // agent 0 serves the TCPStore (agent mode)
-  std::vector<std::string> preload;         // modules a fork server imports once per agent
+  bool run_module = false;           // -m
+  std::string python = "python3";    // interpreter for .py programs and -m
+  bool agent_store = false;          // agent 0 serves the TCPStore (agent mode)
+  std::vector<std::string> preload;  // modules a fork server imports once per agent
   bool verbose = false;
-  std::vector<std::string> ignored;         // torchrun flags accepted with no effect
-  std::vector<std::string> program;         // PROGRAM ARGS (never empty after parsing)
+  std::vector<std::string> ignored;  // torchrun flags accepted with no effect
+  std::vector<std::string> program;  // PROGRAM ARGS (never empty after parsing)
 };
 
 // The default list torchrun forwards, plus the preemption signals SIGUSR1/2.

@@ -15,9 +15,10 @@ bool inherited_identity_var(std::string_view name) {
   return false;
 }
 
-std::vector<std::string> build_worker_env(const WorkerSpec& w, const std::vector<std::string>& base) {
-  check_layout({w.rank, w.local_rank, w.world_size, w.local_world_size, w.group_rank,
-                w.group_world_size});
+std::vector<std::string> build_worker_env(const WorkerSpec& w,
+                                          const std::vector<std::string>& base) {
+  check_layout(
+      {w.rank, w.local_rank, w.world_size, w.local_world_size, w.group_rank, w.group_world_size});
   if (w.master_addr.empty()) throw InputError("worker environment: MASTER_ADDR is empty");
   if (w.master_port == 0 || w.master_port > 65535)
     throw InputError("worker environment: MASTER_PORT " + std::to_string(w.master_port) +

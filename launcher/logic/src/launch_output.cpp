@@ -9,7 +9,8 @@ StreamRoute route_stream(const LaunchOptions& o, unsigned stream, std::uint32_t 
   StreamRoute r;
   r.file = !o.log_dir.empty();
   // With a log dir, torchrun-style: files only, unless teed or not redirected.
-  const unsigned redirected = o.redirects_given ? o.redirects : (r.file ? kBothStreams : kNoStreams);
+  const unsigned redirected =
+      o.redirects_given ? o.redirects : (r.file ? kBothStreams : kNoStreams);
   r.console = !(redirected & stream) || (o.tee & stream);
   if (!o.local_ranks_filter.empty() &&
       !std::binary_search(o.local_ranks_filter.begin(), o.local_ranks_filter.end(), local_rank))

@@ -20,7 +20,7 @@ struct WorkerSpec {
   std::uint32_t restart_count = 0;
   std::uint32_t max_restarts = 0;
   std::string run_id = "none";
-  std::string error_file;              // TORCHELASTIC_ERROR_FILE ("" = unset)
+  std::string error_file;  // TORCHELASTIC_ERROR_FILE ("" = unset)
   // TORCHELASTIC_USE_AGENT_STORE: True when agent 0 serves the TCPStore at
   // MASTER_ADDR:MASTER_PORT (every rank a client), False when rank 0 hosts it.
   bool agent_store = false;
@@ -37,6 +37,7 @@ bool inherited_identity_var(std::string_view name);
 // identity, with the torchrun set forced, TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and
 // OMP_NUM_THREADS=1 (more than one worker per node) kept when the user set them.
 // Throws InputError for a spec no worker could use.
-std::vector<std::string> build_worker_env(const WorkerSpec& w, const std::vector<std::string>& base);
+std::vector<std::string> build_worker_env(const WorkerSpec& w,
+                                          const std::vector<std::string>& base);
 
 }  // namespace wireup

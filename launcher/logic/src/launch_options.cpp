@@ -29,8 +29,8 @@ std::string canonical(std::string_view flag) {
 std::uint32_t want_uint(const std::string& what, const std::string& v, std::uint64_t max) {
   auto n = parse_uint(trim(v), max);
   if (!n)
-    throw InputError(what + ": expected a whole number up to " + std::to_string(max) +
-                     ", got " + quoted(v));
+    throw InputError(what + ": expected a whole number up to " + std::to_string(max) + ", got " +
+                     quoted(v));
   return static_cast<std::uint32_t>(*n);
 }
 
@@ -74,7 +74,8 @@ void check_nnodes(const std::string& what, const std::string& v) {
   bool ok = parts.size() == 1 || parts.size() == 2;
   for (const auto& p : parts) ok = ok && parse_uint(p, 1u << 20).value_or(0) > 0;
   if (ok && parts.size() == 2) ok = *parse_uint(parts[0]) <= *parse_uint(parts[1]);
-  if (!ok) throw InputError(what + ": expected N or MIN:MAX (positive, MIN <= MAX), got " + quoted(v));
+  if (!ok)
+    throw InputError(what + ": expected N or MIN:MAX (positive, MIN <= MAX), got " + quoted(v));
 }
 
 struct Flag {
@@ -84,54 +85,89 @@ struct Flag {
 
 const std::map<std::string, Flag>& flag_table() {
   static const std::map<std::string, Flag> t = {
-      {"nproc-per-node", {true, [](auto& o, auto& w, auto& v) {
-         check_nproc(w, v);
-         o.nproc_per_node = to_lower(trim(v));
-       }}},
-      {"nnodes", {true, [](auto& o, auto& w, auto& v) { check_nnodes(w, v); o.nnodes = v; }}},
-      {"node-rank", {true, [](auto& o, auto& w, auto& v) { o.node_rank = want_uint(w, v, 1u << 20); }}},
+      {"nproc-per-node",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          check_nproc(w, v);
+          o.nproc_per_node = to_lower(trim(v));
+        }}},
+      {"nnodes",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          check_nnodes(w, v);
+          o.nnodes = v;
+        }}},
+      {"node-rank",
+       {true, [](auto& o, auto& w, auto& v) { o.node_rank = want_uint(w, v, 1u << 20); }}},
       {"standalone", {false, [](auto& o, auto& w, auto& v) { o.standalone = want_bool(w, v); }}},
-      {"max-restarts", {true, [](auto& o, auto& w, auto& v) { o.max_restarts = want_uint(w, v, 1000); }}},
-      {"monitor-interval", {true, [](auto& o, auto& w, auto& v) { o.monitor_interval = want_seconds(w, v); }}},
-      {"grace-period", {true, [](auto& o, auto& w, auto& v) { o.grace_period = want_seconds(w, v); }}},
-      {"role", {true, [](auto& o, auto& w, auto& v) {
-         if (v.empty() || !valid_env_value(v)) throw InputError(w + ": expected a role name, got " + quoted(v));
-         o.role = v;
-       }}},
-      {"rdzv-id", {true, [](auto& o, auto& w, auto& v) {
-         if (!valid_env_value(v)) throw InputError(w + ": expected a run id without newlines, got " + quoted(v));
-         o.run_id = v;
-       }}},
-      {"run-id", {true, [](auto& o, auto& w, auto& v) {
-         if (!valid_env_value(v)) throw InputError(w + ": expected a run id without newlines, got " + quoted(v));
-         o.run_id = v;
-       }}},
-      {"log-dir", {true, [](auto& o, auto& w, auto& v) {
-         if (v.empty()) throw InputError(w + ": expected a directory, got nothing");
-         o.log_dir = v;
-       }}},
-      {"redirects", {true, [](auto& o, auto& w, auto& v) { o.redirects = want_streams(w, v); o.redirects_given = true; }}},
+      {"max-restarts",
+       {true, [](auto& o, auto& w, auto& v) { o.max_restarts = want_uint(w, v, 1000); }}},
+      {"monitor-interval",
+       {true, [](auto& o, auto& w, auto& v) { o.monitor_interval = want_seconds(w, v); }}},
+      {"grace-period",
+       {true, [](auto& o, auto& w, auto& v) { o.grace_period = want_seconds(w, v); }}},
+      {"role",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          if (v.empty() || !valid_env_value(v))
+            throw InputError(w + ": expected a role name, got " + quoted(v));
+          o.role = v;
+        }}},
+      {"rdzv-id",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          if (!valid_env_value(v))
+            throw InputError(w + ": expected a run id without newlines, got " + quoted(v));
+          o.run_id = v;
+        }}},
+      {"run-id",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          if (!valid_env_value(v))
+            throw InputError(w + ": expected a run id without newlines, got " + quoted(v));
+          o.run_id = v;
+        }}},
+      {"log-dir",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          if (v.empty()) throw InputError(w + ": expected a directory, got nothing");
+          o.log_dir = v;
+        }}},
+      {"redirects",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          o.redirects = want_streams(w, v);
+          o.redirects_given = true;
+        }}},
       {"tee", {true, [](auto& o, auto& w, auto& v) { o.tee = want_streams(w, v); }}},
-      {"local-ranks-filter", {true, [](auto& o, auto& w, auto& v) { o.local_ranks_filter = parse_rank_list(w, v); }}},
+      {"local-ranks-filter",
+       {true, [](auto& o, auto& w, auto& v) { o.local_ranks_filter = parse_rank_list(w, v); }}},
       {"no-prefix", {false, [](auto& o, auto& w, auto& v) { o.prefix_lines = !want_bool(w, v); }}},
-      {"master-addr", {true, [](auto& o, auto& w, auto& v) {
-         if (v.empty() || !valid_env_value(v) || v.find(' ') != std::string::npos)
-           throw InputError(w + ": expected a host name or IP address, got " + quoted(v));
-         o.master_addr = v;
-       }}},
-      {"master-port", {true, [](auto& o, auto& w, auto& v) {
-         const auto p = want_uint(w, v, 65535);
-         if (p == 0) throw InputError(w + ": expected a port 1-65535, got 0");
-         o.master_port = p;
-       }}},
+      {"master-addr",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          if (v.empty() || !valid_env_value(v) || v.find(' ') != std::string::npos)
+            throw InputError(w + ": expected a host name or IP address, got " + quoted(v));
+          o.master_addr = v;
+        }}},
+      {"master-port",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          const auto p = want_uint(w, v, 65535);
+          if (p == 0) throw InputError(w + ": expected a port 1-65535, got 0");
+          o.master_port = p;
+        }}},
       {"local-addr", {true, [](auto& o, auto&, auto& v) { o.local_addr = v; }}},
-      {"signals-to-handle", {true, [](auto& o, auto& w, auto& v) { o.signals_to_handle = parse_signal_list(w, v); }}},
+      {"signals-to-handle",
+       {true, [](auto& o, auto& w, auto& v) { o.signals_to_handle = parse_signal_list(w, v); }}},
       {"no-python", {false, [](auto& o, auto& w, auto& v) { o.no_python = want_bool(w, v); }}},
       {"module", {false, [](auto& o, auto& w, auto& v) { o.run_module = want_bool(w, v); }}},
-      {"python", {true, [](auto& o, auto& w, auto& v) {
-         if (v.empty()) throw InputError(w + ": expected an interpreter path, got nothing");
-         o.python = v;
-       }}},
+      {"python",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          if (v.empty()) throw InputError(w + ": expected an interpreter path, got nothing");
+          o.python = v;
+        }}},
       {"agent-store", {false, [](auto& o, auto& w, auto& v) { o.agent_store = want_bool(w, v); }}},
       {"preload", {true, [](auto& o, auto& w, auto& v) { o.preload = parse_module_list(w, v); }}},
       {"verbose", {false, [](auto& o, auto& w, auto& v) { o.verbose = want_bool(w, v); }}},
@@ -221,22 +257,38 @@ ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLook
   std::size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--") { ++i; break; }
+    if (a == "--") {
+      ++i;
+      break;
+    }
     if (a.empty() || a[0] != '-' || a == "-") break;  // first positional: the program
     std::string name, value;
     bool has_value = false;
     if (a.rfind("--", 0) == 0) {
       const auto eq = a.find('=');
       name = canonical(a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
-      if (eq != std::string::npos) { value = a.substr(eq + 1); has_value = true; }
+      if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        has_value = true;
+      }
     } else {
       auto s = short_flags().find(a.substr(0, 2));
-      if (s == short_flags().end()) throw InputError("unknown option " + quoted(a) + " (see --help)");
+      if (s == short_flags().end())
+        throw InputError("unknown option " + quoted(a) + " (see --help)");
       name = s->second;
-      if (a.size() > 2) { value = a.substr(a[2] == '=' ? 3 : 2); has_value = true; }
+      if (a.size() > 2) {
+        value = a.substr(a[2] == '=' ? 3 : 2);
+        has_value = true;
+      }
     }
-    if (name == "help") { parsed.help = true; return parsed; }
-    if (name == "version") { parsed.version = true; return parsed; }
+    if (name == "help") {
+      parsed.help = true;
+      return parsed;
+    }
+    if (name == "version") {
+      parsed.version = true;
+      return parsed;
+    }
     if (name == "nproc-per-node" || name == "nproc") name = "nproc-per-node";
     const auto it = table.find(name);
     if (it == table.end()) throw InputError("unknown option " + quoted(a) + " (see --help)");
@@ -260,11 +312,14 @@ ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLook
     throw InputError(std::string(o.agent_store ? "--agent-store" : "--preload") +
                      " needs agent mode (--nproc-per-node): in exec mode no agent stays behind");
   if (o.agent_store && o.master_addr)
-    throw InputError("--agent-store and --master-addr cannot be combined: the store runs on "
-                     "agent 0's node, whose address --local-addr picks");
+    throw InputError(
+        "--agent-store and --master-addr cannot be combined: the store runs on "
+        "agent 0's node, whose address --local-addr picks");
   if (!o.preload.empty() && !runs_python(o))
-    throw InputError("--preload needs a Python PROGRAM (a .py file without --no-python, or -m "
-                     "MODULE), got " + quoted(o.program[0]));
+    throw InputError(
+        "--preload needs a Python PROGRAM (a .py file without --no-python, or -m "
+        "MODULE), got " +
+        quoted(o.program[0]));
   if (o.standalone && o.nnodes && *o.nnodes != "1" && *o.nnodes != "1:1")
     throw InputError("--standalone means one node, but --nnodes=" + *o.nnodes);
   return parsed;

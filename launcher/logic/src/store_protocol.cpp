@@ -10,19 +10,34 @@ namespace wireup {
 
 // What a query asks, whichever numbering the client uses.
 enum class StoreProtocol::Cmd {
-  Set, CompareSet, Get, Add, Check, Wait, NumKeys, Watch, Delete,
-  Append, MultiGet, MultiSet, CancelWait, Validate, Ping,
+  Set,
+  CompareSet,
+  Get,
+  Add,
+  Check,
+  Wait,
+  NumKeys,
+  Watch,
+  Delete,
+  Append,
+  MultiGet,
+  MultiSet,
+  CancelWait,
+  Validate,
+  Ping,
 };
 
 namespace {
 
-constexpr std::uint8_t kReady = 0, kNotReady = 1;              // CHECK
-constexpr std::uint8_t kStopWaiting = 0, kWaitCanceled = 1;    // WAIT, CANCEL_WAIT
-constexpr std::uint8_t kKeyUpdated = 0, kKeyCreated = 1, kKeyDeleted = 2,
-                       kCallbackRegistered = 3, kKeyAppended = 4;  // WATCH_KEY
+constexpr std::uint8_t kReady = 0, kNotReady = 1;            // CHECK
+constexpr std::uint8_t kStopWaiting = 0, kWaitCanceled = 1;  // WAIT, CANCEL_WAIT
+constexpr std::uint8_t kKeyUpdated = 0, kKeyCreated = 1, kKeyDeleted = 2, kCallbackRegistered = 3,
+                       kKeyAppended = 4;  // WATCH_KEY
 
-struct NeedMore {};                     // the query has not fully arrived
-struct Refused { std::string why; };    // the connection is closed
+struct NeedMore {};  // the query has not fully arrived
+struct Refused {
+  std::string why;
+};  // the connection is closed
 
 template <class T>
 void put(std::string& out, T v) {
@@ -98,7 +113,8 @@ StoreProtocol::Output StoreProtocol::feed(ConnId id, std::string_view bytes) {
   if (c.closed) return o;
   c.in.append(bytes);
   try {
-    while (handle_one(id, c, o)) {}
+    while (handle_one(id, c, o)) {
+    }
   } catch (const Refused& e) {
     std::erase_if(o.sends, [id](const auto& s) { return s.first == id; });
     o.close = e.why;
@@ -245,8 +261,10 @@ void StoreProtocol::execute(ConnId id, Conn& c, Cmd cmd, Reader& r, Output& o) {
       auto more = r.bytes();
       const auto it = data_.find(key);
       const bool created = it == data_.end();
-      if (created) data_[key] = more;
-      else it->second += more;
+      if (created)
+        data_[key] = more;
+      else
+        it->second += more;
       wake(key, o);
       notify(key, created ? kKeyCreated : kKeyAppended, std::string(), more, o);
       return;
@@ -292,19 +310,19 @@ bool StoreProtocol::handle_one(ConnId id, Conn& c, Output& o) {
     if (type == 0 && c.in.size() < 5) return false;
     std::uint32_t magic = 0;
     if (type == 0) std::memcpy(&magic, c.in.data() + 1, sizeof magic);
-    c.dialect = type == 0 && magic == kValidationMagic ? Conn::Dialect::Validated
-                                                       : Conn::Dialect::Legacy;
+    c.dialect =
+        type == 0 && magic == kValidationMagic ? Conn::Dialect::Validated : Conn::Dialect::Legacy;
   }
   // torch 1.x-2.2 (TCPStore.cpp's QueryType, SET first).
-  static constexpr Cmd kLegacy[] = {
-      Cmd::Set,    Cmd::CompareSet, Cmd::Get,     Cmd::Add,      Cmd::Check,
-      Cmd::Wait,   Cmd::NumKeys,    Cmd::Watch,   Cmd::Delete,   Cmd::Append,
-      Cmd::MultiGet, Cmd::MultiSet, Cmd::CancelWait};
+  static constexpr Cmd kLegacy[] = {Cmd::Set,       Cmd::CompareSet, Cmd::Get,      Cmd::Add,
+                                    Cmd::Check,     Cmd::Wait,       Cmd::NumKeys,  Cmd::Watch,
+                                    Cmd::Delete,    Cmd::Append,     Cmd::MultiGet, Cmd::MultiSet,
+                                    Cmd::CancelWait};
   // Later torch: VALIDATE first, WATCH_KEY gone, PING added.
-  static constexpr Cmd kValidated[] = {
-      Cmd::Validate, Cmd::Set,      Cmd::CompareSet, Cmd::Get,      Cmd::Add,
-      Cmd::Check,    Cmd::Wait,     Cmd::NumKeys,    Cmd::Delete,   Cmd::Append,
-      Cmd::MultiGet, Cmd::MultiSet, Cmd::CancelWait, Cmd::Ping};
+  static constexpr Cmd kValidated[] = {Cmd::Validate,   Cmd::Set,    Cmd::CompareSet, Cmd::Get,
+                                       Cmd::Add,        Cmd::Check,  Cmd::Wait,       Cmd::NumKeys,
+                                       Cmd::Delete,     Cmd::Append, Cmd::MultiGet,   Cmd::MultiSet,
+                                       Cmd::CancelWait, Cmd::Ping};
   const bool legacy = c.dialect == Conn::Dialect::Legacy;
   const std::size_t n = legacy ? std::size(kLegacy) : std::size(kValidated);
   if (type >= n)

@@ -1,0 +1,80 @@
+// Agent: --max-restarts across agents, coordinated by agent 0 over control links.
+#include <csignal>
+
+#include "agent_state.hpp"
+#include "net.hpp"
+
+namespace wireup {
+
+void Agent::broadcast(const std::string& verb, std::vector<std::uint32_t> args) {
+  for (auto& p : peers_) p->send(verb, args);
+}
+
+bool Agent::every_peer(bool ControlLink::*flag) const {
+  if (peers_.size() + 1 < w_.task_count) return false;  // someone has not said HELLO yet
+  for (const auto& p : peers_)
+    if (!((*p).*flag)) return false;
+  return true;
+}
+
+// Agent 0's view: `from` is a peer's link, nullptr for itself.
+void Agent::coordinator_event(const std::string& verb, ControlLink* from) {
+  if (verb == "FAIL") {
+    if (stop_broadcast_) return;
+    stop_broadcast_ = true;
+    broadcast("STOP", {attempt_});
+    if (phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
+      restarting_ = true;
+      if (phase_ == Phase::WaitingPeers) {
+        phase_ = Phase::Running;  // done before the failure: nothing to stop
+        begin_stop(SIGTERM);
+      } else {
+        begin_stop(SIGTERM);
+      }
+    }
+    return;
+  }
+  if (verb == "DONE") {
+    (from ? from->done : self_done_) = true;
+  } else if (verb == "STOPPED") {
+    (from ? from->stopped : self_stopped_) = true;
+  }
+  if (self_done_ && !stop_broadcast_ && every_peer(&ControlLink::done)) {
+    broadcast("EXIT", {0});
+    finish(0);
+  } else if (stop_broadcast_ && self_stopped_ && every_peer(&ControlLink::stopped)) {
+    ++attempt_;
+    // The agent store stays: torch keys each attempt apart (/worker/attempt_N).
+    if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
+    broadcast("START", {attempt_, w_.master_port});
+    start_attempt();
+  }
+}
+
+void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
+  if (coordinator_) {
+    if (m.verb == "HELLO" && !m.args.empty())
+      link.peer_rank = m.args[0];
+    else if (!m.args.empty() && m.args[0] != attempt_)
+      return;  // from an attempt already over
+    else
+      coordinator_event(m.verb, &link);
+    return;
+  }
+  if (m.verb == "STOP" && !m.args.empty() && m.args[0] == attempt_) {
+    restarting_ = true;
+    if (phase_ == Phase::WaitingPeers) {  // our workers had all succeeded
+      up_->send("STOPPED", {attempt_});
+    } else {
+      begin_stop(SIGTERM);
+    }
+  } else if (m.verb == "START" && m.args.size() == 2) {
+    attempt_ = m.args[0];
+    w_.master_port = m.args[1];
+    start_attempt();
+  } else if (m.verb == "EXIT" && !m.args.empty()) {
+    finish(static_cast<int>(m.args[0]));
+  }
+}
+
+}  // namespace wireup

@@ -1,0 +1,99 @@
+#pragma once
+// The agent's state, shared by the files that implement it: agent.cpp (set-up
+// and the event loop), agent_workers.cpp (spawning and reaping workers),
+// agent_stop.cpp (failures, stopping, the exit code), agent_restarts.cpp
+// (restarts in step across agents).
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent_store.hpp"
+#include "control_link.hpp"
+#include "job_wiring.hpp"
+#include "preload.hpp"
+#include "run_dir.hpp"
+#include "wireup/launch_env.hpp"
+#include "wireup/launch_options.hpp"
+#include "wireup/launch_report.hpp"
+#include "worker_stream.hpp"
+
+namespace wireup {
+
+using Clock = std::chrono::steady_clock;
+
+struct Worker {
+  std::uint32_t local_rank = 0, rank = 0;
+  pid_t pid = -1;
+  bool running = false;
+  WorkerExit exit;
+  Stream out, err;
+  std::string error_file, dir;
+};
+
+class Agent {
+ public:
+  Agent(const LaunchOptions& o, Wiring& w, const std::vector<std::string>& env)
+      : o_(o), w_(w), base_env_(env), coordinator_(w.task_rank == 0 && o.max_restarts > 0) {}
+  int run();
+
+ private:
+  enum class Phase { Running, Stopping, WaitingPeers, Finished };
+
+  void setup_signals();
+  void setup_run_dir();
+  void start_attempt();
+  void spawn_all();
+  void spawn(Worker& wk);
+  WorkerSpec job_spec() const;  // what every worker of this attempt shares
+  void on_preload_readable();
+  void fail_agent(const std::string& why);
+  void reap();
+  void on_worker_exit(Worker& wk);
+  void on_all_exited();
+  void begin_stop(int sig);
+  void kill_all(int sig);
+  void finish(int code);
+  void abort_job_if_pending();
+  FailureFacts failure_of(const Worker& wk) const;
+  void handle_control(ControlLink& link, const ControlMessage& m);
+  void coordinator_event(const std::string& verb, ControlLink* from);
+  void broadcast(const std::string& verb, std::vector<std::uint32_t> args);
+  bool every_peer(bool ControlLink::*flag) const;
+  std::size_t running_count() const;
+
+  const LaunchOptions& o_;
+  Wiring& w_;
+  const std::vector<std::string>& base_env_;
+  const bool coordinator_;
+  std::vector<Worker> workers_;
+  std::uint32_t attempt_ = 0;
+  Phase phase_ = Phase::Running;
+  bool restarting_ = false;  // stopping to restart, not to exit
+  int term_signal_ = 0;      // a forwarded signal: exit 128+sig
+  int exit_code_ = 0;
+  std::optional<FailureFacts> failure_;
+  int sigfd_ = -1, timerfd_ = -1;
+  std::filesystem::path run_dir_;
+  bool temp_run_dir_ = false;
+  std::unique_ptr<ControlLink> up_;                  // to agent 0
+  std::vector<std::unique_ptr<ControlLink>> peers_;  // agent 0's links
+  bool self_done_ = false, self_stopped_ = false;
+  bool stop_broadcast_ = false;
+  double spawn_ms_ = 0;
+  std::optional<Clock::time_point> abort_at_;  // PMIx_Abort the step then
+  std::string abort_message_;
+  Clock::time_point summary_at_;
+  std::unique_ptr<AgentStore> store_;       // agent 0 with --agent-store
+  std::unique_ptr<PreloadServer> preload_;  // --preload
+  bool spawn_pending_ = false;              // workers wait for the preload import
+  Clock::time_point preload_start_;
+  double preload_ms_ = 0;
+};
+
+}  // namespace wireup

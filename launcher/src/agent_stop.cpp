@@ -1,0 +1,144 @@
+// Agent: a failing worker, stopping the workers, the root-cause summary and the exit code.
+#include <sys/timerfd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include "agent_state.hpp"
+
+namespace wireup {
+
+// A failure of the agent's own machinery (not a worker's): no restart helps,
+// so every node stops as for a worker failure without restarts left.
+void Agent::fail_agent(const std::string& why) {
+  say(why);
+  spawn_pending_ = false;
+  if (phase_ == Phase::Finished) return;
+  exit_code_ = 1;
+  restarting_ = false;
+  summary_at_ = Clock::now();
+  if (w_.pmix && w_.task_count > 1) {
+    abort_at_ = summary_at_ + std::chrono::seconds(1);
+    abort_message_ = "wireup-launch on " + w_.host + ": " + why;
+  }
+  if (phase_ == Phase::WaitingPeers) return finish(1);
+  phase_ = Phase::Running;  // so begin_stop stops, whatever was under way
+  begin_stop(SIGTERM);
+}
+
+void Agent::begin_stop(int sig) {
+  if (phase_ == Phase::Stopping || phase_ == Phase::Finished) {
+    kill_all(sig);  // a second signal is forwarded too
+    return;
+  }
+  phase_ = Phase::Stopping;
+  spawn_pending_ = false;  // never spawned: nothing to stop
+  kill_all(sig);
+  itimerspec t{};
+  const double g = o_.grace_period;
+  t.it_value.tv_sec = static_cast<time_t>(g);
+  t.it_value.tv_nsec = static_cast<long>((g - static_cast<double>(t.it_value.tv_sec)) * 1e9);
+  if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;
+  timerfd_settime(timerfd_, 0, &t, nullptr);
+  if (running_count() == 0) on_all_exited();
+}
+
+FailureFacts Agent::failure_of(const Worker& wk) const {
+  FailureFacts f;
+  f.rank = wk.rank;
+  f.local_rank = wk.local_rank;
+  f.node_rank = w_.group_rank;
+  f.host = w_.host;
+  f.attempt = attempt_;
+  f.exit = wk.exit;
+  std::ifstream in(wk.error_file);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    f.error_file = parse_error_file(ss.str());
+  }
+  f.log_tail = wk.err.tail.lines();
+  if (f.log_tail.empty()) f.log_tail = wk.out.tail.lines();
+  if (!o_.log_dir.empty()) f.log_path = wk.dir + "/stderr.log";
+  return f;
+}
+
+void Agent::on_worker_exit(Worker& wk) {
+  wk.out.close_all();
+  wk.err.close_all();
+  const bool failed = wk.exit.signaled || wk.exit.code != 0;
+  if (!failed || phase_ != Phase::Running) return;  // exits we caused are no root cause
+  failure_ = failure_of(wk);
+  const int code = launcher_exit_code(wk.exit);
+  const bool can_restart = attempt_ < o_.max_restarts;
+  if (can_restart) {
+    say("rank " + std::to_string(wk.rank) + " on " + w_.host + " failed (" +
+        (wk.exit.signaled ? signal_name(wk.exit.code)
+                          : "exit code " + std::to_string(wk.exit.code)) +
+        "); restarting every worker (restart " + std::to_string(attempt_ + 1) + " of " +
+        std::to_string(o_.max_restarts) + ")");
+    restarting_ = true;
+    begin_stop(SIGTERM);
+    if (coordinator_)
+      coordinator_event("FAIL", nullptr);
+    else if (up_)
+      up_->send("FAIL", {attempt_});
+    return;
+  }
+  exit_code_ = code;
+  write_fd(2, format_failure_summary(*failure_));
+  // Every other node stops now, not when its collectives time out: as soon as
+  // the local workers are gone (so the summary and their last output reach
+  // srun before the step is torn down), and at most 1 s from now.
+  summary_at_ = Clock::now();
+  if (w_.pmix && w_.task_count > 1) {
+    abort_at_ = summary_at_ + std::chrono::seconds(1);
+    abort_message_ = "wireup-launch: rank " + std::to_string(failure_->rank) + " on " + w_.host +
+                     " failed with exit code " + std::to_string(exit_code_);
+  }
+  begin_stop(SIGTERM);
+}
+
+void Agent::abort_job_if_pending() {
+  if (!abort_at_) return;
+  abort_at_.reset();
+  w_.pmix->abort(exit_code_, abort_message_);
+}
+
+void Agent::on_all_exited() {
+  timerfd_settime(timerfd_, 0, std::make_unique<itimerspec>().get(), nullptr);
+  kill_all(SIGKILL);  // stragglers left in the workers' groups
+  // Local workers gone: abort now, but give srun's I/O a moment to carry the
+  // summary (seen lost when the step was torn down right after the write).
+  if (abort_at_) abort_at_ = std::min(*abort_at_, summary_at_ + std::chrono::milliseconds(300));
+  if (term_signal_ != 0) return finish(128 + term_signal_);
+  if (phase_ == Phase::Stopping && restarting_) {
+    phase_ = Phase::WaitingPeers;
+    if (coordinator_)
+      coordinator_event("STOPPED", nullptr);
+    else if (up_)
+      up_->send("STOPPED", {attempt_});
+    return;
+  }
+  if (phase_ == Phase::Stopping) return finish(exit_code_ != 0 ? exit_code_ : 1);
+  // Every local worker succeeded.
+  if (coordinator_) {
+    phase_ = Phase::WaitingPeers;
+    coordinator_event("DONE", nullptr);
+  } else if (up_) {
+    phase_ = Phase::WaitingPeers;
+    up_->send("DONE", {attempt_});
+  } else {
+    finish(0);
+  }
+}
+
+void Agent::finish(int code) {
+  if (phase_ == Phase::Finished) return;
+  phase_ = Phase::Finished;
+  exit_code_ = code;
+}
+
+}  // namespace wireup

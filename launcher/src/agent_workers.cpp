@@ -1,0 +1,216 @@
+// Agent: starting each attempt's workers (fork+exec or through --preload) and reaping them.
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "agent_state.hpp"
+#include "wireup/exec_supervision.hpp"
+
+namespace wireup {
+
+namespace fs = std::filesystem;
+
+WorkerSpec Agent::job_spec() const {
+  WorkerSpec spec;
+  spec.world_size = w_.world_size;
+  spec.local_world_size = w_.nproc;
+  spec.group_rank = w_.group_rank;
+  spec.group_world_size = w_.group_count;
+  spec.role = o_.role;
+  spec.master_addr = w_.master_addr;
+  spec.master_port = w_.master_port;
+  spec.restart_count = attempt_;
+  spec.max_restarts = o_.max_restarts;
+  spec.run_id = w_.run_id;
+  spec.agent_store = w_.agent_store;
+  return spec;
+}
+
+void Agent::spawn(Worker& wk) {
+  WorkerSpec spec = job_spec();
+  spec.rank = wk.rank;
+  spec.local_rank = wk.local_rank;
+  wk.dir = (run_dir_ / ("attempt_" + std::to_string(attempt_)) / std::to_string(wk.rank)).string();
+  fs::create_directories(wk.dir);
+  wk.error_file = wk.dir + "/error.json";
+  fs::remove(wk.error_file);
+  spec.error_file = wk.error_file;
+
+  const std::vector<std::string> env = build_worker_env(spec, base_env_);
+  const std::vector<std::string> argv = worker_argv(o_);
+  std::vector<char*> cargv, cenv;
+  for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+
+  int outp[2], errp[2];
+  if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  for (auto* s : {&wk.out, &wk.err}) {
+    const bool is_out = s == &wk.out;
+    const StreamRoute route = route_stream(o_, is_out ? kStdout : kStderr, wk.local_rank);
+    s->pipe = is_out ? outp[0] : errp[0];
+    fcntl(s->pipe, F_SETFL, O_NONBLOCK);
+    s->console = route.console ? (is_out ? 1 : 2) : -1;
+    // Line-buffered even without a prefix, so ranks never interleave mid-line.
+    s->prefix = std::make_unique<LinePrefixer>(
+        o_.prefix_lines ? "[rank" + std::to_string(wk.rank) + "]: " : std::string());
+    s->file = route.file ? open((wk.dir + (is_out ? "/stdout.log" : "/stderr.log")).c_str(),
+                                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                         : -1;
+    s->tail = LineTail(20);
+  }
+
+  if (preload_) {
+    // Forked by the preload server; adopted by this agent (a child subreaper)
+    // once the server's middle process exits, its group already set.
+    std::vector<std::string> prog(o_.program.begin(), o_.program.end());
+    if (o_.run_module) prog.insert(prog.begin(), "-m");
+    pid_t pid = -1;
+    try {
+      pid = preload_->spawn(prog, env, outp[1], errp[1]);
+    } catch (...) {
+      close(outp[1]);
+      close(errp[1]);
+      throw;
+    }
+    close(outp[1]);
+    close(errp[1]);
+    wk.pid = pid;
+    wk.running = true;
+    return;
+  }
+
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Child: own process group, dies with the agent, clean signal state.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(137);  // the agent died before prctl
+    dup2(outp[1], 1);
+    dup2(errp[1], 2);
+    close_range(3, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    for (int s = 1; s < NSIG; ++s) signal(s, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execvpe(cargv[0], cargv.data(), cenv.data());
+    const int err = errno;
+    write_fd(2, "wireup-launch: cannot run " + argv[0] + ": " + std::strerror(err) + "\n");
+    _exit(exec_failure_exit_code(err));  // as exec mode and the shell: 127 not found, else 126
+  }
+  setpgid(pid, pid);  // also here, so a signal right after fork reaches the group
+  close(outp[1]);
+  close(errp[1]);
+  wk.pid = pid;
+  wk.running = true;
+}
+
+void Agent::start_attempt() {
+  workers_.clear();
+  workers_.resize(w_.nproc);
+  failure_.reset();
+  restarting_ = false;
+  self_done_ = self_stopped_ = false;
+  stop_broadcast_ = false;
+  for (auto& p : peers_) p->done = p->stopped = false;
+  phase_ = Phase::Running;
+  for (std::uint32_t i = 0; i < w_.nproc; ++i) {
+    workers_[i].local_rank = i;
+    workers_[i].rank = w_.first_rank + i;
+  }
+  if (!o_.preload.empty()) {
+    if (!preload_) {
+      // One server for every attempt: it only ever forks, so it stays clean.
+      preload_start_ = Clock::now();
+      preload_ = std::make_unique<PreloadServer>(
+          o_, PreloadServer::shared_env(build_worker_env(job_spec(), base_env_)));
+    }
+    if (!preload_->ready()) {
+      spawn_pending_ = true;  // spawn_all() once it says READY
+      return;
+    }
+  }
+  spawn_all();
+}
+
+void Agent::spawn_all() {
+  spawn_pending_ = false;
+  const auto t0 = Clock::now();
+  try {
+    for (auto& wk : workers_) spawn(wk);
+  } catch (const std::exception& e) {
+    if (!preload_) throw;
+    return fail_agent(std::string("--preload: ") + e.what());
+  }
+  spawn_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (o_.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
+    say("timing agent " + std::to_string(w_.task_rank) + " attempt " + std::to_string(attempt_) +
+        ": pmix_init_ms=" + std::to_string(w_.pmix_init_ms) +
+        " fence_ms=" + std::to_string(w_.fence_ms) + " spawn_ms=" + std::to_string(spawn_ms_) +
+        (preload_ ? " preload_ms=" + std::to_string(preload_ms_) : std::string()));
+}
+
+void Agent::on_preload_readable() {
+  try {
+    preload_->on_readable();
+  } catch (const std::exception& e) {
+    return fail_agent(std::string("--preload: ") + e.what() + " (its output is above)");
+  }
+  if (!preload_->ready()) return;
+  preload_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - preload_start_).count();
+  if (spawn_pending_) spawn_all();
+}
+
+std::size_t Agent::running_count() const {
+  std::size_t n = 0;
+  for (const auto& wk : workers_) n += wk.running;
+  return n;
+}
+
+void Agent::kill_all(int sig) {
+  // The whole group: a worker's own children go too, even after it exited.
+  for (const auto& wk : workers_)
+    if (wk.pid > 0) killpg(wk.pid, sig);
+}
+
+void Agent::reap() {
+  for (;;) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    if (preload_ && pid == preload_->pid()) {
+      preload_->reaped();
+      const bool was_ready = preload_->ready();
+      preload_.reset();  // a later attempt starts another
+      if (!was_ready) {
+        const WorkerExit e = decode_wait_status(status);
+        fail_agent("--preload: the preload process " +
+                   (e.signaled ? "was killed by " + signal_name(e.code)
+                               : "exited with code " + std::to_string(e.code)) +
+                   " before it was ready (its output is above)");
+      }
+      continue;
+    }
+    for (auto& wk : workers_) {
+      if (wk.pid != pid || !wk.running) continue;
+      wk.running = false;
+      wk.exit = decode_wait_status(status);
+      on_worker_exit(wk);
+    }
+    // Other pids: adopted orphans; reaped and forgotten.
+  }
+  if (phase_ != Phase::Finished && phase_ != Phase::WaitingPeers && running_count() == 0 &&
+      !workers_.empty() && !spawn_pending_)
+    on_all_exited();
+}
+
+}  // namespace wireup

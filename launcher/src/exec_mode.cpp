@@ -1,0 +1,341 @@
+#include "exec_mode.hpp"
+
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "control_link.hpp"
+#include "launcher_signals.hpp"
+#include "net.hpp"
+#include "pmix_handoff.hpp"
+#include "process_tree.hpp"
+#include "wireup/exec_supervision.hpp"
+#include "wireup/launch_env.hpp"
+#include "wireup/launch_report.hpp"
+#include "wireup/rendezvous.hpp"
+#include "worker_stream.hpp"
+
+extern char** environ;
+
+namespace wireup {
+
+namespace {
+
+constexpr double kStopGraceCapS = 2.0;  // a stopped rank's program gets SIGKILL by then
+constexpr int kLinkTimeoutMs = 60000;   // every launcher links to rank 0's within this
+
+std::vector<std::string> current_env() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+struct Program {
+  std::vector<std::string> argv, env;
+};
+
+Program program_of(const LaunchOptions& o, const Wiring& w) {
+  WorkerSpec spec;
+  spec.rank = w.first_rank;
+  spec.local_rank = w.local_rank;
+  spec.world_size = w.world_size;
+  spec.local_world_size = w.local_size;
+  spec.group_rank = w.group_rank;
+  spec.group_world_size = w.group_count;
+  spec.role = o.role;
+  spec.master_addr = w.master_addr;
+  spec.master_port = w.master_port;
+  spec.max_restarts = o.max_restarts;
+  spec.run_id = w.run_id;
+  spec.keep_task_identity = true;
+  if (!o.log_dir.empty()) {
+    // No supervisor reads it, but the file is kept where the user looks.
+    const auto dir = std::filesystem::path(o.log_dir) / "attempt_0" / std::to_string(spec.rank);
+    std::filesystem::create_directories(dir);
+    spec.error_file = (dir / "error.json").string();
+  }
+  return {worker_argv(o), build_worker_env(spec, current_env())};
+}
+
+// execvpe with the caller's signal mask back; returns only on failure, with
+// the shell's exit code for it (127 not found, 126 not runnable).
+int exec_program(const Program& p, const sigset_t& mask) {
+  std::vector<char*> cargv, cenv;
+  for (auto& a : p.argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (auto& e : p.env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+  execvpe(cargv[0], cargv.data(), cenv.data());
+  const int err = errno;
+  write_fd(2, "wireup-launch: cannot run " + p.argv[0] + ": " + std::strerror(err) + "\n");
+  return exec_failure_exit_code(err);
+}
+
+class ExecSupervisor {
+ public:
+  ExecSupervisor(const LaunchOptions& o, Wiring& w)
+      : o_(o), w_(w), hub_(w.task_rank == 0), watch_(w.task_count) {}
+
+  // Before PMIx_Finalize: rank 0 accepts every other launcher, the others
+  // connect to it. Throws std::runtime_error.
+  void link();
+  // After the fork: supervises `child` until the step ends for this task.
+  int run(pid_t child);
+
+ private:
+  void on_child_exit(int status);
+  void on_message(ControlLink& from, const ControlMessage& m);
+  void on_link_lost(ControlLink& link);
+  void peer_failed(std::uint32_t rank, int code);
+  void stop_program(const RankFailure& root);
+  void finish(int code, int signal = 0);
+
+  const LaunchOptions& o_;
+  Wiring& w_;
+  const bool hub_;
+  ExecStepWatch watch_;
+  std::unique_ptr<ControlLink> up_;                  // to rank 0's supervisor
+  std::vector<std::unique_ptr<ControlLink>> peers_;  // rank 0's links
+  pid_t child_ = -1;
+  bool child_running_ = false;
+  std::optional<RankFailure> stopping_;  // stopping for this failure
+  int timerfd_ = -1;
+  bool finished_ = false;
+  int exit_code_ = 0, raise_signal_ = 0;
+};
+
+void ExecSupervisor::link() {
+  if (!hub_) {
+    const auto [addr, port] = split_endpoint("rank 0's control address", w_.control);
+    up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, kLinkTimeoutMs));
+    if (!up_->send("HELLO", {w_.task_rank}))
+      throw std::runtime_error("rank 0's launcher at " + w_.control + " closed the connection");
+    return;
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kLinkTimeoutMs);
+  while (peers_.size() + 1 < w_.task_count) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd pf{w_.control_listen_fd, POLLIN, 0};
+    const int n = left.count() > 0 ? poll(&pf, 1, static_cast<int>(left.count())) : 0;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error(
+          "only " + std::to_string(peers_.size()) + " of " + std::to_string(w_.task_count - 1) +
+          " launchers linked to rank 0's within " + std::to_string(kLinkTimeoutMs / 1000) + " s");
+    const int fd = accept4(w_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) peers_.push_back(std::make_unique<ControlLink>(fd));
+  }
+  close(w_.control_listen_fd);
+  w_.control_listen_fd = -1;
+}
+
+void ExecSupervisor::finish(int code, int signal) {
+  finished_ = true;
+  exit_code_ = code;
+  raise_signal_ = signal;
+}
+
+void ExecSupervisor::stop_program(const RankFailure& root) {
+  stopping_ = root;
+  if (!child_running_) return finish(root.code);
+  if (o_.verbose)
+    say("rank " + std::to_string(w_.task_rank) + ": stopping, rank " + std::to_string(root.rank) +
+        " failed (exit code " + std::to_string(root.code) + ")");
+  kill(child_, SIGTERM);
+  const double g = std::min(o_.grace_period, kStopGraceCapS);
+  itimerspec t{};
+  t.it_value.tv_sec = static_cast<time_t>(g);
+  t.it_value.tv_nsec = static_cast<long>((g - static_cast<double>(t.it_value.tv_sec)) * 1e9);
+  if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;
+  timerfd_settime(timerfd_, 0, &t, nullptr);
+}
+
+// Rank 0: a rank failed (or its launcher vanished); the first one is the root cause.
+void ExecSupervisor::peer_failed(std::uint32_t rank, int code) {
+  const auto root = watch_.fail(rank, code);
+  if (!root) return;
+  for (auto& p : peers_)
+    if (!p->done) p->send("STOP", {root->rank, static_cast<std::uint32_t>(root->code)});
+  stop_program(*root);
+}
+
+void ExecSupervisor::on_child_exit(int status) {
+  child_running_ = false;
+  const WorkerExit e = decode_wait_status(status);
+  if (stopping_) return finish(stopping_->code);
+  const int signal = e.signaled ? e.code : 0;
+  if (!e.signaled && e.code == 0) {
+    if (!hub_) {
+      up_->send("DONE", {w_.task_rank});
+      return finish(0);
+    }
+    watch_.done(0);
+    if (watch_.all_done()) finish(0);
+    return;
+  }
+  const int code = launcher_exit_code(e);
+  say("rank " + std::to_string(w_.task_rank) + " on " + w_.host + " failed (" +
+      (e.signaled ? signal_name(e.code) : "exit code " + std::to_string(e.code)) +
+      "); stopping every rank");
+  if (hub_) {
+    peer_failed(0, code);
+  } else {
+    up_->send("FAIL", {w_.task_rank, static_cast<std::uint32_t>(code)});
+  }
+  finish(code, signal);
+}
+
+void ExecSupervisor::on_message(ControlLink& from, const ControlMessage& m) {
+  if (hub_) {
+    const std::uint32_t rank = m.args.empty() ? 0 : m.args[0];
+    if (m.verb == "HELLO" && !m.args.empty()) {
+      from.peer_rank = rank;
+    } else if (m.verb == "DONE") {
+      from.done = true;
+      watch_.done(rank);
+      if (watch_.all_done() && !child_running_) finish(0);
+    } else if (m.verb == "FAIL" && m.args.size() == 2) {
+      from.done = true;  // it leaves now
+      peer_failed(rank, static_cast<int>(m.args[1]));
+    }
+    return;
+  }
+  if (m.verb == "STOP" && m.args.size() == 2 && !stopping_)
+    stop_program({m.args[0], static_cast<int>(m.args[1])});
+}
+
+void ExecSupervisor::on_link_lost(ControlLink& link) {
+  if (hub_) {
+    if (link.done) return;
+    const std::string who =
+        link.peer_rank ? "rank " + std::to_string(*link.peer_rank) + "'s" : "another rank's";
+    say("lost " + who + " launcher; stopping every rank");
+    peer_failed(link.peer_rank.value_or(0), 1);
+    return;
+  }
+  if (stopping_ || finished_) return;
+  say("rank " + std::to_string(w_.task_rank) + ": lost contact with rank 0's launcher; stopping");
+  stop_program({0, 1});
+}
+
+int ExecSupervisor::run(pid_t child) {
+  child_ = child;
+  child_running_ = true;
+  const sigset_t set = launcher_signal_set(o_);
+  const int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  const pid_t parent = getppid();
+  while (!finished_) {
+    std::vector<pollfd> fds{{sigfd, POLLIN, 0}, {timerfd_, POLLIN, 0}};
+    std::vector<ControlLink*> links;
+    if (up_) links.push_back(up_.get());
+    for (auto& p : peers_) links.push_back(p.get());
+    for (auto* l : links) fds.push_back({l->fd(), POLLIN, 0});
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        const int sig = static_cast<int>(si.ssi_signo);
+        if (sig == SIGCHLD || !child_running_) continue;
+        if (forward_to_program(si.ssi_code, static_cast<pid_t>(si.ssi_pid), parent, child_))
+          kill(child_, sig);
+      }
+      int status = 0;
+      pid_t pid;
+      while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        if (pid == child_ && child_running_) on_child_exit(status);  // others: orphans
+    }
+    if (fds[1].revents & POLLIN) {
+      std::uint64_t ticks;
+      if (read(timerfd_, &ticks, sizeof ticks) > 0 && child_running_) kill(child_, SIGKILL);
+    }
+    for (std::size_t i = 0; i < links.size() && !finished_; ++i) {
+      if (!(fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      std::vector<ControlMessage> msgs;
+      const bool alive = links[i]->receive(msgs);
+      for (const auto& m : msgs) on_message(*links[i], m);
+      if (alive) continue;
+      on_link_lost(*links[i]);
+      if (links[i] == up_.get()) up_.reset();
+      std::erase_if(peers_, [&](auto& p) { return p.get() == links[i]; });
+      break;  // links changed; poll again
+    }
+  }
+  // Left by the program (a daemon, a shell's children): they end with this task.
+  kill_descendants();
+  up_.reset();
+  peers_.clear();
+  if (raise_signal_ != 0) {
+    // Die as the program died, so srun/mpirun report its signal.
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(raise_signal_, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, raise_signal_);
+    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+    raise(raise_signal_);
+  }
+  return exit_code_;
+}
+
+}  // namespace
+
+int run_exec_mode(const LaunchOptions& o, Wiring& w, const sigset_t& old_mask) {
+  const Program prog = program_of(o, w);
+  if (o.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
+    say("timing rank " + std::to_string(w.first_rank) + ": pmix_init_ms=" +
+        std::to_string(w.pmix_init_ms) + " fence_ms=" + std::to_string(w.fence_ms) + " spawn_ms=0");
+  const bool supervised = w.pmix && w.task_count > 1 && !w.control.empty();
+  ExecSupervisor sup(o, w);
+  if (supervised) {
+    try {
+      sup.link();
+    } catch (const std::exception& e) {
+      const std::string why = std::string("exec mode: ") + e.what();
+      say(why);
+      w.pmix->abort(1, "wireup-launch: " + why);
+      return 1;
+    }
+  }
+  // A PMIx client must finalize before exec, or mpirun fails the job; the
+  // connection itself stays open until the task exits (pmix_handoff.hpp).
+  if (w.pmix && !finalize_keeping_connection(*w.pmix) && o.verbose)
+    say("no TCP PMIx server URI; the finalized connection closes now");
+  if (!supervised) return exec_program(prog, old_mask);
+
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The program: in the task's process group (signals to the task reach it
+    // as before), killed with its supervisor.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(137);  // the supervisor died before prctl
+    _exit(exec_program(prog, old_mask));
+  }
+  return sup.run(pid);
+}
+
+}  // namespace wireup
