@@ -33,11 +33,11 @@ bool normal_step(spank_t sp) {
   return step && *step <= SLURM_MAX_NORMAL_STEP_ID;
 }
 
-std::string first_node_ipv4(spank_t sp, std::string& node) {
+NodeAddress first_node_ipv4(spank_t sp, std::string& node) {
   const auto list = get_env(sp, "SLURM_STEP_NODELIST");
-  if (!list) return "";
+  if (!list) return {"", "", {"SLURM_STEP_NODELIST: not set"}};
   node = first_node(*list);
-  return node_ipv4(node);
+  return node_ipv4(node, get_env(sp, "SLURM_CONF"));
 }
 
 HostFacts probe(const std::string& sysroot) {
@@ -54,7 +54,9 @@ void prepare_step(spank_t sp) {
   s.host = probe(s.admin->sysroot);
   std::string node;
   try {
-    s.master_addr = first_node_ipv4(sp, node);
+    const NodeAddress a = first_node_ipv4(sp, node);
+    s.master_addr = a.ipv4;
+    s.master_addr_source = a.source;
   } catch (const std::exception&) {
     s.master_addr.clear();  // task_init retries and reports
   }
@@ -85,12 +87,16 @@ int wire_task(spank_t sp) {
     if (const auto n = parse_uint(*cpt, 4096)) t.cpus_per_task = static_cast<std::uint32_t>(*n);
 
   try {
-    std::string first = "?";
-    t.master_addr = s.master_addr.empty() ? first_node_ipv4(sp, first) : s.master_addr;
-    if (t.master_addr.empty())
-      throw InputError("MASTER_ADDR: cannot find an IPv4 address for node " + quoted(first) +
-                       " (first node of SLURM_STEP_NODELIST); make it resolvable or set "
-                       "MASTER_ADDR yourself");
+    t.master_addr = s.master_addr;
+    t.master_addr_source = s.master_addr_source;
+    if (t.master_addr.empty()) {
+      std::string first = "?";
+      const NodeAddress a = first_node_ipv4(sp, first);
+      if (a.ipv4.empty())
+        throw InputError(no_address_message(first, "first node of SLURM_STEP_NODELIST", a));
+      t.master_addr = a.ipv4;
+      t.master_addr_source = a.source;
+    }
     const HostFacts host = s.host ? *s.host : probe(s.admin->sysroot);
     const TaskPlan plan = plan_task(t, *s.admin, s.user, host,
                                     [sp](const std::string& n) { return get_env(sp, n.c_str()); });

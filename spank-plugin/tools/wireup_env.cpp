@@ -63,7 +63,12 @@ int main(int argc, char** argv) {
       user.nccl_debug = wireup::parse_nccl_debug("--wireup-nccl-debug", nccl_debug.c_str());
 
     auto task = wireup::task_from_slurm_env(getenv_opt);
-    task.facts.master_addr = wireup::spank::node_ipv4(task.first_node);
+    const auto addr = wireup::spank::node_ipv4(task.first_node, getenv_opt("SLURM_CONF"));
+    if (addr.ipv4.empty())
+      throw wireup::InputError(
+          wireup::no_address_message(task.first_node, "first node of SLURM_STEP_NODELIST", addr));
+    task.facts.master_addr = addr.ipv4;
+    task.facts.master_addr_source = addr.source;
     wireup::HostFacts host = wireup::probe_host(admin.sysroot);
     if (!host.efa_devices.empty()) host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot);
 
