@@ -39,7 +39,7 @@ std::string link_basename(const std::string& path) {
 
 }  // namespace
 
-HostFacts probe_host(const std::string& sysroot) {
+HostFacts probe_host(const std::string& sysroot, const std::string& ofi_nccl_prefix) {
   const std::string root = sysroot == "/" ? "" : sysroot;
   HostFacts h;
   h.instance_type = first_line(root + "/sys/devices/virtual/dmi/id/product_name");
@@ -55,15 +55,12 @@ HostFacts probe_host(const std::string& sysroot) {
   }
 
   if (present(root + "/opt/amazon/efa/lib")) h.efa_lib_dir = "/opt/amazon/efa/lib";
-  const std::string ofi = "/opt/amazon/ofi-nccl/lib";
-  if (present(root + ofi)) h.ofi_nccl_lib_dir = ofi;
-  for (const char* sub : {"/x86_64-linux-gnu", "/aarch64-linux-gnu", ""}) {
-    const std::string tuner = ofi + sub + "/libnccl-ofi-tuner.so";
-    if (present(root + tuner)) {
-      h.tuner_plugin = tuner;
-      break;
-    }
-  }
+  // The version is read from the library only where EFA makes it matter.
+  const OfiNcclInstall ofi = probe_ofi_nccl(sysroot, ofi_nccl_prefix, !h.efa_devices.empty());
+  h.ofi_nccl_lib_dir = ofi.lib_dir;
+  h.ofi_nccl_net_lib = ofi.net_lib;
+  h.ofi_nccl_version = ofi.version;
+  h.tuner_plugin = ofi.tuner_lib;
   return h;
 }
 

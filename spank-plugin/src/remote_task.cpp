@@ -40,9 +40,10 @@ NodeAddress first_node_ipv4(spank_t sp, std::string& node) {
   return node_ipv4(node, get_env(sp, "SLURM_CONF"));
 }
 
-HostFacts probe(const std::string& sysroot) {
-  HostFacts h = probe_host(sysroot);
-  if (!h.efa_devices.empty()) h.libfabric_efa = libfabric_has_efa(sysroot);
+HostFacts probe(const AdminConfig& admin) {
+  HostFacts h = probe_host(admin.sysroot, admin.ofi_nccl_prefix);
+  if (!h.efa_devices.empty())
+    h.libfabric_efa = libfabric_has_efa(admin.sysroot, &h.libfabric_version);
   return h;
 }
 
@@ -51,7 +52,7 @@ HostFacts probe(const std::string& sysroot) {
 void prepare_step(spank_t sp) {
   PluginState& s = state();
   if (!active() || !normal_step(sp)) return;
-  s.host = probe(s.admin->sysroot);
+  s.host = probe(*s.admin);
   std::string node;
   try {
     const NodeAddress a = first_node_ipv4(sp, node);
@@ -97,7 +98,7 @@ int wire_task(spank_t sp) {
       t.master_addr = a.ipv4;
       t.master_addr_source = a.source;
     }
-    const HostFacts host = s.host ? *s.host : probe(s.admin->sysroot);
+    const HostFacts host = s.host ? *s.host : probe(*s.admin);
     const TaskPlan plan = plan_task(t, *s.admin, s.user, host,
                                     [sp](const std::string& n) { return get_env(sp, n.c_str()); });
     for (const auto& d : plan.decisions)

@@ -69,8 +69,10 @@ int main(int argc, char** argv) {
           wireup::no_address_message(task.first_node, "first node of SLURM_STEP_NODELIST", addr));
     task.facts.master_addr = addr.ipv4;
     task.facts.master_addr_source = addr.source;
-    wireup::HostFacts host = wireup::probe_host(admin.sysroot);
-    if (!host.efa_devices.empty()) host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot);
+    wireup::HostFacts host = wireup::probe_host(admin.sysroot, admin.ofi_nccl_prefix);
+    if (!host.efa_devices.empty())
+      host.libfabric_efa =
+          wireup::spank::libfabric_has_efa(admin.sysroot, &host.libfabric_version);
 
     const auto plan = wireup::plan_task(task.facts, admin, user, host, getenv_opt);
     if (export_format) {
