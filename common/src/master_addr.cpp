@@ -72,12 +72,12 @@ NodeAddress find_node_ipv4(const std::string& node, const AddressSources& s) {
 }
 
 std::string no_address_message(const std::string& node, const std::string& context,
-                               const NodeAddress& result) {
+                               const NodeAddress& result, const std::string& remedy) {
   std::string tried;
   for (const auto& t : result.tried) tried += (tried.empty() ? "" : "; ") + t;
   return "MASTER_ADDR: cannot find an IPv4 address for node " + quoted(node) + " (" + context +
-         "). Tried: " + tried +
-         ". Make the name resolvable, declare NodeAddr in slurm.conf, or set MASTER_ADDR yourself";
+         "). Tried: " + tried + ". Make the name resolvable, declare NodeAddr in slurm.conf, or " +
+         remedy;
 }
 
 std::vector<std::string> slurm_conf_candidates(const std::optional<std::string>& task_slurm_conf,

@@ -181,8 +181,8 @@ void settle_master_addr(const LaunchOptions& o, JobIdentity& id) {
       find_node_ipv4(node, system_address_sources(slurm_conf_candidates(getenv_opt("SLURM_CONF"),
                                                                         std::nullopt)));
   if (a.ipv4.empty())
-    throw InputError(no_address_message(node, "first node of SLURM_STEP_NODELIST", a) +
-                     " (--master-addr)");
+    throw InputError(no_address_message(node, "first node of SLURM_STEP_NODELIST", a,
+                                        "pass --master-addr=IPV4"));
   id.master_addr = a.ipv4;
   if (o.verbose)
     std::fprintf(stderr, "wireup-launch: MASTER_ADDR %s for node %s, from %s\n", a.ipv4.c_str(),

@@ -93,10 +93,17 @@ int wire_task(spank_t sp) {
     if (t.master_addr.empty()) {
       std::string first = "?";
       const NodeAddress a = first_node_ipv4(sp, first);
-      if (a.ipv4.empty())
-        throw InputError(no_address_message(first, "first node of SLURM_STEP_NODELIST", a));
       t.master_addr = a.ipv4;
       t.master_addr_source = a.source;
+      if (t.master_addr.empty()) {
+        // The user's own literal is kept by the plan anyway; it also stands in here.
+        const auto own = get_env(sp, "MASTER_ADDR");
+        if (!own || !is_ipv4_literal(*own))
+          throw InputError(no_address_message(first, "first node of SLURM_STEP_NODELIST", a,
+                                              "export MASTER_ADDR=IPV4 before srun"));
+        t.master_addr = *own;
+        t.master_addr_source = "the task's own MASTER_ADDR";
+      }
     }
     const HostFacts host = s.host ? *s.host : probe(*s.admin);
     const TaskPlan plan = plan_task(t, *s.admin, s.user, host,

@@ -64,11 +64,17 @@ int main(int argc, char** argv) {
 
     auto task = wireup::task_from_slurm_env(getenv_opt);
     const auto addr = wireup::spank::node_ipv4(task.first_node, getenv_opt("SLURM_CONF"));
-    if (addr.ipv4.empty())
-      throw wireup::InputError(
-          wireup::no_address_message(task.first_node, "first node of SLURM_STEP_NODELIST", addr));
     task.facts.master_addr = addr.ipv4;
     task.facts.master_addr_source = addr.source;
+    if (addr.ipv4.empty()) {
+      const auto own = getenv_opt("MASTER_ADDR");  // as the plugin: the user's literal stands in
+      if (!own || !wireup::is_ipv4_literal(*own))
+        throw wireup::InputError(wireup::no_address_message(
+            task.first_node, "first node of SLURM_STEP_NODELIST", addr,
+            "export MASTER_ADDR=IPV4 before srun"));
+      task.facts.master_addr = *own;
+      task.facts.master_addr_source = "the task's own MASTER_ADDR";
+    }
     wireup::HostFacts host = wireup::probe_host(admin.sysroot, admin.ofi_nccl_prefix);
     if (!host.efa_devices.empty())
       host.libfabric_efa =

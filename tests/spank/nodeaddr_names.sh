@@ -56,6 +56,10 @@ check "unknown node: wireup-env exits 2" "$rc" 2
 contains "unknown node: the node is named" "$msg" "cannot find an IPv4 address for node 'nowhere01'"
 contains "unknown node: the resolver was asked" "$msg" "resolver (hosts file, DNS): no IPv4 address"
 contains "unknown node: the cluster's slurm.conf was read" "$msg" "$OWN/slurm.conf: no NodeName line names it"
+contains "unknown node: says what the user can do" "$msg" "or export MASTER_ADDR=IPV4 before srun"
+out=$(env "${fake_step[@]}" MASTER_ADDR=10.9.9.9 "$WIREUP_ENV_TOOL")
+contains "unknown node: the user's own MASTER_ADDR stands in" "$out" \
+  "MASTER_ADDR=10.9.9.9  (kept user value: already set by the user)"
 if [[ -n ${WIREUP_LAUNCH:-} ]]; then
   set +e
   msg=$(env "${fake_step[@]}" "$WIREUP_LAUNCH" -- touch "$WORK/ran" 2>&1)

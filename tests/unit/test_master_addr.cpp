@@ -150,11 +150,12 @@ TEST_CASE("MASTER_ADDR sources are asked in order") {
   SECTION("no source knows: every source is named in the error") {
     const auto a = find_node_ipv4("cpu7", s);
     CHECK(a.ipv4.empty());
-    const std::string msg = no_address_message("cpu7", "first node of SLURM_STEP_NODELIST", a);
+    const std::string msg =
+        no_address_message("cpu7", "first node of SLURM_STEP_NODELIST", a, "pass --master-addr");
     CHECK_THAT(msg, Catch::Contains("'cpu7'") && Catch::Contains("resolver") &&
                         Catch::Contains("/missing/slurm.conf: absent or unreadable") &&
                         Catch::Contains("/run/slurm/conf/slurm.conf: no NodeName line") &&
-                        Catch::Contains("NodeAddr"));
+                        Catch::Contains("NodeAddr") && Catch::Contains("or pass --master-addr"));
   }
   SECTION("a NodeAddr with no IPv4 address is not taken") {
     files.text["/run/slurm/conf/slurm.conf"] = "NodeName=v6 NodeAddr=fd00--1\n";

@@ -31,9 +31,10 @@ struct NodeAddress {
 // be read or is malformed is noted in `tried` and the next one is asked.
 NodeAddress find_node_ipv4(const std::string& node, const AddressSources& sources);
 
-// "MASTER_ADDR: cannot find an IPv4 address for node "x" (...): tried ..."
+// "MASTER_ADDR: cannot find an IPv4 address for node 'x' (CONTEXT). Tried: ...
+// Make the name resolvable, declare NodeAddr in slurm.conf, or REMEDY"
 std::string no_address_message(const std::string& node, const std::string& context,
-                               const NodeAddress& result);
+                               const NodeAddress& result, const std::string& remedy);
 
 // slurm.conf candidates: SLURM_CONF of the task, then of this process, the
 // configless cache (/run/slurm/conf, SlurmdSpoolDir's conf-cache), the usual
