@@ -12,6 +12,9 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 8;
 constexpr std::size_t kMaxHostsPerLine = 65536;
+// Names expanded over the whole file and its includes: far above any real
+// cluster, low enough that a hostile or broken file cannot stall slurmstepd.
+constexpr std::size_t kMaxHostsTotal = 1u << 21;
 
 struct Line {
   std::string text;
@@ -101,7 +104,8 @@ std::string dir_of(const std::string& path) {
 }
 
 std::optional<ConfNode> find_in(std::string_view text, const std::string& path,
-                                const std::string& node, const ConfReader& read, int depth) {
+                                const std::string& node, const ConfReader& read, int depth,
+                                std::size_t& budget) {
   for (const Line& line : logical_lines(text)) {
     if (line.text.empty()) continue;
     const std::string where = path + ":" + std::to_string(line.number);
@@ -116,7 +120,7 @@ std::optional<ConfNode> find_in(std::string_view text, const std::string& path,
       const std::string target = file.front() == '/' ? file : dir_of(path) + "/" + file;
       const auto inc = read(target);
       if (!inc) throw InputError(where + ": cannot read included file " + quoted(target));
-      if (auto found = find_in(*inc, target, node, read, depth + 1)) return found;
+      if (auto found = find_in(*inc, target, node, read, depth + 1, budget)) return found;
       continue;
     }
     if (lower.rfind("nodename=", 0) != 0) continue;
@@ -136,6 +140,11 @@ std::optional<ConfNode> find_in(std::string_view text, const std::string& path,
     } catch (const InputError& e) {
       throw InputError(where + ": " + e.what());
     }
+    const std::size_t used = name_list.size() + addr_list.size() + host_list.size();
+    if (used > budget)
+      throw InputError(where + ": more than " + std::to_string(kMaxHostsTotal) +
+                       " host names in NodeName/NodeAddr/NodeHostname lists in all");
+    budget -= used;
     // Checked on every line, as Slurm does: a short list is the file's error.
     const std::size_t n = name_list.size();
     pick(addr_list, n - 1, n, "NodeAddr", where);
@@ -153,7 +162,8 @@ std::optional<ConfNode> find_in(std::string_view text, const std::string& path,
 
 std::optional<ConfNode> find_conf_node(std::string_view text, const std::string& path,
                                        const std::string& node, const ConfReader& read) {
-  return find_in(text, path, node, read, 0);
+  std::size_t budget = kMaxHostsTotal;
+  return find_in(text, path, node, read, 0, budget);
 }
 
 }  // namespace wireup

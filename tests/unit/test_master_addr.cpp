@@ -92,6 +92,14 @@ TEST_CASE("bad NodeName lines name the file, the line and what was expected") {
   CHECK_THROWS_WITH(find("NodeName=a CPUs\n", "a"), Catch::Contains("expected KEY=VALUE"));
   CHECK_THROWS_WITH(find("NodeName=a Feature=\"x\n", "a"), Catch::Contains("unclosed"));
   CHECK_THROWS_AS(find("NodeName=n[1-99999999]\n", "n1"), InputError);  // capped expansion
+  // A file cannot make the parse unbounded: 2^21 names in all, includes counted.
+  Files files;
+  files.text["/etc/slurm/big.conf"] = "NodeName=n[1-65536]\ninclude big.conf\ninclude big.conf\n";
+  CHECK_THROWS_WITH(find("include big.conf\n", "x", files),
+                    Catch::Contains("host names") || Catch::Contains("nested"));
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += "NodeName=a" + std::to_string(i) + "n[1-65536]\n";
+  CHECK_THROWS_WITH(find(many, "x"), Catch::Contains("more than 2097152 host names"));
   // Lines other than NodeName are not judged.
   CHECK_FALSE(find("SomethingNew\nPartitionName=p Nodes=x\n", "a"));
 }
