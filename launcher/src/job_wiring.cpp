@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 
 #include "net.hpp"
 #include "wireup/error.hpp"
+#include "wireup/master_addr.hpp"
 #include "wireup/rendezvous.hpp"
 #include "wireup/text.hpp"
 
@@ -170,6 +172,24 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
   return w;
 }
 
+// SLURM_* mode: the first node's name becomes an IPv4 literal here, by the
+// plugin's rules (name, resolver, the node's slurm.conf NodeAddr), so a name
+// known only to Slurm still wires, and a name nobody knows fails before launch.
+void settle_master_addr(const LaunchOptions& o, JobIdentity& id) {
+  if (o.master_addr || is_ipv4_literal(id.master_addr)) return;
+  const std::string node = id.master_addr;
+  const NodeAddress a =
+      find_node_ipv4(node, system_address_sources(slurm_conf_candidates(getenv_opt("SLURM_CONF"),
+                                                                        std::nullopt)));
+  if (a.ipv4.empty())
+    throw InputError(no_address_message(node, "first node of SLURM_STEP_NODELIST", a,
+                                        "pass --master-addr=IPV4"));
+  id.master_addr = a.ipv4;
+  if (o.verbose)
+    std::fprintf(stderr, "wireup-launch: MASTER_ADDR %s for node %s, from %s\n", a.ipv4.c_str(),
+                 node.c_str(), a.source.c_str());
+}
+
 }  // namespace
 
 Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
@@ -177,7 +197,10 @@ Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
 
   const EnvLookup env = getenv_opt;
   if (!o.standalone) {
-    if (auto id = identity_from_slurm(env)) return from_identity(o, *id, agent_mode, nproc);
+    if (auto id = identity_from_slurm(env)) {
+      settle_master_addr(o, *id);
+      return from_identity(o, *id, agent_mode, nproc);
+    }
   }
   JobIdentity id;
   if (o.standalone) {

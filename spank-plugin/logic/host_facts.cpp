@@ -8,14 +8,6 @@ namespace wireup {
 namespace {
 
 constexpr const char* kEfaLib = "/opt/amazon/efa/lib";
-constexpr const char* kOfiLib = "/opt/amazon/ofi-nccl/lib";
-// aws-ofi-nccl installs its tuner per architecture, older versions in lib/ itself.
-const std::vector<std::string> kTuners = {
-    "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so",
-    "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu/libnccl-ofi-tuner.so",
-    "/opt/amazon/ofi-nccl/lib/libnccl-ofi-tuner.so",
-};
-
 // Last component of a link target ("../../bus/pci/drivers/efa" -> "efa").
 std::string_view basename_of(std::string_view target) {
   const auto slash = target.rfind('/');
@@ -26,9 +18,7 @@ std::string_view basename_of(std::string_view target) {
 
 const std::vector<std::string>& install_paths() {
   static const std::vector<std::string> paths = [] {
-    std::vector<std::string> p = {kEfaLib, kOfiLib};
-    p.insert(p.end(), kTuners.begin(), kTuners.end());
-    return p;
+    return std::vector<std::string>{kEfaLib};
   }();
   return paths;
 }
@@ -42,13 +32,6 @@ HostFacts host_facts(const HostReadings& r) {
     return std::find(r.present.begin(), r.present.end(), p) != r.present.end();
   };
   if (present(kEfaLib)) h.efa_lib_dir = kEfaLib;
-  if (present(kOfiLib)) h.ofi_nccl_lib_dir = kOfiLib;
-  for (const auto& tuner : kTuners) {
-    if (present(tuner)) {
-      h.tuner_plugin = tuner;
-      break;
-    }
-  }
   return h;
 }
 

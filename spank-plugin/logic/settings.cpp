@@ -72,7 +72,8 @@ EnvEntry parse_env_assignment(std::string_view key, std::string_view v, Mode mod
 std::string admin_args_help() {
   return "default=on|off efa=auto|on|off port_base=1024..65535 port_range=N "
          "nccl_socket_ifname=LIST nccl_debug=VERSION|WARN|INFO|TRACE|off "
-         "omp_num_threads=on|off setenv=NAME=VALUE forceenv=NAME=VALUE sysroot=PATH";
+         "omp_num_threads=on|off setenv=NAME=VALUE forceenv=NAME=VALUE sysroot=PATH "
+         "ofi_nccl_prefix=PATH";
 }
 
 AdminConfig parse_admin_args(const std::vector<std::string>& args) {
@@ -126,6 +127,9 @@ AdminConfig parse_admin_args(const std::vector<std::string>& args) {
     } else if (key == "sysroot") {
       if (v.empty() || v[0] != '/' || !valid_env_value(v)) bad(key, v, "an absolute path");
       cfg.sysroot = v;
+    } else if (key == "ofi_nccl_prefix") {
+      if (v.empty() || v[0] != '/' || !valid_env_value(v)) bad(key, v, "an absolute path");
+      cfg.ofi_nccl_prefix = v;
     } else {
       throw InputError("plugstack.conf argument " + shown(arg) + ": unknown key " + shown(key) +
                        " (known: " + admin_args_help() + ")");

@@ -23,7 +23,9 @@ TaskPlan plan_task(const TaskFacts& t, const AdminConfig& admin, const UserOptio
       {"GROUP_RANK", std::to_string(l.node_rank), "node index in the step"},
       {"NODE_RANK", std::to_string(l.node_rank), "node index in the step"},
       {"GROUP_WORLD_SIZE", std::to_string(l.num_nodes), "nodes in the step"},
-      {"MASTER_ADDR", t.master_addr, "first node of the step"},
+      {"MASTER_ADDR", t.master_addr,
+       "first node of the step" +
+           (t.master_addr_source.empty() ? "" : ", from " + t.master_addr_source)},
       {"MASTER_PORT", std::to_string(port), "derived from " + step},
       {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", "fail fast on NCCL errors"},
   };

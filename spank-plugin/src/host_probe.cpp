@@ -8,6 +8,8 @@
 
 #include <cstdio>
 
+#include "ofi_nccl_probe.hpp"
+
 namespace wireup::spank {
 namespace {
 
@@ -51,6 +53,14 @@ HostReadings read_host(const std::string& sysroot) {
   return r;
 }
 
-HostFacts probe_host(const std::string& sysroot) { return host_facts(read_host(sysroot)); }
+HostFacts probe_host(const std::string& sysroot, const std::string& ofi_nccl_prefix) {
+  HostFacts h = host_facts(read_host(sysroot));
+  const OfiNcclInstall ofi = probe_ofi_nccl(sysroot, ofi_nccl_prefix, !h.efa_devices.empty());
+  h.ofi_nccl_lib_dir = ofi.lib_dir;
+  h.ofi_nccl_net_lib = ofi.net_lib;
+  h.ofi_nccl_version = ofi.version;
+  h.tuner_plugin = ofi.tuner_lib;
+  return h;
+}
 
 }  // namespace wireup::spank

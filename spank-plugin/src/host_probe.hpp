@@ -10,7 +10,9 @@ namespace wireup::spank {
 // simply absent.
 HostReadings read_host(const std::string& sysroot);
 
-// read_host, judged by host_facts().
-HostFacts probe_host(const std::string& sysroot);
+// read_host, judged by host_facts(), with the aws-ofi-nccl install under
+// `ofi_nccl_prefix` (probe_ofi_nccl; its version read only on EFA nodes).
+HostFacts probe_host(const std::string& sysroot,
+                     const std::string& ofi_nccl_prefix = "/opt/amazon/ofi-nccl");
 
 }  // namespace wireup::spank

@@ -16,6 +16,7 @@ namespace {
 using getinfo_fn = int (*)(uint32_t, const char*, const char*, uint64_t, const fi_info*, fi_info**);
 using dupinfo_fn = fi_info* (*)(const fi_info*);
 using freeinfo_fn = void (*)(fi_info*);
+using version_fn = uint32_t (*)();
 
 void* open_libfabric(const std::string& sysroot) {
   // The EFA installer's libfabric (has the efa provider) before the distro's.
@@ -28,9 +29,15 @@ void* open_libfabric(const std::string& sysroot) {
 
 }  // namespace
 
-std::optional<bool> libfabric_has_efa(const std::string& sysroot) {
+std::optional<bool> libfabric_has_efa(const std::string& sysroot, std::optional<Version>* version) {
   void* lib = open_libfabric(sysroot);
   if (lib == nullptr) return std::nullopt;
+  if (version != nullptr) {
+    if (auto fn = reinterpret_cast<version_fn>(dlsym(lib, "fi_version"))) {
+      const uint32_t v = fn();
+      *version = Version{static_cast<int>(FI_MAJOR(v)), static_cast<int>(FI_MINOR(v)), 0};
+    }
+  }
   auto getinfo = reinterpret_cast<getinfo_fn>(dlsym(lib, "fi_getinfo"));
   auto dupinfo = reinterpret_cast<dupinfo_fn>(dlsym(lib, "fi_dupinfo"));
   auto freeinfo = reinterpret_cast<freeinfo_fn>(dlsym(lib, "fi_freeinfo"));
@@ -50,7 +57,9 @@ std::optional<bool> libfabric_has_efa(const std::string& sysroot) {
   return found;
 }
 #else
-std::optional<bool> libfabric_has_efa(const std::string&) { return std::nullopt; }
+std::optional<bool> libfabric_has_efa(const std::string&, std::optional<Version>*) {
+  return std::nullopt;
+}
 #endif
 
 }  // namespace wireup::spank

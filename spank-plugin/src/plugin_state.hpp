@@ -17,6 +17,7 @@ struct PluginState {
   std::string user_error;            // a bad option value seen in slurmstepd
   std::optional<HostFacts> host;     // probed once per step
   std::string master_addr;           // resolved once per step when possible
+  std::string master_addr_source;    // where master_addr came from (verbose output)
 };
 
 PluginState& state();

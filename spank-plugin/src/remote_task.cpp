@@ -34,16 +34,17 @@ bool normal_step(spank_t sp) {
   return step && *step <= SLURM_MAX_NORMAL_STEP_ID;
 }
 
-std::string first_node_ipv4(spank_t sp, std::string& node) {
+NodeAddress first_node_ipv4(spank_t sp, std::string& node) {
   const auto list = get_env(sp, "SLURM_STEP_NODELIST");
-  if (!list) return "";
+  if (!list) return {"", "", {"SLURM_STEP_NODELIST: not set"}};
   node = first_node(*list);
-  return node_ipv4(node);
+  return node_ipv4(node, get_env(sp, "SLURM_CONF"));
 }
 
-HostFacts probe(const std::string& sysroot) {
-  HostFacts h = probe_host(sysroot);
-  if (!h.efa_devices.empty()) h.libfabric_efa = libfabric_has_efa(sysroot);
+HostFacts probe(const AdminConfig& admin) {
+  HostFacts h = probe_host(admin.sysroot, admin.ofi_nccl_prefix);
+  if (!h.efa_devices.empty())
+    h.libfabric_efa = libfabric_has_efa(admin.sysroot, &h.libfabric_version);
   return h;
 }
 
@@ -63,10 +64,12 @@ void report_user_error(spank_t sp) {
 void prepare_step(spank_t sp) {
   PluginState& s = state();
   if (!active() || !normal_step(sp)) return;
-  s.host = probe(s.admin->sysroot);
+  s.host = probe(*s.admin);
   std::string node;
   try {
-    s.master_addr = first_node_ipv4(sp, node);
+    const NodeAddress a = first_node_ipv4(sp, node);
+    s.master_addr = a.ipv4;
+    s.master_addr_source = a.source;
   } catch (const std::exception&) {
     s.master_addr.clear();  // task_init retries and reports
   }
@@ -97,13 +100,24 @@ int wire_task(spank_t sp) {
     if (const auto n = parse_uint(*cpt, 4096)) t.cpus_per_task = static_cast<std::uint32_t>(*n);
 
   try {
-    std::string first = "?";
-    t.master_addr = s.master_addr.empty() ? first_node_ipv4(sp, first) : s.master_addr;
-    if (t.master_addr.empty())
-      throw InputError("MASTER_ADDR: cannot find an IPv4 address for node " + quoted(first) +
-                       " (first node of SLURM_STEP_NODELIST); make it resolvable or set "
-                       "MASTER_ADDR yourself");
-    const HostFacts host = s.host ? *s.host : probe(s.admin->sysroot);
+    t.master_addr = s.master_addr;
+    t.master_addr_source = s.master_addr_source;
+    if (t.master_addr.empty()) {
+      std::string first = "?";
+      const NodeAddress a = first_node_ipv4(sp, first);
+      t.master_addr = a.ipv4;
+      t.master_addr_source = a.source;
+      if (t.master_addr.empty()) {
+        // The user's own literal is kept by the plan anyway; it also stands in here.
+        const auto own = get_env(sp, "MASTER_ADDR");
+        if (!own || !is_ipv4_literal(*own))
+          throw InputError(no_address_message(first, "first node of SLURM_STEP_NODELIST", a,
+                                              "export MASTER_ADDR=IPV4 before srun"));
+        t.master_addr = *own;
+        t.master_addr_source = "the task's own MASTER_ADDR";
+      }
+    }
+    const HostFacts host = s.host ? *s.host : probe(*s.admin);
     const TaskPlan plan = plan_task(t, *s.admin, s.user, host,
                                     [sp](const std::string& n) { return get_env(sp, n.c_str()); });
     for (const auto& d : plan.decisions)

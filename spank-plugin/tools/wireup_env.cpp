@@ -79,10 +79,22 @@ int main(int argc, char** argv) {
       user.nccl_debug = wireup::parse_nccl_debug("--wireup-nccl-debug", nccl_debug.c_str());
 
     auto task = wireup::task_from_slurm_env(getenv_opt);
-    task.facts.master_addr = wireup::spank::node_ipv4(task.first_node);
-    wireup::HostFacts host = wireup::spank::probe_host(admin.sysroot);
+    const auto addr = wireup::spank::node_ipv4(task.first_node, getenv_opt("SLURM_CONF"));
+    task.facts.master_addr = addr.ipv4;
+    task.facts.master_addr_source = addr.source;
+    if (addr.ipv4.empty()) {
+      const auto own = getenv_opt("MASTER_ADDR");  // as the plugin: the user's literal stands in
+      if (!own || !wireup::is_ipv4_literal(*own))
+        throw wireup::InputError(wireup::no_address_message(
+            task.first_node, "first node of SLURM_STEP_NODELIST", addr,
+            "export MASTER_ADDR=IPV4 before srun"));
+      task.facts.master_addr = *own;
+      task.facts.master_addr_source = "the task's own MASTER_ADDR";
+    }
+    wireup::HostFacts host = wireup::spank::probe_host(admin.sysroot, admin.ofi_nccl_prefix);
     if (!host.efa_devices.empty())
-      host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot);
+      host.libfabric_efa =
+          wireup::spank::libfabric_has_efa(admin.sysroot, &host.libfabric_version);
 
     const auto plan = wireup::plan_task(task.facts, admin, user, host, getenv_opt);
     std::cout << (export_format ? wireup::export_lines(plan) : wireup::describe(plan));

@@ -14,6 +14,8 @@
 # slurmctld at it, the i-th slurmd at +i), WIREUP_PLUGSTACK_LINE (initial plugstack line).
 #
 # Nodes are ip-127-0-0-K (K = 2..N+1) with NodeAddr=127.0.0.K, NodeHostname=localhost.
+# WIREUP_CLUSTER_NAMING=nodeaddr names them gpuII (01..N) instead, with the same NodeAddr:
+# names known only through slurm.conf, which no lookup resolves (default: hyperpod).
 # Every daemon gets WIREUP_TEST_CLUSTER=DIR in its environment; slurmstepd inherits it
 # from slurmd and tasks inherit it from srun/sbatch (via `env`), which is how `stop`
 # finds leftovers without killing anything by name (slurmstepd hides its environ, so it
@@ -42,6 +44,9 @@ canon() { realpath -m -- "$1"; }
 load_settings() {
   NODES=${WIREUP_CLUSTER_NODES:-4}
   PORT=${WIREUP_CLUSTER_PORT:-26810}
+  NAMING=${WIREUP_CLUSTER_NAMING:-hyperpod}
+  [[ $NAMING =~ ^(hyperpod|nodeaddr)$ ]] ||
+    die "WIREUP_CLUSTER_NAMING must be hyperpod or nodeaddr (got '$NAMING')"
   [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 2 && NODES <= 4)) ||
     die "WIREUP_CLUSTER_NODES must be 2..4 (got '$NODES')"
   [[ $PORT =~ ^[0-9]+$ ]] && ((PORT >= 1024 && PORT + NODES <= 65535)) ||
@@ -58,7 +63,9 @@ conf_nodes() {
 
 node_names() {
   local k
-  for ((k = 2; k <= NODES + 1; k++)); do echo "ip-127-0-0-$k"; done
+  for ((k = 2; k <= NODES + 1; k++)); do
+    if [[ ${NAMING:-hyperpod} == nodeaddr ]]; then printf 'gpu%02d\n' $((k - 1)); else echo "ip-127-0-0-$k"; fi
+  done
 }
 
 # ---------------------------------------------------------------- processes

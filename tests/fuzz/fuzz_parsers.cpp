@@ -8,7 +8,9 @@
 #include "wireup/error.hpp"
 #include "wireup/nodelist.hpp"
 #include "wireup/plugstack_conf.hpp"
+#include "wireup/ofi_nccl_install.hpp"
 #include "wireup/settings.hpp"
+#include "wireup/slurm_conf_nodes.hpp"
 #include "wireup/text.hpp"
 
 namespace {
@@ -31,5 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect_clean([&] { wireup::parse_efa_mode("--wireup-efa", in.c_str()); });
   expect_clean([&] { wireup::parse_nccl_debug("--wireup-nccl-debug", in.c_str()); });
   expect_clean([&] { wireup::wireup_args_in_plugstack(in, "fuzz.conf"); });
+  // slurm.conf text whose every include is the input again.
+  expect_clean([&] {
+    wireup::find_conf_node(in, "/f/slurm.conf", "gpu01",
+                           [&](const std::string&) { return std::optional<std::string>(in); });
+  });
+  wireup::parse_version(in);  // no throw at all
+  wireup::ofi_nccl_version_in(in);
   return 0;
 }

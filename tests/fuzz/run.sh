@@ -13,7 +13,7 @@ mkdir -p "$work/corpus"
 bin=$work/fuzz_parsers
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$src/common/include" -I"$src/spank-plugin/logic/include" "$src/tests/fuzz/fuzz_parsers.cpp" \
-  "$src"/common/src/{text,nodelist,env_plan,rendezvous}.cpp "$src"/spank-plugin/logic/{settings,plugstack_conf}.cpp \
+  "$src"/common/src/{text,nodelist,env_plan,rendezvous,slurm_conf_nodes}.cpp "$src"/spank-plugin/logic/{settings,plugstack_conf,ofi_nccl_install}.cpp \
   -o "$bin"
 i=0
 while IFS= read -r seed; do

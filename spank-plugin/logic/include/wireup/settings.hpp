@@ -21,6 +21,7 @@ struct AdminConfig {
   std::string nccl_debug;             // empty: unset
   bool omp_threads = true;            // OMP_NUM_THREADS when several tasks share a node
   std::string sysroot = "/";          // where /sys and /opt are read (test seam)
+  std::string ofi_nccl_prefix = "/opt/amazon/ofi-nccl";  // aws-ofi-nccl install tree
   std::vector<EnvEntry> extra;        // setenv= (IfUnset) and forceenv= (Force)
   std::vector<std::string> warnings;  // a key given twice (the last one wins)
 };
