@@ -28,20 +28,7 @@ at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w) {
   return x / at::sqrt(x.pow(2).mean(-1, true) + 1e-5) * w;
 }
 
-at::Tensor rope(const at::Tensor& x, double theta) {  // x [B,T,h,d]
-  const auto T = x.size(1), d = x.size(3);
-  at::Tensor out = at::empty_like(x);
-  for (std::int64_t i = 0; i < d / 2; ++i) {
-    const double freq = 1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(d));
-    at::Tensor ang = at::arange(T, at::kDouble).mul(freq).to(at::kFloat).view({1, T, 1});
-    at::Tensor a = x.select(3, 2 * i), b = x.select(3, 2 * i + 1);
-    out.select(3, 2 * i).copy_(a * ang.cos() - b * ang.sin());
-    out.select(3, 2 * i + 1).copy_(a * ang.sin() + b * ang.cos());
-  }
-  return out;
-}
-
-// copy_ into a fresh tensor breaks autograd; build with stack instead.
+// The reference rotary embedding (autograd-friendly: built with stack).
 at::Tensor rope_ad(const at::Tensor& x, double theta) {
   const auto T = x.size(1), d = x.size(3);
   std::vector<at::Tensor> cols;
@@ -128,9 +115,27 @@ CommGroups solo() {
 
 }  // namespace
 
-TEST_CASE("rope helper agrees with itself") {  // keeps the non-autograd variant honest
-  at::Tensor x = at::randn({1, 5, 2, 8});
-  CHECK(at::allclose(rope(x, 10000.0), rope_ad(x, 10000.0)));
+TEST_CASE("the reference rope rotates pair i at position t by t * theta^(-2i/d)") {
+  // Against values computed here in double, element by element: x = 1 + 0j in
+  // every pair, so the output pair is (cos a, sin a) with a = t * freq_i.
+  const std::int64_t T = 7, d = 8;
+  const double theta = 10000.0;
+  at::Tensor x = at::zeros({1, T, 1, d});
+  for (std::int64_t i = 0; i < d / 2; ++i) x.select(3, 2 * i).fill_(1.0);
+  const at::Tensor out = rope_ad(x, theta);
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t i = 0; i < d / 2; ++i) {
+      const double a = static_cast<double>(t) * std::pow(theta, -2.0 * i / static_cast<double>(d));
+      CHECK(out[0][t][0][2 * i].item<float>() == Approx(std::cos(a)).margin(1e-6));
+      CHECK(out[0][t][0][2 * i + 1].item<float>() == Approx(std::sin(a)).margin(1e-6));
+    }
+  // A rotation keeps each pair's length, for any input.
+  at::Tensor r = at::randn({2, T, 3, d});
+  const at::Tensor rr = rope_ad(r, theta);
+  auto pair_norms = [](const at::Tensor& v) {
+    return v.view({2, T, 3, d / 2, 2}).pow(2).sum(-1);
+  };
+  CHECK(at::allclose(pair_norms(rr), pair_norms(r), 1e-5, 1e-5));
 }
 
 TEST_CASE("FSDP forward and backward match an unsharded Llama") {
