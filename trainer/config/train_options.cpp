@@ -1,7 +1,6 @@
 #include "config/train_options.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "wireup/error.hpp"
@@ -10,9 +9,12 @@ namespace wireup::train {
 
 const char* sharding_name(Sharding s) {
   switch (s) {
-    case Sharding::Full: return "full";
-    case Sharding::Hybrid: return "hybrid";
-    case Sharding::None: return "none";
+    case Sharding::Full:
+      return "full";
+    case Sharding::Hybrid:
+      return "hybrid";
+    case Sharding::None:
+      return "none";
   }
   return "?";
 }
@@ -27,10 +29,13 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   ModelConfig m;
   bool have_preset_override[8] = {};
   auto shape = [&](const char* flag, std::int64_t* field, int slot, const char* help) {
-    app.add_option_function<std::int64_t>(flag, [=, &have_preset_override](std::int64_t v) {
-      *field = v;
-      have_preset_override[slot] = true;
-    }, help);
+    app.add_option_function<std::int64_t>(
+        flag,
+        [=, &have_preset_override](std::int64_t v) {
+          *field = v;
+          have_preset_override[slot] = true;
+        },
+        help);
   };
   ModelConfig over;
   app.add_option("--preset", preset, "model preset")->check(CLI::IsMember(preset_names()));
@@ -66,8 +71,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--prefetch", prefetch, "1: gather the next unit during compute");
   std::string sharding = "full";
   app.add_option("--sharding_strategy", sharding, "full, hybrid or none")
-      ->transform(CLI::IsMember({"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD",
-                                 "NO_SHARD"}, CLI::ignore_case));
+      ->transform(CLI::IsMember(
+          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
   app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
   app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
@@ -75,15 +80,21 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--checkpoint_dir", o.checkpoint_dir, "where checkpoints go");
   app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
                  "a step directory, or auto (newest complete one in --checkpoint_dir)");
-  app.add_option("--keep_checkpoints", o.keep_checkpoints, "newest complete checkpoints kept (0: all)");
+  app.add_option("--keep_checkpoints", o.keep_checkpoints,
+                 "newest complete checkpoints kept (0: all)");
   app.add_option("--stop_after_step", o.stop_after_step,
                  "checkpoint and exit after this step, as on SIGTERM (planned preemption)");
+  app.add_flag("--start_fresh_if_unloadable", o.start_fresh_if_unloadable,
+               "with --resume_from_checkpoint auto: train from step 1 when checkpoints exist but "
+               "none loads (default: exit 2)");
   app.add_option("--init_from_hf", o.init_from_hf,
                  "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
                  "a resumed checkpoint takes precedence");
   int async_ckpt = 0;
   app.add_option("--async_checkpointing", async_ckpt, "1: write checkpoints in the background");
   app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");
+  app.add_option("--data_readahead", o.data_readahead,
+                 "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
   app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
@@ -95,16 +106,15 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
     std::cout << app.help();
     return false;
   } catch (const CLI::ParseError& e) {
-    throw InputError(std::string(e.get_name()) + ": " + e.what() +
-                     " (see wireup-train --help)");
+    throw InputError(std::string(e.get_name()) + ": " + e.what() + " (see wireup-train --help)");
   }
 
   o.preset = preset;
   m = wireup::train::preset(preset);
-  const std::int64_t* src[] = {&over.context, &over.vocab, &over.hidden, &over.layers,
-                               &over.heads, &over.kv_heads, &over.intermediate};
-  std::int64_t* dst[] = {&m.context, &m.vocab, &m.hidden, &m.layers,
-                         &m.heads, &m.kv_heads, &m.intermediate};
+  const std::int64_t* src[] = {&over.context, &over.vocab,    &over.hidden,      &over.layers,
+                               &over.heads,   &over.kv_heads, &over.intermediate};
+  std::int64_t* dst[] = {&m.context, &m.vocab,    &m.hidden,      &m.layers,
+                         &m.heads,   &m.kv_heads, &m.intermediate};
   for (int i = 0; i < 7; ++i)
     if (have_preset_override[i]) *dst[i] = *src[i];
   if (rope_theta > 0) m.rope_theta = rope_theta;
@@ -115,8 +125,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.async_checkpointing = async_ckpt != 0;
   const std::string s = sharding;
   o.sharding = (s == "hybrid" || s == "HYBRID_SHARD") ? Sharding::Hybrid
-               : (s == "none" || s == "NO_SHARD")    ? Sharding::None
-                                                     : Sharding::Full;
+               : (s == "none" || s == "NO_SHARD")     ? Sharding::None
+                                                      : Sharding::Full;
   return true;
 }
 
@@ -129,18 +139,33 @@ void validate(const TrainOptions& o, std::int64_t world, std::int64_t local_worl
   need(o.val_batch_size >= 1, "--val_batch_size must be at least 1");
   need(o.grad_accum >= 1, "--gradient_accumulation_steps must be at least 1");
   need(o.max_steps >= 1, "--max_steps must be at least 1");
-  need(o.lr > 0 && o.min_lr >= 0 && o.min_lr <= o.lr, "--lr must be positive, 0 <= --min_lr <= --lr");
+  need(o.lr > 0 && o.min_lr >= 0 && o.min_lr <= o.lr,
+       "--lr must be positive, 0 <= --min_lr <= --lr");
   need(o.warmup_steps >= 0, "--warmup_steps must be >= 0");
   need(o.grad_clip >= 0, "--grad_clip must be >= 0");
   need(o.logging_freq >= 1, "--logging_freq must be at least 1");
   need(o.synthetic_data || !o.dataset.empty(),
        "no data: pass --dataset DIR (a wireup-prep output) or --synthetic_data");
+  need(!o.synthetic_data || o.dataset.empty(),
+       "--dataset and --synthetic_data exclude each other: pass one of them");
+  need(o.threads >= 0 && o.threads <= 4096,
+       "--num_threads " + std::to_string(o.threads) +
+           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  need(o.data_readahead >= 0 && o.data_readahead <= 1024,
+       "--data_readahead " + std::to_string(o.data_readahead) + ": expected 0 (off) to 1024 steps");
+  need(o.validation_freq >= 0 && o.validation_batches >= 1,
+       "--validation_freq must be >= 0 and --validation_batches at least 1");
+  need(o.stop_after_step >= 0, "--stop_after_step must be >= 0");
+  need(o.epochs >= 0, "--epochs must be >= 0");
+  need(!o.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
+           o.resume_from_checkpoint == "latest",
+       "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");
   need(o.checkpoint_freq >= 0 && o.keep_checkpoints >= 0,
        "--checkpoint_freq and --keep_checkpoints must be >= 0");
-  need(o.checkpoint_dir.size() || (o.checkpoint_freq == 0 &&
-                                   (o.resume_from_checkpoint.empty() ||
-                                    (o.resume_from_checkpoint != "auto" &&
-                                     o.resume_from_checkpoint != "latest"))),
+  need(o.checkpoint_dir.size() ||
+           (o.checkpoint_freq == 0 &&
+            (o.resume_from_checkpoint.empty() ||
+             (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
        "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
   need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
   if (o.sharding == Sharding::Hybrid)

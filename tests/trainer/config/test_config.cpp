@@ -1,12 +1,11 @@
 #include <catch2/catch.hpp>
-
 #include <regex>
 
-#include "wireup/error.hpp"
 #include "config/metrics.hpp"
 #include "config/model_config.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
+#include "wireup/error.hpp"
 
 using namespace wireup::train;
 using wireup::InputError;
@@ -34,8 +33,8 @@ TEST_CASE("presets match the published shapes") {
 }
 
 TEST_CASE("the reference FSDP flags parse, presets are overridable") {
-  const auto o = parse({"--preset", "llama2-7b", "--max_context_width", "2048", "--num_layers",
-                        "2", "--llama_intermediate_size", "512", "--bf16", "0",
+  const auto o = parse({"--preset", "llama2-7b", "--max_context_width", "2048", "--num_layers", "2",
+                        "--llama_intermediate_size", "512", "--bf16", "0",
                         "--activation_checkpointing", "1", "--sharding_strategy", "HYBRID_SHARD",
                         "--train_batch_size", "2", "--lr", "1e-4", "--synthetic_data"});
   CHECK(o.model.context == 2048);
@@ -69,6 +68,29 @@ TEST_CASE("bad flags and shapes are clear errors") {
   CHECK_THROWS_WITH(validate(t, 3, 2), Catch::Contains("hybrid"));
 }
 
+TEST_CASE("nonsense values and contradicting flags are refused") {
+  auto t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "-1"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--num_threads -1: expected 0"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "8"});
+  CHECK_NOTHROW(validate(t, 1, 1));
+  CHECK(t.threads == 8);
+  t = parse({"--preset", "tiny", "--synthetic_data", "--dataset", "/data/corpus"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("exclude each other"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--data_readahead", "4"});
+  CHECK(t.data_readahead == 4);
+  CHECK_NOTHROW(validate(t, 1, 1));
+  t.data_readahead = -1;
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--data_readahead -1"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--stop_after_step", "-5"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--stop_after_step"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--start_fresh_if_unloadable"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("auto only"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--checkpoint_dir", "/ck",
+             "--resume_from_checkpoint", "auto", "--start_fresh_if_unloadable"});
+  CHECK(t.start_fresh_if_unloadable);
+  CHECK_NOTHROW(validate(t, 1, 1));
+}
+
 TEST_CASE("warmup then cosine") {
   CHECK(learning_rate(1.0, 0.1, 10, 110, 5) == Approx(0.5));
   CHECK(learning_rate(1.0, 0.1, 10, 110, 10) == Approx(1.0));
@@ -80,9 +102,10 @@ TEST_CASE("warmup then cosine") {
 TEST_CASE("metric lines are stable and regex friendly") {
   StepMetrics m{12, 100, 3.25, 3e-4, 1.5, 680.5, 0.61, 1.5, 123.4, 0.0021};
   const auto line = format_step_line(m);
-  CHECK(line == "[train] step=12/100 loss=3.250000 lr=3.000e-04 grad_norm=1.5000 "
-                "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4 "
-                "data_wait_s=0.0021");
+  CHECK(line ==
+        "[train] step=12/100 loss=3.250000 lr=3.000e-04 grad_norm=1.5000 "
+        "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4 "
+        "data_wait_s=0.0021");
   std::smatch match;  // a SageMaker metric definition
   REQUIRE(std::regex_search(line, match, std::regex("loss=([0-9.]+)")));
   CHECK(match[1] == "3.250000");
