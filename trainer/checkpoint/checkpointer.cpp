@@ -1,19 +1,11 @@
 #include "checkpoint/checkpointer.hpp"
 
 #include <ATen/ATen.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <future>
-#include <sstream>
 
-#include "wireup/data/sha256.hpp"
+#include "checkpoint/checkpoint_files.hpp"
 #include "wireup/error.hpp"
 
 namespace fs = std::filesystem;
@@ -22,41 +14,6 @@ namespace wireup::train {
 namespace {
 
 const char* const kKinds[] = {"param", "exp_avg", "exp_avg_sq"};
-
-[[noreturn]] void io_fail(const fs::path& p, const std::string& what) {
-  throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
-}
-
-void fsync_path(const fs::path& p, int flags) {
-  const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) io_fail(p, "open for fsync");
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    io_fail(p, "fsync");
-  }
-  ::close(fd);
-}
-
-// Writes `text` to `path` durably: a temporary name, fsync, rename, fsync dir.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) io_fail(tmp, "write");
-  }
-  fsync_path(tmp, O_RDONLY);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) io_fail(path, "rename");
-  fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(p.string() + ": cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string rank_name(int shard_rank, const char* ext) {
   char buf[32];
@@ -69,7 +26,7 @@ std::string rank_name(int shard_rank, const char* ext) {
 // The tensors of one save, copied so training can go on while they are written.
 struct Checkpointer::Snapshot {
   CheckpointInfo info;
-  std::vector<at::Tensor> tensors;  // unit-major: param, exp_avg, exp_avg_sq
+  std::vector<at::Tensor> tensors;    // unit-major: param, exp_avg, exp_avg_sq
   std::vector<std::int64_t> offsets;  // global offset of each unit's slice
   CheckpointMeta meta;                // everything but files
   bool writer = false;
@@ -78,24 +35,9 @@ struct Checkpointer::Snapshot {
   double stall_s = 0;  // how long training waited for this save
 };
 
-std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
-  std::vector<std::pair<std::string, fs::path>> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto name = it->path().filename().string();
-    if (name.rfind("step-", 0) == 0 && fs::exists(it->path() / "metadata.json"))
-      found.emplace_back(name, it->path());
-  }
-  std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.first > b.first; });
-  std::vector<fs::path> out;
-  for (auto& f : found) out.push_back(f.second);
-  return out;
-}
-
-Checkpointer::Checkpointer(fs::path dir, int keep, bool async, CommGroups groups,
-                           std::vector<FlatUnit*> units, ShardedAdamW* opt)
-    : dir_(std::move(dir)), keep_(keep), async_(async), groups_(std::move(groups)),
-      units_(std::move(units)), opt_(opt) {}
+Checkpointer::Checkpointer(CheckpointPolicy policy, CommGroups groups, std::vector<FlatUnit*> units,
+                           ShardedAdamW* opt)
+    : policy_(std::move(policy)), groups_(std::move(groups)), units_(std::move(units)), opt_(opt) {}
 
 Checkpointer::~Checkpointer() {
   try {
@@ -162,16 +104,16 @@ void Checkpointer::save(const CheckpointInfo& info) {
   if (snap->world_rank == 0) {
     // A directory of this step left by an interrupted run holds files of
     // that attempt: start it afresh.
-    const fs::path step_dir = dir_ / step_dir_name(info.step);
+    const fs::path step_dir = policy_.dir / step_dir_name(info.step);
     std::error_code ec;
     fs::remove_all(step_dir, ec);
     fs::create_directories(step_dir);
   }
   groups_.world->barrier();  // the directory exists for everyone
   snap->stall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  stall_s_ += async_ ? snap->stall_s : 0.0;
+  stall_s_ += policy_.async ? snap->stall_s : 0.0;
   ++saves_;
-  if (async_) {
+  if (policy_.async) {
     writer_ = std::thread([this, snap] {
       try {
         write(snap);
@@ -194,44 +136,18 @@ void Checkpointer::before_update() {
 }
 
 void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
-  const fs::path step_dir = dir_ / step_dir_name(snap->info.step);
+  const fs::path step_dir = policy_.dir / step_dir_name(snap->info.step);
   if (snap->writer) {
     RankFile rf;
     rf.file = rank_name(snap->shard_rank, "bin");
-    const fs::path bin = step_dir / rf.file;
-    const fs::path tmp = bin.string() + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) io_fail(tmp, "create");
-    std::uint64_t off = 0;
+    ChunkWriter out(step_dir / rf.file);
     for (std::size_t i = 0; i < snap->tensors.size(); ++i) {
       const at::Tensor& t = snap->tensors[i];
-      const auto bytes = static_cast<std::size_t>(t.numel()) * sizeof(float);
-      const char* p = static_cast<const char*>(t.data_ptr());
-      // Hash on a second thread while this one writes: neither waits for the other.
-      auto digest = std::async(std::launch::async, [p, bytes] {
-        data::Sha256 h;
-        h.update(p, bytes);
-        return h.hex_digest();
-      });
-      for (std::size_t done = 0; done < bytes;) {
-        const ssize_t n = ::write(fd, p + done, bytes - done);
-        if (n < 0) {
-          ::close(fd);
-          io_fail(tmp, "write");
-        }
-        done += static_cast<std::size_t>(n);
-      }
-      rf.chunks.push_back({static_cast<int>(i / 3), kKinds[i % 3], snap->offsets[i / 3],
-                           t.numel(), off, digest.get()});
-      off += bytes;
+      auto [offset, sha] = out.append(t.data_ptr<float>(), t.numel());
+      rf.chunks.push_back({static_cast<int>(i / 3), kKinds[i % 3], snap->offsets[i / 3], t.numel(),
+                           offset, std::move(sha)});
     }
-    rf.bytes = off;
-    if (::fsync(fd) != 0) {
-      ::close(fd);
-      io_fail(tmp, "fsync");
-    }
-    ::close(fd);
-    if (std::rename(tmp.c_str(), bin.c_str()) != 0) io_fail(bin, "rename");
+    rf.bytes = out.commit();
     write_atomically(step_dir / rank_name(snap->shard_rank, "json"), to_json(rf));
   }
   if (snap->world_rank != 0) return;
@@ -249,95 +165,103 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
     meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
   }
   write_atomically(step_dir / "metadata.json", to_json(meta));
+  verified_.insert(step_dir.filename().string());  // its checksums are of the bytes written
   std::uint64_t bytes = 0;
   for (const auto& f : meta.files) bytes += f.bytes;
   const double total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - snap->started).count();
   std::printf("[checkpoint] step=%lld saved=%s bytes=%llu save_s=%.3f async=%d\n",
               static_cast<long long>(meta.step), step_dir.c_str(),
-              static_cast<unsigned long long>(bytes), total, async_ ? 1 : 0);
+              static_cast<unsigned long long>(bytes), total, policy_.async ? 1 : 0);
   std::fflush(stdout);
+  if (policy_.keep > 0) prune();
+}
 
-  // Keep the newest `keep_` complete ones; drop older and abandoned directories.
-  if (keep_ > 0) {
-    const auto complete = complete_checkpoints(dir_);
-    if (complete.size() > static_cast<std::size_t>(keep_)) {
-      const std::string oldest_kept = complete[static_cast<std::size_t>(keep_) - 1].filename();
-      std::error_code ec;
-      for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-        const auto name = it->path().filename().string();
-        if (name.rfind("step-", 0) == 0 && name < oldest_kept) fs::remove_all(it->path(), ec);
+// Keeps the newest `keep` checkpoints that verify. Newest first, each one not
+// yet known to load is read and checked in full; one that fails is moved
+// aside (step-N.corrupt), so it is neither counted nor ever the reason a good
+// one goes. Step directories older than the oldest kept (older checkpoints,
+// saves cut short) are deleted; moved-aside ones stay for inspection.
+void Checkpointer::prune() {
+  std::string oldest_kept;
+  std::size_t kept = 0;
+  for (const auto& step_dir : complete_checkpoints(policy_.dir)) {
+    const std::string name = step_dir.filename().string();
+    if (!verified_.count(name)) {
+      const std::string fault = verify_checkpoint(step_dir);
+      if (!fault.empty()) {
+        const fs::path aside = move_aside(step_dir);
+        std::fprintf(stderr,
+                     "wireup-train: WARNING: checkpoint %s fails verification (%s): moved aside "
+                     "to %s, not counted in --keep_checkpoints\n",
+                     step_dir.c_str(), fault.c_str(), aside.c_str());
+        continue;
       }
+      verified_.insert(name);
     }
+    oldest_kept = name;
+    if (++kept == static_cast<std::size_t>(policy_.keep)) break;
   }
+  if (kept < static_cast<std::size_t>(policy_.keep)) return;
+  std::error_code ec;
+  std::vector<fs::path> old;
+  for (fs::directory_iterator it(policy_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (is_step_dir_name(name) && name < oldest_kept) old.push_back(it->path());
+  }
+  for (const auto& p : old) {
+    fs::remove_all(p, ec);
+    verified_.erase(p.filename().string());
+  }
+}
+
+std::optional<std::string> Checkpointer::end_of_step(std::int64_t step, bool stop_signal,
+                                                     const std::function<CheckpointInfo()>& info) {
+  // Every rank must agree to stop: a signal may reach them at different steps.
+  const bool planned = policy_.stop_after_step > 0 && step == policy_.stop_after_step;
+  at::Tensor votes =
+      scalar_tensor(stop_signal || planned ? 1.0 : 0.0, units_.front()->master().device());
+  groups_.world->all_reduce_sum(votes);
+  const bool stop = votes.item<double>() > 0;
+  const bool saving = !policy_.dir.empty() && (stop || step == policy_.max_steps ||
+                                               (policy_.freq > 0 && step % policy_.freq == 0));
+  if (saving) save(info());
+  if (!stop) return std::nullopt;
+  wait();
+  const std::string why = planned ? "--stop_after_step" : "signal received";
+  if (saving)
+    return "[stop] " + why + ": checkpoint of step " + std::to_string(step) + " saved, exiting";
+  return "[stop] " + why + ": stopped after step " + std::to_string(step) +
+         " without saving (no --checkpoint_dir), exiting";
 }
 
 void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& meta) {
   if (meta.units.size() != units_.size())
     throw InputError(step_dir.string() + ": has " + std::to_string(meta.units.size()) +
                      " units, this model " + std::to_string(units_.size()));
-  std::vector<int> fds(meta.files.size(), -1);
-  std::vector<std::vector<char>> verified(meta.files.size());  // chunk checked already
-  auto cleanup = [&] {
-    for (int fd : fds)
-      if (fd >= 0) ::close(fd);
-  };
-  try {
-    std::vector<float> buf;
-    for (std::size_t u = 0; u < units_.size(); ++u) {
-      FlatUnit& unit = *units_[u];
-      if (meta.units[u].numel != unit.numel())
-        throw InputError(step_dir.string() + ": unit " + unit.name() + " has " +
-                         std::to_string(meta.units[u].numel) + " parameters, this model " +
-                         std::to_string(unit.numel()));
-      at::Tensor dests[3] = {unit.master(), opt_->exp_avg()[u], opt_->exp_avg_sq()[u]};
-      for (int k = 0; k < 3; ++k) {
-        at::Tensor dest = at::zeros({unit.shard_numel()}, at::kFloat);  // host staging
-        float* out = dest.data_ptr<float>();
-        for (const auto& piece :
-             plan_reads(meta, static_cast<int>(u), kKinds[k], unit.shard_offset(), unit.shard_numel())) {
-          const RankFile& rf = meta.files[piece.file];
-          const ChunkRef& c = rf.chunks[piece.chunk];
-          const fs::path bin = step_dir / rf.file;
-          if (fds[piece.file] < 0) {
-            fds[piece.file] = ::open(bin.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fds[piece.file] < 0) io_fail(bin, "open");
-            struct stat st {};
-            if (::fstat(fds[piece.file], &st) != 0 || static_cast<std::uint64_t>(st.st_size) != rf.bytes)
-              throw InputError(bin.string() + ": " + std::to_string(st.st_size) + " bytes, expected " +
-                               std::to_string(rf.bytes) + " (truncated or replaced)");
-            verified[piece.file].assign(rf.chunks.size(), 0);
-          }
-          // Whole chunks are read and checked: a checksum covers nothing less.
-          buf.resize(static_cast<std::size_t>(c.numel));
-          const auto bytes = buf.size() * sizeof(float);
-          const ssize_t n = ::pread(fds[piece.file], buf.data(), bytes, static_cast<off_t>(c.file_offset));
-          if (n != static_cast<ssize_t>(bytes)) io_fail(bin, "short read");
-          if (!verified[piece.file][piece.chunk]) {
-            data::Sha256 h;
-            h.update(buf.data(), bytes);
-            if (h.hex_digest() != c.sha256)
-              throw InputError(bin.string() + ": checksum mismatch in " + meta.units[u].name +
-                               " " + c.kind + " (corrupted)");
-            verified[piece.file][piece.chunk] = 1;
-          }
-          std::memcpy(out + piece.dest, buf.data() + piece.chunk_skip,
-                      static_cast<std::size_t>(piece.count) * sizeof(float));
-        }
-        dests[k].copy_(dest);
-      }
+  ChunkReader reader(step_dir, meta);
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    FlatUnit& unit = *units_[u];
+    if (meta.units[u].numel != unit.numel())
+      throw InputError(step_dir.string() + ": unit " + unit.name() + " has " +
+                       std::to_string(meta.units[u].numel) + " parameters, this model " +
+                       std::to_string(unit.numel()));
+    at::Tensor dests[3] = {unit.master(), opt_->exp_avg()[u], opt_->exp_avg_sq()[u]};
+    for (int k = 0; k < 3; ++k) {
+      at::Tensor staging = at::zeros({unit.shard_numel()}, at::kFloat);  // on the host
+      reader.read(static_cast<int>(u), kKinds[k], unit.shard_offset(), unit.shard_numel(),
+                  staging.data_ptr<float>());
+      dests[k].copy_(staging);
     }
-  } catch (...) {
-    cleanup();
-    throw;
   }
-  cleanup();
 }
 
-std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const ModelConfig& expect) {
+std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
+                                                 const ModelConfig& expect) {
   const bool automatic = spec == "auto" || spec == "latest";
   std::vector<fs::path> candidates =
-      automatic ? complete_checkpoints(dir_) : std::vector<fs::path>{fs::path(spec)};
+      automatic ? complete_checkpoints(policy_.dir) : std::vector<fs::path>{fs::path(spec)};
+  std::string faults;
   for (const auto& step_dir : candidates) {
     std::string error;
     CheckpointMeta meta;
@@ -359,16 +283,31 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const 
     if (bad.item<double>() == 0) {
       opt_->set_steps(meta.optimizer_steps);
       for (auto* u : units_) u->zero_grad();
+      verified_.insert(step_dir.filename().string());
       return meta;
     }
-    if (!automatic) {
-      throw InputError(error.empty() ? step_dir.string() + ": another rank could not load it"
-                                     : error);
-    }
-    if (groups_.world->rank() == 0 || !error.empty())
-      std::fprintf(stderr, "wireup-train: WARNING: skipping checkpoint %s: %s\n",
-                   step_dir.c_str(), error.empty() ? "another rank could not load it" : error.c_str());
+    const bool mine = !error.empty();
+    if (!mine && groups_.world->rank() == 0) error = verify_checkpoint(step_dir);  // say why
+    if (error.empty()) error = step_dir.string() + ": another rank could not load it";
+    if (!automatic) throw InputError(error);
+    if (groups_.world->rank() == 0 || mine)
+      std::fprintf(stderr, "wireup-train: WARNING: skipping checkpoint %s: %s\n", step_dir.c_str(),
+                   error.c_str());
+    faults += "\n  " + step_dir.filename().string() + ": " + error;
   }
+  if (candidates.empty()) return std::nullopt;
+  const std::string what = "--resume_from_checkpoint " + spec + ": none of the " +
+                           std::to_string(candidates.size()) + " checkpoints in " +
+                           policy_.dir.string() + " loads:" + faults;
+  if (!policy_.start_fresh_if_unloadable)
+    throw InputError(what +
+                     "\nrepair or remove them, or pass --start_fresh_if_unloadable to "
+                     "train from step 1 (the next save then moves the broken ones aside)");
+  if (groups_.world->rank() == 0)
+    std::fprintf(stderr,
+                 "wireup-train: WARNING: %s\n--start_fresh_if_unloadable: training from "
+                 "step 1\n",
+                 what.c_str());
   return std::nullopt;
 }
 

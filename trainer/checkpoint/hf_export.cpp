@@ -13,19 +13,18 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <optional>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
-#include "checkpoint/checkpointer.hpp"
-#include "fsdp/fsdp_llama.hpp"
-#include "checkpoint/hf_layout.hpp"
-#include "model/llama_model.hpp"
-#include "checkpoint/safetensors.hpp"
-#include "wireup/data/sha256.hpp"
-#include "wireup/error.hpp"
+#include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/hf_layout.hpp"
+#include "checkpoint/safetensors.hpp"
+#include "fsdp/fsdp_llama.hpp"
+#include "model/llama_model.hpp"
+#include "wireup/error.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -40,38 +39,6 @@ const char* const kUsage =
     "                (its newest complete step)\n"
     "  --out         where model.safetensors and config.json go (created if missing)\n"
     "  --dtype       float32 (default: the checkpoint's exact values) or bfloat16\n";
-
-[[noreturn]] void sys_fail(const fs::path& p, const std::string& what) {
-  throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(p.string() + ": cannot read (" + std::strerror(errno) + ")");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void fsync_path(const fs::path& p, int flags) {
-  const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) sys_fail(p, "open for fsync");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) sys_fail(p, "fsync");
-}
-
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) sys_fail(tmp, "write");
-  }
-  fsync_path(tmp, O_RDONLY);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) sys_fail(path, "rename");
-  fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
-}
 
 bool rank0() {
   const char* r = std::getenv("RANK");
@@ -95,79 +62,6 @@ fs::path resolve_step_dir(const fs::path& p) {
   return complete.front();
 }
 
-// Reads units' parameters from a step directory, checking each chunk's
-// SHA-256 and each file's size before using it.
-class CheckpointReader {
- public:
-  CheckpointReader(fs::path step_dir, const CheckpointMeta& meta)
-      : dir_(std::move(step_dir)), meta_(meta), fds_(meta.files.size(), -1) {}
-  ~CheckpointReader() {
-    for (int fd : fds_)
-      if (fd >= 0) ::close(fd);
-  }
-  CheckpointReader(const CheckpointReader&) = delete;
-  CheckpointReader& operator=(const CheckpointReader&) = delete;
-
-  // The unit's full parameter buffer, fp32 [numel].
-  at::Tensor unit_params(int unit) {
-    const auto& um = meta_.units.at(static_cast<std::size_t>(unit));
-    at::Tensor flat = at::empty({um.numel}, at::kFloat);
-    float* out = flat.data_ptr<float>();
-    std::vector<float> buf;
-    std::map<std::pair<std::size_t, std::size_t>, bool> checked;
-    for (const auto& piece : plan_reads(meta_, unit, "param", 0, um.numel)) {
-      const RankFile& rf = meta_.files[piece.file];
-      const ChunkRef& c = rf.chunks[piece.chunk];
-      const fs::path bin = dir_ / rf.file;
-      const int fd = open_file(piece.file);
-      buf.resize(static_cast<std::size_t>(c.numel));
-      const std::size_t bytes = buf.size() * sizeof(float);
-      if (c.file_offset + bytes > rf.bytes)
-        throw InputError(bin.string() + ": chunk of " + um.name + " lies past the file's end");
-      char* p = reinterpret_cast<char*>(buf.data());
-      for (std::size_t done = 0; done < bytes;) {
-        const ssize_t n = ::pread(fd, p + done, bytes - done,
-                                  static_cast<off_t>(c.file_offset + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) sys_fail(bin, "short read");
-        done += static_cast<std::size_t>(n);
-      }
-      auto& ok = checked[{piece.file, piece.chunk}];
-      if (!ok) {  // a checksum covers the whole chunk: read and check it all
-        data::Sha256 h;
-        h.update(buf.data(), bytes);
-        if (h.hex_digest() != c.sha256)
-          throw InputError(bin.string() + ": checksum mismatch in " + um.name + " " + c.kind +
-                           " (corrupted)");
-        ok = true;
-      }
-      std::memcpy(out + piece.dest, buf.data() + piece.chunk_skip,
-                  static_cast<std::size_t>(piece.count) * sizeof(float));
-    }
-    return flat;
-  }
-
- private:
-  int open_file(std::size_t i) {
-    if (fds_[i] >= 0) return fds_[i];
-    const RankFile& rf = meta_.files[i];
-    const fs::path bin = dir_ / rf.file;
-    const int fd = ::open(bin.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) sys_fail(bin, "open");
-    fds_[i] = fd;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) sys_fail(bin, "stat");
-    if (static_cast<std::uint64_t>(st.st_size) != rf.bytes)
-      throw InputError(bin.string() + ": " + std::to_string(st.st_size) + " bytes, expected " +
-                       std::to_string(rf.bytes) + " (truncated or replaced)");
-    return fd;
-  }
-
-  fs::path dir_;
-  const CheckpointMeta& meta_;
-  std::vector<int> fds_;
-};
-
 // The checkpoint must hold wireup's Llama units, as this build lays them out.
 void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
   const ModelConfig& m = meta.model;
@@ -177,11 +71,11 @@ void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
     throw InputError(meta_path.string() + ": " + e.what());
   }
   if (meta.units.size() != hf::num_units(m))
-    throw InputError(meta_path.string() + ": " + std::to_string(meta.units.size()) +
-                     " units, a " + std::to_string(m.layers) + "-layer Llama has " +
+    throw InputError(meta_path.string() + ": " + std::to_string(meta.units.size()) + " units, a " +
+                     std::to_string(m.layers) + "-layer Llama has " +
                      std::to_string(hf::num_units(m)));
   for (std::size_t u = 0; u < meta.units.size(); ++u) {
-    const auto specs = u == 0                     ? llama::embedding_specs(m)
+    const auto specs = u == 0                       ? llama::embedding_specs(m)
                        : u + 1 == meta.units.size() ? llama::head_specs(m)
                                                     : llama::block_specs(m);
     const UnitMeta& um = meta.units[u];
@@ -329,9 +223,11 @@ ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const st
                              {{"format", "pt"},
                               {"wireup_step", std::to_string(meta.step)},
                               {"wireup_source", r.step_dir.filename().string()}});
-  CheckpointReader reader(r.step_dir, meta);
+  ChunkReader reader(r.step_dir, meta);
   for (std::size_t u = 0; u < hf::num_units(m); ++u) {
-    const at::Tensor flat = reader.unit_params(static_cast<int>(u));
+    const std::int64_t numel = meta.units[u].numel;
+    at::Tensor flat = at::empty({numel}, at::kFloat);
+    reader.read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
     const auto specs = hf::unit_tensors(m, u);
     const auto tensors = hf::unit_to_hf(m, u, flat);
     for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -377,11 +273,12 @@ int run_export(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   const ExportResult r = export_hf(checkpoint, out, dtype);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[export] step=%lld from=%s to=%s tensors=%lld params=%lld dtype=%s bytes=%llu "
-              "seconds=%.2f\n",
-              static_cast<long long>(r.step), r.step_dir.c_str(), out.c_str(),
-              static_cast<long long>(r.tensors), static_cast<long long>(r.params), dtype.c_str(),
-              static_cast<unsigned long long>(r.bytes), s);
+  std::printf(
+      "[export] step=%lld from=%s to=%s tensors=%lld params=%lld dtype=%s bytes=%llu "
+      "seconds=%.2f\n",
+      static_cast<long long>(r.step), r.step_dir.c_str(), out.c_str(),
+      static_cast<long long>(r.tensors), static_cast<long long>(r.params), dtype.c_str(),
+      static_cast<unsigned long long>(r.bytes), s);
   std::fflush(stdout);
   return 0;
 }
@@ -438,7 +335,8 @@ void check_hf_config(const fs::path& dir, const ModelConfig& m) {
   real("rope_theta", m.rope_theta, "--rope_theta", 10000.0);
   real("rms_norm_eps", m.norm_eps, "wireup's RMSNorm eps is", 1e-6);
   if (c.contains("rope_scaling") && !c["rope_scaling"].is_null())
-    diffs.push_back("rope_scaling=" + c["rope_scaling"].dump() + " is not supported (plain RoPE only)");
+    diffs.push_back("rope_scaling=" + c["rope_scaling"].dump() +
+                    " is not supported (plain RoPE only)");
   if (c.value("hidden_act", std::string("silu")) != "silu")
     diffs.push_back("hidden_act=" + c["hidden_act"].dump() + " (wireup's Llama uses silu)");
   for (const char* key : {"attention_bias", "mlp_bias"})
@@ -454,8 +352,10 @@ void check_hf_config(const fs::path& dir, const ModelConfig& m) {
   if (rank0() && c.contains("max_position_embeddings") &&
       c["max_position_embeddings"].is_number_integer() &&
       c["max_position_embeddings"].get<std::int64_t>() < m.context)
-    std::fprintf(stderr, "wireup-train: WARNING: %s: max_position_embeddings=%lld is below "
-                 "--max_context_width %lld\n", path.c_str(),
+    std::fprintf(stderr,
+                 "wireup-train: WARNING: %s: max_position_embeddings=%lld is below "
+                 "--max_context_width %lld\n",
+                 path.c_str(),
                  static_cast<long long>(c["max_position_embeddings"].get<std::int64_t>()),
                  static_cast<long long>(m.context));
 }

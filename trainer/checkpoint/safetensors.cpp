@@ -28,10 +28,6 @@ namespace {
 constexpr std::uint64_t kMaxHeader = 100u << 20;  // the reference implementation's limit
 constexpr std::size_t kBlock = 1u << 20;          // elements converted at a time
 
-[[noreturn]] void sys_fail(const fs::path& p, const std::string& what) {
-  throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
-}
-
 }  // namespace
 
 std::uint64_t TensorEntry::numel() const {
@@ -69,15 +65,14 @@ Writer::Writer(fs::path path, std::vector<TensorEntry> entries,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) sys_fail(tmp_, "create");
+  fd_ = open_file(tmp_, O_WRONLY | O_CREAT | O_TRUNC);
   const std::uint64_t n = text.size();
   put(&n, sizeof n);
   put(text.data(), text.size());
 }
 
 Writer::~Writer() {
-  if (fd_ >= 0) ::close(fd_);
+  fd_ = Fd();
   if (!committed_) {
     std::error_code ec;
     fs::remove(tmp_, ec);
@@ -87,10 +82,10 @@ Writer::~Writer() {
 void Writer::put(const void* data, std::size_t bytes) {
   const char* p = static_cast<const char*>(data);
   for (std::size_t done = 0; done < bytes;) {
-    const ssize_t n = ::write(fd_, p + done, bytes - done);
+    const ssize_t n = ::write(fd_.get(), p + done, bytes - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      sys_fail(tmp_, "write");
+      throw_io_error(tmp_, "write");
     }
     done += static_cast<std::size_t>(n);
   }
@@ -125,41 +120,31 @@ void Writer::commit() {
   if (next_ != entries_.size())
     throw std::logic_error("safetensors::Writer: commit with " +
                            std::to_string(entries_.size() - next_) + " tensors unwritten");
-  if (::fsync(fd_) != 0) sys_fail(tmp_, "fsync");
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    sys_fail(tmp_, "close");
-  }
-  fd_ = -1;
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) sys_fail(path_, "rename");
+  if (::fsync(fd_.get()) != 0) throw_io_error(tmp_, "fsync");
+  fd_ = Fd();
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw_io_error(path_, "rename");
   committed_ = true;
-  const fs::path dir = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  fsync_path(path_.parent_path().empty() ? fs::path(".") : path_.parent_path());
 }
 
 // ---------------------------------------------------------------- reader
 
 Reader::Reader(fs::path path) : path_(std::move(path)) {
   const std::string name = path_.string();
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) sys_fail(path_, "open");
-  try {
+  fd_ = open_file(path_, O_RDONLY);
+  {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) sys_fail(path_, "stat");
+    if (::fstat(fd_.get(), &st) != 0) throw_io_error(path_, "stat");
     const auto size = static_cast<std::uint64_t>(st.st_size);
     std::uint64_t n = 0;
-    if (size < 8 || ::pread(fd_, &n, 8, 0) != 8)
+    if (size < 8 || ::pread(fd_.get(), &n, 8, 0) != 8)
       throw InputError(name + ": not a safetensors file (shorter than its 8-byte header length)");
     if (n < 2 || n > kMaxHeader || n > size - 8)
       throw InputError(name + ": not a safetensors file (header length " + std::to_string(n) +
                        " for a file of " + std::to_string(size) + " bytes)");
     std::string text(static_cast<std::size_t>(n), '\0');
-    if (::pread(fd_, text.data(), text.size(), 8) != static_cast<ssize_t>(text.size()))
-      sys_fail(path_, "read header");
+    if (::pread(fd_.get(), text.data(), text.size(), 8) != static_cast<ssize_t>(text.size()))
+      throw_io_error(path_, "read header");
     data_start_ = 8 + n;
     const std::uint64_t data_size = size - data_start_;
     json header;
@@ -193,27 +178,20 @@ Reader::Reader(fs::path path) : path_(std::move(path)) {
       for (auto d : e.shape)
         if (d < 0) throw InputError(name + ": tensor " + e.name + ": negative dimension");
       if (e.end < e.begin || e.end > data_size)
-        throw InputError(name + ": tensor " + e.name + ": data [" + std::to_string(e.begin) +
-                         ", " + std::to_string(e.end) + ") lies outside the file's " +
+        throw InputError(name + ": tensor " + e.name + ": data [" + std::to_string(e.begin) + ", " +
+                         std::to_string(e.end) + ") lies outside the file's " +
                          std::to_string(data_size) + " data bytes (truncated?)");
       const std::size_t es = dtype_size(e.dtype);
       if (es != 0 && e.end - e.begin != e.numel() * es)
         throw InputError(name + ": tensor " + e.name + ": " + std::to_string(e.end - e.begin) +
-                         " bytes for " + std::to_string(e.numel()) + " " + e.dtype +
-                         " elements");
+                         " bytes for " + std::to_string(e.numel()) + " " + e.dtype + " elements");
       index_[e.name] = entries_.size();
       entries_.push_back(std::move(e));
     }
-  } catch (...) {
-    ::close(fd_);
-    fd_ = -1;
-    throw;
   }
 }
 
-Reader::~Reader() {
-  if (fd_ >= 0) ::close(fd_);
-}
+Reader::~Reader() = default;
 
 const TensorEntry* Reader::find(const std::string& name) const {
   const auto it = index_.find(name);
@@ -228,10 +206,10 @@ void Reader::read_f32(const TensorEntry& t, float* out) const {
   auto read_at = [&](void* dst, std::size_t bytes, std::uint64_t off) {
     char* p = static_cast<char*>(dst);
     for (std::size_t done = 0; done < bytes;) {
-      const ssize_t n = ::pread(fd_, p + done, bytes - done,
-                                static_cast<off_t>(data_start_ + off + done));
+      const ssize_t n =
+          ::pread(fd_.get(), p + done, bytes - done, static_cast<off_t>(data_start_ + off + done));
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) sys_fail(path_, "read " + t.name);
+      if (n < 0) throw_io_error(path_, "read " + t.name);
       if (n == 0) throw InputError(path_.string() + ": truncated inside " + t.name);
       done += static_cast<std::size_t>(n);
     }

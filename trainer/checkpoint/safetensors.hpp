@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint_files.hpp"
+
 // A small reader and writer of the safetensors format (Hugging Face):
 //   8 bytes   little-endian u64 N, the header's length
 //   N bytes   JSON object: name -> {"dtype", "shape", "data_offsets": [begin, end)},
@@ -47,7 +49,7 @@ class Writer {
   std::filesystem::path path_, tmp_;
   std::vector<TensorEntry> entries_;
   std::size_t next_ = 0;
-  int fd_ = -1;
+  Fd fd_;
   std::uint64_t written_ = 0;
   bool committed_ = false;
 };
@@ -73,7 +75,7 @@ class Reader {
 
  private:
   std::filesystem::path path_;
-  int fd_ = -1;
+  Fd fd_;
   std::uint64_t data_start_ = 0;
   std::vector<TensorEntry> entries_;
   std::map<std::string, std::size_t> index_;

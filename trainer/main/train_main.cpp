@@ -13,23 +13,23 @@
 #include <memory>
 #include <optional>
 
-#include "model/batch_tokens.hpp"
-#include "runtime/blas_check.hpp"
 #include "checkpoint/checkpointer.hpp"
-#include "model/cpu_gemm.hpp"
 #include "checkpoint/hf_export.hpp"
 #include "comm/comm_gloo.hpp"
 #include "comm/comm_nccl.hpp"
-#include "runtime/device_memory.hpp"
-#include "fsdp/fsdp_llama.hpp"
-#include "optim/sharded_adamw.hpp"
-#include "runtime/stop_signals.hpp"
-#include "wireup/data/loader.hpp"
-#include "wireup/error.hpp"
+#include "comm/world_layout.hpp"
 #include "config/metrics.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
-#include "comm/world_layout.hpp"
+#include "fsdp/fsdp_llama.hpp"
+#include "model/batch_tokens.hpp"
+#include "model/cpu_gemm.hpp"
+#include "optim/sharded_adamw.hpp"
+#include "runtime/blas_check.hpp"
+#include "runtime/device_memory.hpp"
+#include "runtime/stop_signals.hpp"
+#include "wireup/data/loader.hpp"
+#include "wireup/error.hpp"
 
 namespace wt = wireup::train;
 namespace wd = wireup::data;
@@ -49,8 +49,7 @@ double peak_mem_mib(at::Device device) {
 // tokens (the same global batch for every world size: rank r takes rows r*B..).
 class Batches {
  public:
-  Batches(const wt::TrainOptions& o, const wt::WorldLayout& w, wd::Split split,
-          std::int64_t batch)
+  Batches(const wt::TrainOptions& o, const wt::WorldLayout& w, wd::Split split, std::int64_t batch)
       : o_(o),
         w_(w),
         batch_(batch),
@@ -66,6 +65,7 @@ class Batches {
     c.world_size = static_cast<std::uint64_t>(w.world);
     c.seed = o.seed;
     c.shuffle = split == wd::Split::Train;
+    c.readahead = static_cast<std::size_t>(o.data_readahead);
     // Rows as stored (uint16/uint32), widened here: the loader moves a
     // quarter of int64's bytes (docs/data-format.md), and on GPU the copy
     // to the device is that much smaller too.
@@ -121,8 +121,8 @@ class Batches {
     ++draws_;
     if (micro == 0) {
       auto gen = at::detail::createCPUGenerator(seed_ * 7919 + static_cast<std::uint64_t>(step));
-      global_ = at::randint(o_.model.vocab, {accum * w_.world * batch_, o_.model.context + 1},
-                            gen, at::kLong);
+      global_ = at::randint(o_.model.vocab, {accum * w_.world * batch_, o_.model.context + 1}, gen,
+                            at::kLong);
     }
     return global_.narrow(0, (micro * w_.world + w_.rank) * batch_, batch_).clone();
   }
@@ -180,20 +180,24 @@ int run(int argc, char** argv) {
   if (!wt::parse_train_options(argc, argv, o)) return 0;
   const wt::WorldLayout w = wt::world_from_env();
   wt::validate(o, w.world, w.local_world);
-  if (o.sharding == wt::Sharding::Hybrid && w.rank / w.local_world * w.local_world + w.local_rank != w.rank)
-    throw wireup::InputError("--sharding_strategy hybrid needs node-major ranks (rank = node * "
-                             "LOCAL_WORLD_SIZE + LOCAL_RANK); use block task distribution");
+  if (o.sharding == wt::Sharding::Hybrid &&
+      w.rank / w.local_world * w.local_world + w.local_rank != w.rank)
+    throw wireup::InputError(
+        "--sharding_strategy hybrid needs node-major ranks (rank = node * "
+        "LOCAL_WORLD_SIZE + LOCAL_RANK); use block task distribution");
   const bool gpu = o.device == "cuda";
   if (gpu && !wt::nccl_available())
-    throw wireup::InputError("--device cuda: this wireup-train was built against a CPU LibTorch "
-                             "without NCCL; build with the CUDA LibTorch (docs/trainer.md)");
+    throw wireup::InputError(
+        "--device cuda: this wireup-train was built against a CPU LibTorch "
+        "without NCCL; build with the CUDA LibTorch (docs/trainer.md)");
   if (o.bf16 && !gpu)
     throw wireup::InputError("--bf16 1 needs --device cuda: on CPU wireup-train computes in fp32");
   if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
 
   const auto blas = wt::loaded_blas();
   if (w.rank == 0 && blas.reference)
-    std::fprintf(stderr, "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
+    std::fprintf(stderr,
+                 "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
                  "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
                  blas.path.c_str());
 
@@ -216,8 +220,15 @@ int run(int argc, char** argv) {
   std::unique_ptr<wt::Checkpointer> ckpt;
   std::int64_t first_step = 1;
   if (!o.checkpoint_dir.empty() || !o.resume_from_checkpoint.empty() || o.stop_after_step > 0) {
-    ckpt = std::make_unique<wt::Checkpointer>(o.checkpoint_dir, static_cast<int>(o.keep_checkpoints),
-                                              o.async_checkpointing, groups, units, &opt);
+    wt::CheckpointPolicy policy;
+    policy.dir = o.checkpoint_dir;
+    policy.freq = o.checkpoint_freq;
+    policy.max_steps = o.max_steps;
+    policy.stop_after_step = o.stop_after_step;
+    policy.keep = static_cast<int>(o.keep_checkpoints);
+    policy.async = o.async_checkpointing;
+    policy.start_fresh_if_unloadable = o.start_fresh_if_unloadable;
+    ckpt = std::make_unique<wt::Checkpointer>(policy, groups, units, &opt);
     wt::graceful_stop();
   }
   if (!o.resume_from_checkpoint.empty()) {
@@ -226,40 +237,35 @@ int run(int argc, char** argv) {
       first_step = meta->step + 1;
       say(w, "[resume] step=" + std::to_string(meta->step) + " from=" +
                  (o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest"
-                      ? (std::filesystem::path(o.checkpoint_dir) / wt::step_dir_name(meta->step)).string()
+                      ? (std::filesystem::path(o.checkpoint_dir) / wt::step_dir_name(meta->step))
+                            .string()
                       : o.resume_from_checkpoint) +
-                 " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding);
+                 " saved_world=" + std::to_string(meta->world_size) +
+                 " sharding=" + meta->sharding);
     } else {
-      say(w, "[resume] no complete checkpoint in " + o.checkpoint_dir + ": starting at step 1");
+      say(w, "[resume] no loadable checkpoint in " + o.checkpoint_dir + ": starting at step 1");
     }
   }
-  auto save = [&](std::int64_t s) {
-    wt::CheckpointInfo info{s, o.seed, o.model, o.preset, wt::sharding_name(o.sharding),
-                            train.position()};
-    ckpt->save(info);
-  };
-
   const auto& m = o.model;
   const std::int64_t params = wt::total_params(m);
   std::int64_t shard_params = 0;
   for (auto* u : units) shard_params += u->shard_numel();
   char buf[768];
-  std::snprintf(buf, sizeof buf,
-                "[config] preset=%s params=%lld params_per_rank=%lld state_bytes_per_rank=%lld "
-                "world=%d local_world=%d nodes=%d sharding=%s layers=%lld hidden=%lld heads=%lld "
-                "kv_heads=%lld intermediate=%lld vocab=%lld context=%lld batch_per_rank=%lld "
-                "grad_accum=%lld global_batch_tokens=%lld max_steps=%lld lr=%g threads=%d "
-                "activation_checkpointing=%d blas=%s gemm=%s",
-                o.preset.c_str(), (long long)params, (long long)shard_params,
-                (long long)model.state_bytes(), w.world, w.local_world, w.world / w.local_world,
-                wt::sharding_name(o.sharding), (long long)m.layers, (long long)m.hidden,
-                (long long)m.heads, (long long)m.kv_heads, (long long)m.intermediate,
-                (long long)m.vocab, (long long)m.context, (long long)o.train_batch_size,
-                (long long)o.grad_accum,
-                (long long)(o.train_batch_size * o.grad_accum * w.world * m.context),
-                (long long)o.max_steps, o.lr, at::get_num_threads(),
-                o.activation_checkpointing ? 1 : 0, blas.path.c_str(),
-                gpu ? "cuda" : wt::cpu_sgemm_name());
+  std::snprintf(
+      buf, sizeof buf,
+      "[config] preset=%s params=%lld params_per_rank=%lld state_bytes_per_rank=%lld "
+      "world=%d local_world=%d nodes=%d sharding=%s layers=%lld hidden=%lld heads=%lld "
+      "kv_heads=%lld intermediate=%lld vocab=%lld context=%lld batch_per_rank=%lld "
+      "grad_accum=%lld global_batch_tokens=%lld max_steps=%lld lr=%g threads=%d "
+      "activation_checkpointing=%d blas=%s gemm=%s",
+      o.preset.c_str(), (long long)params, (long long)shard_params, (long long)model.state_bytes(),
+      w.world, w.local_world, w.world / w.local_world, wt::sharding_name(o.sharding),
+      (long long)m.layers, (long long)m.hidden, (long long)m.heads, (long long)m.kv_heads,
+      (long long)m.intermediate, (long long)m.vocab, (long long)m.context,
+      (long long)o.train_batch_size, (long long)o.grad_accum,
+      (long long)(o.train_batch_size * o.grad_accum * w.world * m.context), (long long)o.max_steps,
+      o.lr, at::get_num_threads(), o.activation_checkpointing ? 1 : 0, blas.path.c_str(),
+      gpu ? "cuda" : wt::cpu_sgemm_name());
   say(w, buf);
 
   std::ofstream metrics;
@@ -268,7 +274,8 @@ int run(int argc, char** argv) {
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
   const double flops_tok = wt::flops_per_token(m);
-  const double peak = std::getenv("WIREUP_PEAK_FLOPS") ? std::atof(std::getenv("WIREUP_PEAK_FLOPS")) : 0.0;
+  const double peak =
+      std::getenv("WIREUP_PEAK_FLOPS") ? std::atof(std::getenv("WIREUP_PEAK_FLOPS")) : 0.0;
   const std::int64_t tokens_per_step = o.train_batch_size * o.grad_accum * w.world * m.context;
   const double grad_scale = 1.0 / static_cast<double>(o.grad_accum * w.world);
 
@@ -284,7 +291,10 @@ int run(int argc, char** argv) {
       const auto d0 = std::chrono::steady_clock::now();
       auto b = train.next();
       data_wait += std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();
-      if (!b) { exhausted = true; break; }
+      if (!b) {
+        exhausted = true;
+        break;
+      }
       loss_sum += model.step(*b, true, grad_scale);
     }
     if (exhausted) {
@@ -306,8 +316,9 @@ int run(int argc, char** argv) {
     if (first_loss < 0) first_loss = loss;
     last_loss = loss;
     if (step % o.logging_freq == 0 || step == o.max_steps) {
-      wt::StepMetrics sm{step, o.max_steps, loss, lr, norm,
-                         static_cast<double>(tokens_per_step) / dt, 0, dt, peak_mem_mib(model.device()),
+      wt::StepMetrics sm{step,     o.max_steps, loss,
+                         lr,       norm,        static_cast<double>(tokens_per_step) / dt,
+                         0,        dt,          peak_mem_mib(model.device()),
                          data_wait};
       if (peak > 0) sm.mfu = sm.tokens_per_s * flops_tok / (peak * w.world);
       say(w, wt::format_step_line(sm));
@@ -320,26 +331,20 @@ int run(int argc, char** argv) {
       if (metrics.is_open()) metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
     }
     if (ckpt) {
-      // Every rank must agree to stop: a signal may reach them at different steps.
-      const bool planned = o.stop_after_step > 0 && step == o.stop_after_step;
-      at::Tensor stop =
-          wt::scalar_tensor(g_stop_signal.load() != 0 || planned ? 1.0 : 0.0, model.device());
-      groups.world->all_reduce_sum(stop);
-      const bool last = step == o.max_steps;
-      if (!o.checkpoint_dir.empty() &&
-          (stop.item<double>() > 0 || last || (o.checkpoint_freq > 0 && step % o.checkpoint_freq == 0)))
-        save(step);
-      if (stop.item<double>() > 0) {
-        ckpt->wait();
-        say(w, std::string("[stop] ") + (planned ? "--stop_after_step" : "signal received") +
-                   ": checkpoint of step " + std::to_string(step) + " saved, exiting");
+      auto info = [&] {
+        return wt::CheckpointInfo{
+            step, o.seed, o.model, o.preset, wt::sharding_name(o.sharding), train.position()};
+      };
+      if (auto stop_line = ckpt->end_of_step(step, g_stop_signal.load() != 0, info)) {
+        say(w, *stop_line);
         groups.world->barrier();
         return 0;
       }
     }
   }
   if (ckpt) ckpt->wait();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   const std::int64_t done = std::min(step, o.max_steps);
   std::snprintf(buf, sizeof buf,
                 "[summary] steps=%lld first_loss=%.6f final_loss=%.6f tokens=%lld "
@@ -347,7 +352,8 @@ int run(int argc, char** argv) {
                 "checkpoint_stall_s=%.3f data_wait_s=%.3f data_wait_pct=%.3f",
                 (long long)done, first_loss, last_loss, (long long)(done * tokens_per_step),
                 total_time > 0 ? static_cast<double>(done * tokens_per_step) / total_time : 0.0,
-                wall, peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0, ckpt ? ckpt->stall_seconds() : 0.0, total_data_wait,
+                wall, peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0,
+                ckpt ? ckpt->stall_seconds() : 0.0, total_data_wait,
                 total_time > 0 ? 100.0 * total_data_wait / total_time : 0.0);
   say(w, buf);
   groups.world->barrier();
