@@ -36,11 +36,11 @@ FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_p
   master_ = at::zeros({shard_}, fp32);
   aliased_ = world == 1 && dtype_ == at::kFloat;
   solo_ = aliased_ && replicate_comm_->size() == 1;
-  if (!solo_) grad_ = at::zeros({shard_}, fp32);  // a lone rank's: when first asked for
+  grad_ = at::zeros({shard_}, fp32);
   full_ = aliased_ ? master_ : at::empty({padded_}, fp32.dtype(dtype_));
   views_ = split_views(full_, specs_);
   if (aliased_) {
-    if (!solo_) grad_views_ = split_views(grad_, specs_);
+    grad_views_ = split_views(grad_, specs_);
     state_ = State::Ready;
   } else {
     release();
@@ -92,40 +92,17 @@ void FlatUnit::release() {
   state_ = State::Released;
 }
 
-at::Tensor& FlatUnit::grad() {
-  if (!grad_.defined()) {
-    grad_ = at::zeros({shard_}, master_.options());
-    grad_views_ = split_views(grad_, specs_);
-  }
-  if (!held_.empty()) {  // into the (zero) buffer
-    for (std::size_t i = 0; i < held_.size(); ++i)
-      if (held_[i].defined()) grad_views_[i].copy_(held_[i]);
-    held_.clear();
-    grad_zero_ = false;
-  }
-  return grad_;
-}
-
 void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
-  if (solo_) {                          // nothing to sum
-    if (grad_zero_ && held_.empty()) {  // the step's first: keep the tensors
-      for (const auto& g : param_grads) held_.push_back(g.defined() ? g.contiguous() : g);
-      return;
+  if (solo_) {  // nothing to sum: straight into grad()
+    for (std::size_t i = 0; i < grad_views_.size(); ++i) {
+      const at::Tensor& g = param_grads.at(i);
+      if (!g.defined()) continue;  // zero: grad() holds it already or adds nothing
+      if (grad_zero_)
+        grad_views_[i].copy_(g);
+      else
+        grad_views_[i].add_(g);
     }
-    if (!held_.empty()) {  // later micro-steps add to them
-      for (std::size_t i = 0; i < held_.size(); ++i) {
-        const at::Tensor& g = param_grads.at(i);
-        if (!g.defined()) continue;
-        if (held_[i].defined())
-          held_[i].add_(g);
-        else
-          held_[i] = g.contiguous();
-      }
-      return;
-    }
-    // grad() was asked for mid-accumulation: add into it from now on.
-    for (std::size_t i = 0; i < grad_views_.size(); ++i)
-      if (param_grads.at(i).defined()) grad_views_[i].add_(param_grads[i]);
+    grad_zero_ = false;
     return;
   }
   finish_grads();  // one in flight at a time per unit

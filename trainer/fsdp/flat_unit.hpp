@@ -27,27 +27,12 @@ class FlatUnit {
   std::int64_t shard_offset() const;                   // of this rank's slice in the flat buffer
 
   at::Tensor& master() { return master_; }  // fp32 [shard_numel]
-  // fp32 [shard_numel], accumulated (held gradients are copied in first).
-  at::Tensor& grad();
+  // fp32 [shard_numel]: this rank's slice of the accumulated gradient.
+  at::Tensor& grad() { return grad_; }
   // Zeroes grad(); the next accumulation then copies into it instead of
   // adding (one read of the buffer less per step).
   void zero_grad() {
-    held_.clear();
-    if (grad_.defined()) grad_.zero_();
-    grad_zero_ = true;
-  }
-  // A lone rank in fp32 keeps autograd's gradient tensors as they come, one
-  // per parameter (in specs() order, undefined = zero), instead of copying
-  // them into grad(): the CPU optimizer reads them where they are. grad()
-  // stays zero meanwhile, and is not even allocated until something asks for
-  // it: the `small` preset's peak RSS fell from 700 to 636 MiB (step time
-  // unchanged within 0.5%).
-  bool holds_grads() const { return !held_.empty(); }
-  const std::vector<at::Tensor>& held_grads() const { return held_; }
-  // After the optimizer consumed the held gradients: they are dropped, and
-  // grad() (zero all along) counts as freshly zeroed.
-  void drop_held_grads() {
-    held_.clear();
+    grad_.zero_();
     grad_zero_ = true;
   }
   // For code that zeroed grad() itself (the fused AdamW kernel).
@@ -66,13 +51,14 @@ class FlatUnit {
   // Whether a full buffer besides the shard holds memory now.
   bool gathered() const { return !aliased_ && state_ != State::Released; }
   // A shard group of one in fp32: the parameters are views of master() itself,
-  // gathering and releasing are nothing, gradients add straight into grad().
+  // gathering and releasing are nothing.
   bool aliased() const { return aliased_; }
 
   // Adds one backward pass's parameter gradients (in specs() order, compute
   // dtype; undefined = zero): summed over the shard group into this rank's
   // slice, then over the replicate group, added to grad() in fp32. The shard
-  // group's part runs in the background until finish_grads().
+  // group's part runs in the background until finish_grads(). A lone rank
+  // (no group to sum with) adds them straight into grad()'s views.
   void accumulate_grads(const std::vector<at::Tensor>& param_grads);
   void finish_grads();
 
@@ -92,7 +78,6 @@ class FlatUnit {
   at::Tensor send_;        // the shard in compute dtype (aliases master_ in fp32)
   std::vector<at::Tensor> views_;
   std::vector<at::Tensor> grad_views_;  // of grad_, when aliased_
-  std::vector<at::Tensor> held_;        // see holds_grads()
   bool solo_ = false;                   // aliased_, and no replicas to sum with
   std::unique_ptr<Pending> pending_;
   // A reduce-scatter in flight: its input (kept alive), output and handle.

@@ -48,20 +48,6 @@ void ShardedAdamW::step(double lr, double grad_scale) {
   for (std::size_t i = 0; i < units_.size(); ++i) {
     FlatUnit& u = *units_[i];
     at::Tensor& p = u.master();
-    if (plain_cpu_fp32(p) && u.holds_grads()) {  // a lone rank: the parameters' own gradients
-      std::int64_t off = 0;
-      for (std::size_t k = 0; k < u.specs().size(); ++k) {
-        const std::int64_t n = u.specs()[k].numel();
-        at::Tensor g = u.held_grads()[k];
-        if (!g.defined()) g = at::zeros({n}, p.options());  // unused parameter: zero gradient
-        adamw_update(p.data_ptr<float>() + off, g.data_ptr<float>(), m_[i].data_ptr<float>() + off,
-                     v_[i].data_ptr<float>() + off, static_cast<std::size_t>(n), s,
-                     /*zero_grad=*/false);
-        off += n;
-      }
-      u.drop_held_grads();
-      continue;
-    }
     at::Tensor& g = u.grad();
     if (plain_cpu_fp32(p) && plain_cpu_fp32(g)) {  // one fused pass (adamw_kernel.cpp)
       adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m_[i].data_ptr<float>(),
@@ -109,12 +95,6 @@ double global_grad_norm(const std::vector<FlatUnit*>& units, Comm& shard_comm) {
   double local = 0;
   at::Tensor on_device;  // GPU shards: summed there, one transfer at the end
   for (auto* u : units) {
-    if (u->holds_grads() && u->master().device().is_cpu()) {
-      for (const auto& h : u->held_grads())
-        if (h.defined())
-          local += sum_of_squares(h.data_ptr<float>(), static_cast<std::size_t>(h.numel()));
-      continue;
-    }
     const at::Tensor& g = u->grad();
     if (plain_cpu_fp32(g)) {
       local += sum_of_squares(g.data_ptr<float>(), static_cast<std::size_t>(g.numel()));

@@ -9,10 +9,10 @@
 #include <cmath>
 
 #include "comm/comm.hpp"
-#include "optim/adamw_kernel.hpp"
-#include "fsdp/fsdp_llama.hpp"
-#include "optim/sharded_adamw.hpp"
 #include "config/model_config.hpp"
+#include "fsdp/fsdp_llama.hpp"
+#include "optim/adamw_kernel.hpp"
+#include "optim/sharded_adamw.hpp"
 
 using namespace wireup::train;
 
@@ -33,7 +33,8 @@ at::Tensor rope_ad(const at::Tensor& x, double theta) {
   const auto T = x.size(1), d = x.size(3);
   std::vector<at::Tensor> cols;
   for (std::int64_t i = 0; i < d / 2; ++i) {
-    const double freq = 1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(d));
+    const double freq =
+        1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(d));
     at::Tensor ang = at::arange(T, at::kDouble).mul(freq).to(at::kFloat).view({1, T, 1});
     at::Tensor a = x.select(3, 2 * i), b = x.select(3, 2 * i + 1);
     cols.push_back(a * ang.cos() - b * ang.sin());
@@ -132,9 +133,7 @@ TEST_CASE("the reference rope rotates pair i at position t by t * theta^(-2i/d)"
   // A rotation keeps each pair's length, for any input.
   at::Tensor r = at::randn({2, T, 3, d});
   const at::Tensor rr = rope_ad(r, theta);
-  auto pair_norms = [](const at::Tensor& v) {
-    return v.view({2, T, 3, d / 2, 2}).pow(2).sum(-1);
-  };
+  auto pair_norms = [](const at::Tensor& v) { return v.view({2, T, 3, d / 2, 2}).pow(2).sum(-1); };
   CHECK(at::allclose(pair_norms(rr), pair_norms(r), 1e-5, 1e-5));
 }
 
@@ -195,38 +194,40 @@ TEST_CASE("units hold no full parameters between steps") {
   CHECK(f.step(tokens, false, 0.0) > 0);
 }
 
-TEST_CASE("a lone rank's held gradients: accumulated, read mid-way, stepped, as a flat buffer") {
-  // One rank in fp32 keeps autograd's gradient tensors instead of copying
-  // them into grad(). Whether grad() is read between micro-steps or not, and
-  // whether the optimizer steps on the held tensors or on grad(), the
-  // numbers are the same.
+TEST_CASE("a lone rank's gradients: accumulated in grad(), read mid-way or not, stepped") {
+  // One rank in fp32 adds autograd's gradients straight into grad()'s views.
+  // Whether grad() is read between micro-steps or not, the norm and the
+  // optimizer's update are the same, and the step leaves grad() zero.
   const ModelConfig m = preset("micro");
   at::Tensor a = at::randint(m.vocab, {2, 17}, at::kLong);
   at::Tensor b = at::randint(m.vocab, {2, 17}, at::kLong);
-  FsdpLlama held(m, solo(), {}, 5), read(m, solo(), {}, 5);
-  held.step(a, true, 1.0);
+  FsdpLlama plain(m, solo(), {}, 5), read(m, solo(), {}, 5);
+  plain.step(a, true, 1.0);
   read.step(a, true, 1.0);
-  for (auto& u : held.units()) CHECK(u->holds_grads());
-  for (auto& u : read.units()) (void)u->grad();  // copied into the buffer mid-way
-  for (auto& u : read.units()) CHECK_FALSE(u->holds_grads());
-  held.step(b, true, 1.0);
-  read.step(b, true, 1.0);  // now adds into the buffer
-  std::vector<FlatUnit*> hu, ru;
-  for (std::size_t i = 0; i < held.units().size(); ++i) {
-    hu.push_back(held.units()[i].get());
+  for (auto& u : read.units()) CHECK(u->grad().abs().max().item<float>() > 0.0f);  // read mid-way
+  plain.step(b, true, 1.0);
+  read.step(b, true, 1.0);  // adds to the first micro-step's gradients
+  std::vector<FlatUnit*> pu, ru;
+  for (std::size_t i = 0; i < plain.units().size(); ++i) {
+    pu.push_back(plain.units()[i].get());
     ru.push_back(read.units()[i].get());
   }
   auto solo_comm = solo().shard;
-  const double hn = global_grad_norm(hu, *solo_comm), rn = global_grad_norm(ru, *solo_comm);
-  CHECK(hn == Approx(rn).epsilon(1e-6));
-  ShardedAdamW ho(hu, AdamWConfig{}), ro(ru, AdamWConfig{});
-  ho.step(1e-3, 0.5);  // held tensors, read where they are
-  ro.step(1e-3, 0.5);  // the flat buffer
-  for (std::size_t i = 0; i < hu.size(); ++i) {
-    INFO(hu[i]->name());
-    CHECK_FALSE(hu[i]->holds_grads());
-    CHECK(at::allclose(hu[i]->master(), ru[i]->master(), 1e-6, 1e-7));
-    CHECK(hu[i]->grad().abs().max().item<float>() == 0.0f);  // consumed on both sides
+  const double pn = global_grad_norm(pu, *solo_comm), rn = global_grad_norm(ru, *solo_comm);
+  CHECK(pn == Approx(rn).epsilon(1e-6));
+  // The sum of both micro-steps: a model stepped on a alone has smaller ones.
+  FsdpLlama once(m, solo(), {}, 5);
+  once.step(a, true, 1.0);
+  std::vector<FlatUnit*> ou;
+  for (auto& u : once.units()) ou.push_back(u.get());
+  CHECK(global_grad_norm(ou, *solo_comm) != Approx(pn).epsilon(1e-3));
+  ShardedAdamW po(pu, AdamWConfig{}), ro(ru, AdamWConfig{});
+  po.step(1e-3, 0.5);
+  ro.step(1e-3, 0.5);
+  for (std::size_t i = 0; i < pu.size(); ++i) {
+    INFO(pu[i]->name());
+    CHECK(at::allclose(pu[i]->master(), ru[i]->master(), 1e-6, 1e-7));
+    CHECK(pu[i]->grad().abs().max().item<float>() == 0.0f);  // consumed on both sides
     CHECK(ru[i]->grad().abs().max().item<float>() == 0.0f);
   }
 }
@@ -244,10 +245,10 @@ TEST_CASE("the fused AdamW pass gives torch.optim.AdamW's update") {
     rm.mul_(b1).add_(rg, 1 - b1);
     rv.mul_(b2).addcmul_(rg, rg, 1 - b2);
     rp.addcdiv_(rm, (rv.sqrt() / std::sqrt(bc2)).add_(eps), -lr / bc1);
-    const AdamWScalars s{float(lr), float(b1), float(b2), float(eps), float(wd), float(scale),
-                         float(bc1), float(bc2)};
-    adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(),
-                 v.data_ptr<float>(), static_cast<std::size_t>(n), s);
+    const AdamWScalars s{float(lr), float(b1),    float(b2),  float(eps),
+                         float(wd), float(scale), float(bc1), float(bc2)};
+    adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
+                 static_cast<std::size_t>(n), s);
     CHECK(g.abs().max().item<float>() == 0.0f);  // the gradient is consumed
   }
   CHECK(at::allclose(m, rm, 1e-6, 1e-7));
