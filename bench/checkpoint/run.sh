@@ -4,7 +4,7 @@
 # interleaved in one run. Usage: run.sh BUILD_DIR OUT.md [REPS]
 set -euo pipefail
 build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-3}}
-train=$build/trainer/train/wireup-train
+train=$build/trainer/wireup-train
 [[ -x $train ]] || { echo "no $train: build first" >&2; exit 1; }
 dir=$(mktemp -d "${WIREUP_BENCH_DIR:-/tmp}/wireup-bench-ckpt.XXXXXX")
 trap 'rm -rf "$dir"' EXIT

@@ -17,7 +17,7 @@ warm=${WIREUP_BENCH_TRAINER_WARMUP:-1} timed=${WIREUP_BENCH_TRAINER_STEPS:-4}
 extra=${WIREUP_BENCH_TRAINER_EXTRA:-1}
 port=${WIREUP_BENCH_PORT:-29710}
 here=$(cd "$(dirname "$0")" && pwd)
-train=$build/trainer/train/wireup-train
+train=$build/trainer/wireup-train
 py=/usr/bin/python3   # Debian's python3-torch; the first python3 on PATH may lack torch
 [[ -x $train ]] || { echo "no $train: build first (cmake --build $build --target wireup-train)" >&2; exit 1; }
 "$py" -c 'import torch' 2>/dev/null || { echo "$py cannot import torch: apt-get install python3-torch" >&2; exit 1; }

@@ -45,7 +45,7 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=
 grep -E "^-- wireup" "$out/configure.log" | tee -a "$out/summary.txt"
 ninja -C "$build" -k 0 wireup-train wireup-train-nccl-check >"$out/build.log" 2>&1 ||
   { note "FAIL: build (build.log)"; grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
-train=$build/trainer/train/wireup-train
+train=$build/trainer/wireup-train
 LD_LIBRARY_PATH="$(dirname "$nccl_lib"):${LD_LIBRARY_PATH:-}"
 export LD_LIBRARY_PATH
 
@@ -98,7 +98,7 @@ else
 fi
 
 # ---- 3. NCCL communicator ------------------------------------------------------
-if "$build/trainer/train/wireup-train-nccl-check" --run >"$out/nccl.log" 2>&1; then
+if "$build/trainer/wireup-train-nccl-check" --run >"$out/nccl.log" 2>&1; then
   note "PASS: NCCL collectives ($(tail -1 "$out/nccl.log"))"
 else
   note "FAIL: NCCL collectives:"; tail -20 "$out/nccl.log"; fail=1

@@ -32,6 +32,12 @@ expect_error "heads % kv heads" "--num_key_value_heads" 2 "${base[@]}" --num_key
 expect_error "no data at all" "--dataset" 2 --preset tiny --max_steps 2
 expect_error "missing dataset" "$WORK/nowhere" 2 --preset tiny --max_steps 2 --dataset "$WORK/nowhere"
 expect_error "bad number" "--max_steps" 2 "${base[@]}" --max_steps lots
+expect_error "negative thread count" "--num_threads -1: expected 0" 2 "${base[@]}" --num_threads -1
+expect_error "two data sources" "--dataset and --synthetic_data exclude each other" 2 "${base[@]}" \
+  --dataset "$WORK/nowhere"
+expect_error "negative readahead" "--data_readahead -3" 2 "${base[@]}" --data_readahead -3
+expect_error "start fresh without auto" "--start_fresh_if_unloadable applies to" 2 "${base[@]}" \
+  --start_fresh_if_unloadable
 
 # A world that does not fit hybrid sharding: 3 ranks, 2 per node.
 set +e

@@ -1,0 +1,150 @@
+// The checkpoint's metadata JSON and the resharding read plan (no Torch).
+#include <catch2/catch.hpp>
+
+#include "checkpoint/checkpoint_format.hpp"
+#include "config/model_config.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup::train;
+using wireup::InputError;
+
+namespace {
+
+// Unit 0 of 10 real elements (padded to 12), saved by 2 shard ranks of 6:
+// rank 0 holds [0, 6), rank 1 holds [6, 12) (its last 2 are padding).
+CheckpointMeta two_rank_meta() {
+  CheckpointMeta m;
+  m.wireup_version = "0.1.0";
+  m.step = 40;
+  m.seed = 1234;
+  m.model = preset("tiny");
+  m.preset = "tiny";
+  m.sharding = "full";
+  m.world_size = 2;
+  m.shard_group_size = 2;
+  m.optimizer_steps = 40;
+  m.beta1 = 0.9, m.beta2 = 0.95, m.eps = 1e-8, m.weight_decay = 0.1;
+  m.data_position = "synthetic:40";
+  m.units.push_back({"embed", 10, {"tok_embeddings.weight"}, {{5, 2}}});
+  for (int r = 0; r < 2; ++r) {
+    RankFile f;
+    f.file = r == 0 ? "rank-00000.bin" : "rank-00001.bin";
+    const char* kinds[] = {"param", "exp_avg", "exp_avg_sq"};
+    for (int k = 0; k < 3; ++k)
+      f.chunks.push_back({0, kinds[k], 6 * r, 6, static_cast<std::uint64_t>(24 * k),
+                          std::string(64, static_cast<char>('a' + k))});
+    f.bytes = 72;
+    m.files.push_back(f);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint metadata survives a JSON round trip") {
+  const CheckpointMeta m = two_rank_meta();
+  const CheckpointMeta back = checkpoint_meta_from_json(to_json(m), "metadata.json");
+  CHECK(back.step == 40);
+  CHECK(back.seed == 1234);
+  CHECK(back.model.hidden == m.model.hidden);
+  CHECK(back.model.layers == m.model.layers);
+  CHECK(back.model.rope_theta == m.model.rope_theta);
+  CHECK(back.preset == "tiny");
+  CHECK(back.sharding == "full");
+  CHECK(back.world_size == 2);
+  CHECK(back.shard_group_size == 2);
+  CHECK(back.optimizer_steps == 40);
+  CHECK(back.beta2 == 0.95);
+  CHECK(back.data_position == "synthetic:40");
+  REQUIRE(back.units.size() == 1);
+  CHECK(back.units[0].param_shapes[0] == std::vector<std::int64_t>{5, 2});
+  REQUIRE(back.files.size() == 2);
+  CHECK(back.files[1].chunks[2].kind == "exp_avg_sq");
+  CHECK(back.files[1].chunks[2].file_offset == 48);
+  CHECK(back.files[1].chunks[2].sha256 == std::string(64, 'c'));
+  CHECK(to_json(back) == to_json(m));
+
+  const RankFile f = rank_file_from_json(to_json(m.files[0]), "rank-00000.json");
+  CHECK(f.bytes == 72);
+  CHECK(f.chunks.size() == 3);
+}
+
+TEST_CASE("bad checkpoint metadata is an InputError naming the file") {
+  const std::string good = to_json(two_rank_meta());
+  auto error_of = [](const std::string& text) {
+    try {
+      checkpoint_meta_from_json(text, "ck/metadata.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error_of("{\"format\": \"wireup-checkpoint\", \"version\": 1"),
+             Catch::StartsWith("ck/metadata.json: not a wireup checkpoint description"));
+  CHECK_THAT(error_of("[]"), Catch::StartsWith("ck/metadata.json: "));
+  std::string other = good;
+  other.replace(other.find("wireup-checkpoint"), 17, "something-else123");
+  CHECK_THAT(error_of(other), Catch::Contains("format is not wireup-checkpoint"));
+  std::string v2 = good;
+  v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
+  CHECK_THAT(error_of(v2), Catch::Contains("unsupported version 2"));
+  std::string escape = good;
+  escape.replace(escape.find("rank-00001.bin"), 14, "../../etc/pwd");
+  CHECK_THAT(error_of(escape), Catch::Contains("bad shard file name"));
+  std::string negative = good;
+  negative.replace(negative.find("\"numel\": 6"), 10, "\"numel\":-6");
+  CHECK_THAT(error_of(negative), Catch::Contains("negative chunk range"));
+  std::string unknown_unit = good;
+  unknown_unit.replace(unknown_unit.find("\"unit\": 0"), 9, "\"unit\": 7");
+  CHECK_THAT(error_of(unknown_unit), Catch::Contains("chunk of unknown unit 7"));
+  CHECK_THROWS_WITH(rank_file_from_json("{}", "rank-00000.json"),
+                    Catch::StartsWith("rank-00000.json: "));
+}
+
+TEST_CASE("plan_reads maps any slice onto the saved chunks") {
+  const CheckpointMeta m = two_rank_meta();
+  // The whole unit as one rank: two pieces, padding (10, 12) excluded.
+  auto all = plan_reads(m, 0, "param", 0, 12);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].file == 0);
+  CHECK(all[0].chunk == 0);
+  CHECK(all[0].chunk_skip == 0);
+  CHECK(all[0].dest == 0);
+  CHECK(all[0].count == 6);
+  CHECK(all[1].file == 1);
+  CHECK(all[1].chunk_skip == 0);
+  CHECK(all[1].dest == 6);
+  CHECK(all[1].count == 4);
+
+  // Rank 1 of 3 (slices of 4): elements [4, 8) straddle the two files.
+  auto mid = plan_reads(m, 0, "exp_avg", 4, 4);
+  REQUIRE(mid.size() == 2);
+  CHECK(mid[0].file == 0);
+  CHECK(mid[0].chunk == 1);
+  CHECK(mid[0].chunk_skip == 4);
+  CHECK(mid[0].dest == 0);
+  CHECK(mid[0].count == 2);
+  CHECK(mid[1].file == 1);
+  CHECK(mid[1].chunk == 1);
+  CHECK(mid[1].chunk_skip == 0);
+  CHECK(mid[1].dest == 2);
+  CHECK(mid[1].count == 2);
+
+  // A slice that is all padding needs no read at all.
+  CHECK(plan_reads(m, 0, "param", 10, 2).empty());
+
+  // A missing shard file leaves real elements uncovered: an error, not zeros.
+  CheckpointMeta missing = m;
+  missing.files.pop_back();
+  CHECK_THROWS_WITH(plan_reads(missing, 0, "param", 0, 12),
+                    Catch::Contains("chunks cover 6 of the 10 elements"));
+  // Overlapping chunks (the same file listed twice) are refused too.
+  CheckpointMeta twice = m;
+  twice.files.push_back(m.files[0]);
+  CHECK_THROWS_AS(plan_reads(twice, 0, "param", 0, 12), InputError);
+}
+
+TEST_CASE("step directory names sort by step") {
+  CHECK(step_dir_name(40) == "step-00000040");
+  CHECK(step_dir_name(200) > step_dir_name(60));
+}

@@ -1,0 +1,121 @@
+#include <catch2/catch.hpp>
+#include <regex>
+
+#include "config/metrics.hpp"
+#include "config/model_config.hpp"
+#include "config/schedule.hpp"
+#include "config/train_options.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup::train;
+using wireup::InputError;
+
+namespace {
+TrainOptions parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "wireup-train");
+  TrainOptions o;
+  REQUIRE(parse_train_options(static_cast<int>(args.size()), args.data(), o));
+  return o;
+}
+}  // namespace
+
+TEST_CASE("presets match the published shapes") {
+  const auto l2 = preset("llama2-7b");
+  CHECK(l2.hidden == 4096);
+  CHECK(l2.intermediate == 11008);
+  CHECK(total_params(l2) == 6738415616);  // Llama 2 7B
+  const auto l3 = preset("llama3-8b");
+  CHECK(l3.kv_heads == 8);
+  CHECK(l3.rope_theta == 500000.0);
+  CHECK(total_params(l3) == 8030261248);  // Llama 3 8B
+  CHECK(total_params(preset("llama2-70b")) == 68976648192);
+  CHECK_THROWS_WITH(preset("gpt2"), Catch::Contains("llama3-8b"));
+}
+
+TEST_CASE("the reference FSDP flags parse, presets are overridable") {
+  const auto o = parse({"--preset", "llama2-7b", "--max_context_width", "2048", "--num_layers", "2",
+                        "--llama_intermediate_size", "512", "--bf16", "0",
+                        "--activation_checkpointing", "1", "--sharding_strategy", "HYBRID_SHARD",
+                        "--train_batch_size", "2", "--lr", "1e-4", "--synthetic_data"});
+  CHECK(o.model.context == 2048);
+  CHECK(o.model.layers == 2);
+  CHECK(o.model.intermediate == 512);
+  CHECK(o.model.hidden == 4096);  // from the preset
+  CHECK(o.activation_checkpointing);
+  CHECK(o.sharding == Sharding::Hybrid);
+  CHECK(o.lr == 1e-4);
+}
+
+TEST_CASE("bad flags and shapes are clear errors") {
+  TrainOptions o;
+  const char* unknown[] = {"wireup-train", "--hiden_width", "5"};
+  CHECK_THROWS_WITH(parse_train_options(3, unknown, o), Catch::Contains("hiden_width"));
+  const char* bad_num[] = {"wireup-train", "--num_layers", "many"};
+  CHECK_THROWS_AS(parse_train_options(3, bad_num, o), InputError);
+
+  auto m = preset("tiny");
+  m.hidden = 65;
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("not divisible by --num_heads"));
+  m = preset("tiny");
+  m.kv_heads = 3;
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("--num_key_value_heads"));
+
+  auto t = parse({"--preset", "tiny"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--dataset"));
+  t.synthetic_data = true;
+  CHECK_NOTHROW(validate(t, 4, 2));
+  t.sharding = Sharding::Hybrid;
+  CHECK_THROWS_WITH(validate(t, 3, 2), Catch::Contains("hybrid"));
+}
+
+TEST_CASE("nonsense values and contradicting flags are refused") {
+  auto t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "-1"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--num_threads -1: expected 0"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "8"});
+  CHECK_NOTHROW(validate(t, 1, 1));
+  CHECK(t.threads == 8);
+  t = parse({"--preset", "tiny", "--synthetic_data", "--dataset", "/data/corpus"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("exclude each other"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--data_readahead", "4"});
+  CHECK(t.data_readahead == 4);
+  CHECK_NOTHROW(validate(t, 1, 1));
+  t.data_readahead = -1;
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--data_readahead -1"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--stop_after_step", "-5"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--stop_after_step"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--start_fresh_if_unloadable"});
+  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("auto only"));
+  t = parse({"--preset", "tiny", "--synthetic_data", "--checkpoint_dir", "/ck",
+             "--resume_from_checkpoint", "auto", "--start_fresh_if_unloadable"});
+  CHECK(t.start_fresh_if_unloadable);
+  CHECK_NOTHROW(validate(t, 1, 1));
+}
+
+TEST_CASE("warmup then cosine") {
+  CHECK(learning_rate(1.0, 0.1, 10, 110, 5) == Approx(0.5));
+  CHECK(learning_rate(1.0, 0.1, 10, 110, 10) == Approx(1.0));
+  CHECK(learning_rate(1.0, 0.1, 10, 110, 60) == Approx(0.55));
+  CHECK(learning_rate(1.0, 0.1, 10, 110, 110) == Approx(0.1));
+  CHECK(learning_rate(1.0, 0.1, 0, 100, 1000) == Approx(0.1));
+}
+
+TEST_CASE("metric lines are stable and regex friendly") {
+  StepMetrics m{12, 100, 3.25, 3e-4, 1.5, 680.5, 0.61, 1.5, 123.4, 0.0021};
+  const auto line = format_step_line(m);
+  CHECK(line ==
+        "[train] step=12/100 loss=3.250000 lr=3.000e-04 grad_norm=1.5000 "
+        "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4 "
+        "data_wait_s=0.0021");
+  std::smatch match;  // a SageMaker metric definition
+  REQUIRE(std::regex_search(line, match, std::regex("loss=([0-9.]+)")));
+  CHECK(match[1] == "3.250000");
+  CHECK(format_step_json(m).find("\"loss\":3.25") != std::string::npos);
+  CHECK(format_step_json(m).find("\"data_wait_s\":0.0021}") != std::string::npos);
+  CHECK(format_validation_line(20, 2.0) == "[val] step=20 val_loss=2.000000 val_ppl=7.389");
+}
+
+TEST_CASE("FLOPs per token") {
+  const auto m = preset("small");
+  const double n = static_cast<double>(total_params(m) - embedding_params(m));
+  CHECK(flops_per_token(m) == Approx(6 * n + 12.0 * 4 * 512 * 256));
+}

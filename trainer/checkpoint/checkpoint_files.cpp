@@ -1,0 +1,244 @@
+#include "checkpoint/checkpoint_files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <future>
+
+#include "wireup/data/sha256.hpp"
+#include "wireup/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wireup::train {
+
+void throw_io_error(const fs::path& p, const std::string& what) {
+  throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+Fd open_file(const fs::path& p, int flags, unsigned mode) {
+  int fd;
+  do {
+    fd = ::open(p.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) throw_io_error(p, "open");
+  return Fd(fd);
+}
+
+void fsync_path(const fs::path& p) {
+  std::error_code ec;
+  const bool dir = fs::is_directory(p, ec);
+  const Fd fd = open_file(p, O_RDONLY | (dir ? O_DIRECTORY : 0));
+  if (::fsync(fd.get()) != 0) throw_io_error(p, "fsync");
+}
+
+namespace {
+
+void write_all(int fd, const void* data, std::size_t bytes, const fs::path& p) {
+  const char* c = static_cast<const char*>(data);
+  for (std::size_t done = 0; done < bytes;) {
+    const ssize_t n = ::write(fd, c + done, bytes - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_io_error(p, "write");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void read_all(int fd, void* data, std::size_t bytes, std::uint64_t offset, const fs::path& p) {
+  char* c = static_cast<char*>(data);
+  for (std::size_t done = 0; done < bytes;) {
+    const ssize_t n = ::pread(fd, c + done, bytes - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_io_error(p, "read");
+    if (n == 0)
+      throw InputError(p.string() + ": ends at byte " + std::to_string(offset + done) +
+                       ", expected " + std::to_string(offset + bytes) + " (truncated)");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    const Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    write_all(fd.get(), text.data(), text.size(), tmp);
+    if (::fsync(fd.get()) != 0) throw_io_error(tmp, "fsync");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_io_error(path, "rename");
+  fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+}
+
+std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
+  int raw;
+  do {
+    raw = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (raw < 0 && errno == EINTR);
+  if (raw < 0) throw_io_error(p, "cannot read");
+  const Fd fd(raw);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_io_error(p, "stat");
+  if (!S_ISREG(st.st_mode)) throw InputError(p.string() + ": not a regular file");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes)
+    throw InputError(p.string() + ": " + std::to_string(size) + " bytes, more than the " +
+                     std::to_string(max_bytes) + " expected of this file");
+  std::string text(size, '\0');
+  read_all(fd.get(), text.data(), text.size(), 0, p);
+  return text;
+}
+
+// ------------------------------------------------------------ ChunkWriter
+
+ChunkWriter::ChunkWriter(fs::path path)
+    : path_(std::move(path)),
+      tmp_(path_.string() + ".tmp"),
+      fd_(open_file(tmp_, O_WRONLY | O_CREAT | O_TRUNC)) {}
+
+std::pair<std::uint64_t, std::string> ChunkWriter::append(const float* data, std::int64_t numel) {
+  const auto bytes = static_cast<std::size_t>(numel) * sizeof(float);
+  // Hash on a second thread while this one writes: neither waits for the other.
+  auto digest = std::async(std::launch::async, [data, bytes] {
+    data::Sha256 h;
+    h.update(data, bytes);
+    return h.hex_digest();
+  });
+  try {
+    write_all(fd_.get(), data, bytes, tmp_);
+  } catch (...) {
+    digest.wait();
+    throw;
+  }
+  const std::uint64_t offset = bytes_;
+  bytes_ += bytes;
+  return {offset, digest.get()};
+}
+
+std::uint64_t ChunkWriter::commit() {
+  if (::fsync(fd_.get()) != 0) throw_io_error(tmp_, "fsync");
+  fd_ = Fd();
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw_io_error(path_, "rename");
+  return bytes_;
+}
+
+// ------------------------------------------------------------ ChunkReader
+
+ChunkReader::ChunkReader(fs::path step_dir, const CheckpointMeta& meta)
+    : dir_(std::move(step_dir)), meta_(meta), fds_(meta.files.size()) {}
+
+int ChunkReader::file(std::size_t i) {
+  if (fds_[i]) return fds_[i].get();
+  const RankFile& rf = meta_.files[i];
+  const fs::path bin = dir_ / rf.file;
+  Fd fd = open_file(bin, O_RDONLY);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_io_error(bin, "stat");
+  if (static_cast<std::uint64_t>(st.st_size) != rf.bytes)
+    throw InputError(bin.string() + ": " + std::to_string(st.st_size) + " bytes, expected " +
+                     std::to_string(rf.bytes) + " (truncated or replaced)");
+  fds_[i] = std::move(fd);
+  return fds_[i].get();
+}
+
+const std::vector<float>& ChunkReader::chunk(std::size_t fi, std::size_t ci) {
+  const RankFile& rf = meta_.files[fi];
+  const ChunkRef& c = rf.chunks[ci];
+  const fs::path bin = dir_ / rf.file;
+  const int fd = file(fi);
+  const auto bytes = static_cast<std::uint64_t>(c.numel) * sizeof(float);
+  if (c.file_offset > rf.bytes || bytes > rf.bytes - c.file_offset)
+    throw InputError(bin.string() + ": chunk of " + meta_.units.at(c.unit).name + " " + c.kind +
+                     " lies past the file's end (" + std::to_string(rf.bytes) + " bytes)");
+  buf_.resize(static_cast<std::size_t>(c.numel));
+  read_all(fd, buf_.data(), bytes, c.file_offset, bin);
+  bool& ok = checked_[{fi, ci}];
+  if (!ok) {
+    data::Sha256 h;
+    h.update(buf_.data(), bytes);
+    if (h.hex_digest() != c.sha256)
+      throw InputError(bin.string() + ": checksum mismatch in " + meta_.units.at(c.unit).name +
+                       " " + c.kind + " (corrupted)");
+    ok = true;
+  }
+  return buf_;
+}
+
+void ChunkReader::read(int unit, const std::string& kind, std::int64_t begin, std::int64_t count,
+                       float* out) {
+  for (const auto& piece : plan_reads(meta_, unit, kind, begin, count)) {
+    const auto& data = chunk(piece.file, piece.chunk);
+    std::memcpy(out + piece.dest, data.data() + piece.chunk_skip,
+                static_cast<std::size_t>(piece.count) * sizeof(float));
+  }
+}
+
+void ChunkReader::verify_all() {
+  for (std::size_t f = 0; f < meta_.files.size(); ++f)
+    for (std::size_t c = 0; c < meta_.files[f].chunks.size(); ++c) chunk(f, c);
+}
+
+// ------------------------------------------------------------ directories
+
+bool is_step_dir_name(const std::string& name) {
+  if (name.size() <= 5 || name.rfind("step-", 0) != 0) return false;
+  return std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string verify_checkpoint(const fs::path& step_dir) {
+  try {
+    const fs::path meta_path = step_dir / "metadata.json";
+    const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
+    for (std::size_t u = 0; u < meta.units.size(); ++u)
+      for (const char* kind : {"param", "exp_avg", "exp_avg_sq"})
+        plan_reads(meta, static_cast<int>(u), kind, 0, meta.units[u].numel);
+    ChunkReader reader(step_dir, meta);
+    reader.verify_all();
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
+  std::vector<std::pair<std::string, fs::path>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (is_step_dir_name(name) && fs::exists(it->path() / "metadata.json"))
+      found.emplace_back(name, it->path());
+  }
+  std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::vector<fs::path> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+fs::path move_aside(const fs::path& step_dir) {
+  fs::path to = step_dir.string() + ".corrupt";
+  std::error_code ec;
+  for (int i = 2; fs::exists(to, ec); ++i) to = step_dir.string() + ".corrupt-" + std::to_string(i);
+  if (std::rename(step_dir.c_str(), to.c_str()) != 0)
+    throw_io_error(step_dir, "rename to " + to.string());
+  fsync_path(step_dir.parent_path());
+  return to;
+}
+
+}  // namespace wireup::train

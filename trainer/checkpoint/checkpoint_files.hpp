@@ -1,0 +1,105 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checkpoint/checkpoint_format.hpp"
+
+// The files of a checkpoint, in plain C++ (no Torch): durable writes, the
+// rank files' chunks written and read back with their SHA-256, verification
+// of a whole step directory, and the listing of a checkpoint directory. The
+// Checkpointer and the Hugging Face export both read through ChunkReader.
+namespace wireup::train {
+
+// Throws InputError "PATH: WHAT: <strerror(errno)>".
+[[noreturn]] void throw_io_error(const std::filesystem::path& p, const std::string& what);
+
+// An owned file descriptor: closed exactly once, on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd();
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// open(2) with O_CLOEXEC; InputError naming the path when it fails.
+Fd open_file(const std::filesystem::path& p, int flags, unsigned mode = 0644);
+// fsync of a file or a directory.
+void fsync_path(const std::filesystem::path& p);
+// `text` into `path` durably: PATH.tmp, fsync, rename over PATH, fsync of the directory.
+void write_atomically(const std::filesystem::path& path, const std::string& text);
+// A whole (small) file; InputError when it cannot be read or exceeds max_bytes.
+std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes = 1ull << 30);
+
+// Writes one rank file: fp32 chunks one after another, each hashed (on a
+// second thread) while it is written. The file appears under its name only
+// after commit() made it durable; until then it is PATH.tmp.
+class ChunkWriter {
+ public:
+  explicit ChunkWriter(std::filesystem::path path);
+  // Appends `numel` floats; returns their file offset (bytes) and SHA-256.
+  std::pair<std::uint64_t, std::string> append(const float* data, std::int64_t numel);
+  // fsync and rename into place; the file's size in bytes.
+  std::uint64_t commit();
+
+ private:
+  std::filesystem::path path_, tmp_;
+  Fd fd_;
+  std::uint64_t bytes_ = 0;
+};
+
+// Reads units' slices out of a step directory's rank files. Before a file is
+// used: its size must be the recorded one. Before a chunk is used: it must lie
+// inside its file, and its SHA-256 must match (each chunk is checked once,
+// whole: a checksum covers nothing less). reads retry on EINTR. Every failure
+// is an InputError naming the file and what is wrong.
+class ChunkReader {
+ public:
+  ChunkReader(std::filesystem::path step_dir, const CheckpointMeta& meta);
+  // Elements [begin, begin+count) of `kind` of `unit` into out[0, count);
+  // elements at or past the unit's numel (padding) are left as they are.
+  void read(int unit, const std::string& kind, std::int64_t begin, std::int64_t count, float* out);
+  // Reads and checks every chunk of every rank file.
+  void verify_all();
+
+ private:
+  int file(std::size_t i);
+  const std::vector<float>& chunk(std::size_t file, std::size_t chunk);
+
+  std::filesystem::path dir_;
+  const CheckpointMeta& meta_;
+  std::vector<Fd> fds_;
+  std::map<std::pair<std::size_t, std::size_t>, bool> checked_;
+  std::vector<float> buf_;
+};
+
+// What is wrong with a committed step directory ("" when nothing): its
+// metadata.json parses, every rank file has its recorded size, every
+// parameter and moment element is covered by a chunk, every chunk's SHA-256
+// matches. Reads the whole checkpoint.
+std::string verify_checkpoint(const std::filesystem::path& step_dir);
+
+// "step-" and digits only: a step directory (not one moved aside).
+bool is_step_dir_name(const std::string& name);
+
+// The committed checkpoints under dir (step-NNNNNNNN with a metadata.json),
+// newest first. Directories moved aside (step-N.corrupt) are not among them.
+std::vector<std::filesystem::path> complete_checkpoints(const std::filesystem::path& dir);
+
+// Renames step_dir to step_dir.corrupt (or .corrupt-2, ...) so that it is never
+// loaded or counted again and stays for inspection; returns the new path.
+std::filesystem::path move_aside(const std::filesystem::path& step_dir);
+
+}  // namespace wireup::train

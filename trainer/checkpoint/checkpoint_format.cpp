@@ -1,0 +1,181 @@
+#include "checkpoint/checkpoint_format.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "wireup/error.hpp"
+
+namespace wireup::train {
+
+using nlohmann::json;
+
+namespace {
+
+json chunk_json(const ChunkRef& c) {
+  return {{"unit", c.unit}, {"kind", c.kind}, {"global_offset", c.global_offset},
+          {"numel", c.numel}, {"file_offset", c.file_offset}, {"sha256", c.sha256}};
+}
+
+json file_json(const RankFile& f) {
+  json chunks = json::array();
+  for (const auto& c : f.chunks) chunks.push_back(chunk_json(c));
+  return {{"file", f.file}, {"bytes", f.bytes}, {"chunks", chunks}};
+}
+
+RankFile file_from(const json& j) {
+  RankFile f;
+  f.file = j.at("file").get<std::string>();
+  f.bytes = j.at("bytes").get<std::uint64_t>();
+  for (const auto& c : j.at("chunks")) {
+    ChunkRef r;
+    r.unit = c.at("unit").get<int>();
+    r.kind = c.at("kind").get<std::string>();
+    r.global_offset = c.at("global_offset").get<std::int64_t>();
+    r.numel = c.at("numel").get<std::int64_t>();
+    r.file_offset = c.at("file_offset").get<std::uint64_t>();
+    r.sha256 = c.at("sha256").get<std::string>();
+    if (r.numel < 0 || r.global_offset < 0) throw InputError("negative chunk range");
+    f.chunks.push_back(r);
+  }
+  if (f.file.empty() || f.file.find('/') != std::string::npos || f.file[0] == '.')
+    throw InputError("bad shard file name '" + f.file + "'");
+  return f;
+}
+
+template <typename F>
+auto parsing(const std::string& name, F&& f) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    throw InputError(name + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw InputError(name + ": not a wireup checkpoint description (" + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+std::string step_dir_name(std::int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%08lld", static_cast<long long>(step));
+  return buf;
+}
+
+std::string to_json(const RankFile& f) { return file_json(f).dump(); }
+
+RankFile rank_file_from_json(const std::string& text, const std::string& name) {
+  return parsing(name, [&] { return file_from(json::parse(text)); });
+}
+
+std::string to_json(const CheckpointMeta& m) {
+  json units = json::array();
+  for (const auto& u : m.units) {
+    json params = json::array();
+    for (std::size_t i = 0; i < u.param_names.size(); ++i)
+      params.push_back({{"name", u.param_names[i]}, {"shape", u.param_shapes[i]}});
+    units.push_back({{"name", u.name}, {"numel", u.numel}, {"params", params}});
+  }
+  json files = json::array();
+  for (const auto& f : m.files) files.push_back(file_json(f));
+  const auto& c = m.model;
+  json j = {
+      {"format", "wireup-checkpoint"},
+      {"version", m.version},
+      {"wireup_version", m.wireup_version},
+      {"step", m.step},
+      {"seed", m.seed},
+      {"model",
+       {{"preset", m.preset}, {"context", c.context}, {"vocab", c.vocab}, {"hidden", c.hidden},
+        {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
+        {"intermediate", c.intermediate}, {"rope_theta", c.rope_theta},
+        {"norm_eps", c.norm_eps}}},
+      {"world", {{"world_size", m.world_size}, {"shard_group_size", m.shard_group_size},
+                 {"sharding", m.sharding}}},
+      {"optimizer", {{"type", "adamw"}, {"steps", m.optimizer_steps}, {"beta1", m.beta1},
+                     {"beta2", m.beta2}, {"eps", m.eps}, {"weight_decay", m.weight_decay}}},
+      {"data_position", m.data_position},
+      {"units", units},
+      {"files", files},
+  };
+  return j.dump(1);
+}
+
+CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::string& name) {
+  return parsing(name, [&] {
+    const json j = json::parse(text);
+    if (j.at("format") != "wireup-checkpoint") throw InputError("format is not wireup-checkpoint");
+    CheckpointMeta m;
+    m.version = j.at("version").get<int>();
+    if (m.version != 1) throw InputError("unsupported version " + std::to_string(m.version));
+    m.wireup_version = j.value("wireup_version", "");
+    m.step = j.at("step").get<std::int64_t>();
+    m.seed = j.at("seed").get<std::uint64_t>();
+    const auto& mo = j.at("model");
+    m.preset = mo.value("preset", "");
+    m.model.context = mo.at("context");
+    m.model.vocab = mo.at("vocab");
+    m.model.hidden = mo.at("hidden");
+    m.model.layers = mo.at("layers");
+    m.model.heads = mo.at("heads");
+    m.model.kv_heads = mo.at("kv_heads");
+    m.model.intermediate = mo.at("intermediate");
+    m.model.rope_theta = mo.at("rope_theta");
+    m.model.norm_eps = mo.at("norm_eps");
+    const auto& w = j.at("world");
+    m.world_size = w.at("world_size");
+    m.shard_group_size = w.at("shard_group_size");
+    m.sharding = w.at("sharding");
+    const auto& o = j.at("optimizer");
+    m.optimizer_steps = o.at("steps");
+    m.beta1 = o.at("beta1");
+    m.beta2 = o.at("beta2");
+    m.eps = o.at("eps");
+    m.weight_decay = o.at("weight_decay");
+    m.data_position = j.at("data_position").get<std::string>();
+    for (const auto& u : j.at("units")) {
+      UnitMeta um;
+      um.name = u.at("name");
+      um.numel = u.at("numel");
+      for (const auto& p : u.at("params")) {
+        um.param_names.push_back(p.at("name"));
+        um.param_shapes.push_back(p.at("shape").get<std::vector<std::int64_t>>());
+      }
+      m.units.push_back(um);
+    }
+    for (const auto& f : j.at("files")) m.files.push_back(file_from(f));
+    for (const auto& f : m.files)
+      for (const auto& c : f.chunks)
+        if (c.unit < 0 || static_cast<std::size_t>(c.unit) >= m.units.size())
+          throw InputError("chunk of unknown unit " + std::to_string(c.unit));
+    return m;
+  });
+}
+
+std::vector<ReadPiece> plan_reads(const CheckpointMeta& m, int unit, const std::string& kind,
+                                  std::int64_t begin, std::int64_t count) {
+  const std::int64_t real_end = std::min(begin + count, m.units.at(unit).numel);
+  std::vector<ReadPiece> out;
+  std::int64_t covered = 0;
+  for (std::size_t fi = 0; fi < m.files.size(); ++fi) {
+    const auto& chunks = m.files[fi].chunks;
+    for (std::size_t ci = 0; ci < chunks.size(); ++ci) {
+      const auto& c = chunks[ci];
+      if (c.unit != unit || c.kind != kind) continue;
+      const std::int64_t lo = std::max(begin, c.global_offset);
+      const std::int64_t hi = std::min(real_end, c.global_offset + c.numel);
+      if (hi <= lo) continue;
+      out.push_back({fi, ci, lo - c.global_offset, lo - begin, hi - lo});
+      covered += hi - lo;
+    }
+  }
+  const std::int64_t need = std::max<std::int64_t>(0, real_end - begin);
+  if (covered != need)
+    throw InputError("unit " + m.units.at(unit).name + " " + kind + ": chunks cover " +
+                     std::to_string(covered) + " of the " + std::to_string(need) +
+                     " elements needed (missing or overlapping shard files)");
+  return out;
+}
+
+}  // namespace wireup::train

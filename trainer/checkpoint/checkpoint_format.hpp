@@ -1,0 +1,76 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/model_config.hpp"
+
+namespace wireup::train {
+
+// What one checkpoint holds, as written to its metadata.json (written last:
+// a step directory without it is not a checkpoint). Each unit's parameters
+// form one flat fp32 buffer; writer ranks store slices of it ("chunks") for
+// the parameters and the two AdamW moments. Any world size can read it back
+// by intersecting ranges.
+struct ChunkRef {
+  int unit = 0;
+  std::string kind;              // "param", "exp_avg", "exp_avg_sq"
+  std::int64_t global_offset = 0;  // element offset in the unit's flat buffer
+  std::int64_t numel = 0;
+  std::uint64_t file_offset = 0;   // bytes
+  std::string sha256;
+};
+
+struct RankFile {
+  std::string file;  // relative to the step directory
+  std::uint64_t bytes = 0;
+  std::vector<ChunkRef> chunks;
+};
+
+struct UnitMeta {
+  std::string name;
+  std::int64_t numel = 0;  // real parameters (the rest of a slice is padding)
+  std::vector<std::string> param_names;
+  std::vector<std::vector<std::int64_t>> param_shapes;
+};
+
+struct CheckpointMeta {
+  int version = 1;
+  std::string wireup_version;
+  std::int64_t step = 0;
+  std::uint64_t seed = 0;
+  ModelConfig model;
+  std::string preset;
+  std::string sharding;
+  int world_size = 1;
+  int shard_group_size = 1;
+  std::int64_t optimizer_steps = 0;
+  double beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+  std::string data_position;  // the loader's position JSON, or "synthetic:<draws>"
+  std::vector<UnitMeta> units;
+  std::vector<RankFile> files;
+};
+
+std::string to_json(const CheckpointMeta& m);
+std::string to_json(const RankFile& f);
+// `name` (the file) starts every error message.
+CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::string& name);
+RankFile rank_file_from_json(const std::string& text, const std::string& name);
+
+// Where the elements [begin, begin+count) of one unit's `kind` come from.
+struct ReadPiece {
+  std::size_t file = 0;   // index into meta.files
+  std::size_t chunk = 0;  // index into that file's chunks
+  std::int64_t chunk_skip = 0;  // elements into the chunk
+  std::int64_t dest = 0;        // elements into the destination
+  std::int64_t count = 0;
+};
+// Throws InputError if some real element (below the unit's numel) is covered
+// by no chunk. Elements at or past numel are padding: left to the caller (zero).
+std::vector<ReadPiece> plan_reads(const CheckpointMeta& m, int unit, const std::string& kind,
+                                  std::int64_t begin, std::int64_t count);
+
+// "step-00000040"
+std::string step_dir_name(std::int64_t step);
+
+}  // namespace wireup::train

@@ -1,0 +1,315 @@
+#include "checkpoint/checkpointer.hpp"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "wireup/error.hpp"
+#include "wireup/version.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wireup::train {
+namespace {
+
+const char* const kKinds[] = {"param", "exp_avg", "exp_avg_sq"};
+
+std::string rank_name(int shard_rank, const char* ext) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rank-%05d.%s", shard_rank, ext);
+  return buf;
+}
+
+}  // namespace
+
+// The tensors of one save, copied so training can go on while they are written.
+struct Checkpointer::Snapshot {
+  CheckpointInfo info;
+  std::vector<at::Tensor> tensors;    // unit-major: param, exp_avg, exp_avg_sq
+  std::vector<std::int64_t> offsets;  // global offset of each unit's slice
+  CheckpointMeta meta;                // everything but files
+  bool writer = false;
+  int shard_rank = 0, shard_size = 1, world_rank = 0;
+  std::chrono::steady_clock::time_point started;
+  double stall_s = 0;  // how long training waited for this save
+};
+
+Checkpointer::Checkpointer(CheckpointPolicy policy, CommGroups groups, std::vector<FlatUnit*> units,
+                           ShardedAdamW* opt)
+    : policy_(std::move(policy)), groups_(std::move(groups)), units_(std::move(units)), opt_(opt) {}
+
+Checkpointer::~Checkpointer() {
+  try {
+    wait();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wireup-train: checkpoint: %s\n", e.what());
+  }
+}
+
+void Checkpointer::wait() {
+  if (writer_.joinable()) writer_.join();
+}
+
+void Checkpointer::save(const CheckpointInfo& info) {
+  const auto t0 = std::chrono::steady_clock::now();
+  wait();  // at most one save in flight
+  auto snap = std::make_shared<Snapshot>();
+  snap->started = t0;
+  snap->info = info;
+  snap->writer = groups_.replicate->rank() == 0;  // one copy of each shard
+  snap->shard_rank = groups_.shard->rank();
+  snap->shard_size = groups_.shard->size();
+  snap->world_rank = groups_.world->rank();
+  if (snap->writer) {
+    for (std::size_t i = 0; i < units_.size(); ++i) {
+      // GPU state is copied to host buffers kept from save to save (fresh ones
+      // would page-fault in while training waits); CPU state is written as is.
+      auto host = [&](const at::Tensor& t) {
+        if (t.is_cpu()) return t;
+        const std::size_t k = snap->tensors.size();
+        if (host_.size() <= k) host_.push_back(at::empty({t.numel()}, at::kFloat));
+        host_[k].copy_(t);
+        return host_[k];
+      };
+      snap->tensors.push_back(host(units_[i]->master()));
+      snap->tensors.push_back(host(opt_->exp_avg()[i]));
+      snap->tensors.push_back(host(opt_->exp_avg_sq()[i]));
+      snap->offsets.push_back(units_[i]->shard_offset());
+    }
+  }
+  CheckpointMeta& m = snap->meta;
+  m.wireup_version = kVersion;
+  m.step = info.step;
+  m.seed = info.seed;
+  m.model = info.model;
+  m.preset = info.preset;
+  m.sharding = info.sharding;
+  m.world_size = groups_.world->size();
+  m.shard_group_size = snap->shard_size;
+  m.optimizer_steps = opt_->steps();
+  const auto& c = opt_->config();
+  m.beta1 = c.beta1, m.beta2 = c.beta2, m.eps = c.eps, m.weight_decay = c.weight_decay;
+  m.data_position = info.data_position;
+  for (auto* u : units_) {
+    UnitMeta um;
+    um.name = u->name();
+    um.numel = u->numel();
+    for (const auto& s : u->specs()) {
+      um.param_names.push_back(s.name);
+      um.param_shapes.push_back(s.shape);
+    }
+    m.units.push_back(um);
+  }
+  if (snap->world_rank == 0) {
+    // A directory of this step left by an interrupted run holds files of
+    // that attempt: start it afresh.
+    const fs::path step_dir = policy_.dir / step_dir_name(info.step);
+    std::error_code ec;
+    fs::remove_all(step_dir, ec);
+    fs::create_directories(step_dir);
+  }
+  groups_.world->barrier();  // the directory exists for everyone
+  snap->stall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stall_s_ += policy_.async ? snap->stall_s : 0.0;
+  ++saves_;
+  if (policy_.async) {
+    writer_ = std::thread([this, snap] {
+      try {
+        write(snap);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "wireup-train: checkpoint step %lld failed: %s\n",
+                     static_cast<long long>(snap->info.step), e.what());
+      }
+    });
+  } else {
+    write(snap);
+    stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+}
+
+void Checkpointer::before_update() {
+  if (!writer_.joinable()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  wait();
+  stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
+  const fs::path step_dir = policy_.dir / step_dir_name(snap->info.step);
+  if (snap->writer) {
+    RankFile rf;
+    rf.file = rank_name(snap->shard_rank, "bin");
+    ChunkWriter out(step_dir / rf.file);
+    for (std::size_t i = 0; i < snap->tensors.size(); ++i) {
+      const at::Tensor& t = snap->tensors[i];
+      auto [offset, sha] = out.append(t.data_ptr<float>(), t.numel());
+      rf.chunks.push_back({static_cast<int>(i / 3), kKinds[i % 3], snap->offsets[i / 3], t.numel(),
+                           offset, std::move(sha)});
+    }
+    rf.bytes = out.commit();
+    write_atomically(step_dir / rank_name(snap->shard_rank, "json"), to_json(rf));
+  }
+  if (snap->world_rank != 0) return;
+
+  // The commit: wait until every shard rank's description is durable.
+  CheckpointMeta meta = snap->meta;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  for (int r = 0; r < snap->shard_size; ++r) {
+    const fs::path side = step_dir / rank_name(r, "json");
+    while (!fs::exists(side)) {
+      if (std::chrono::steady_clock::now() > deadline)
+        throw InputError(side.string() + ": never appeared; checkpoint not committed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
+  }
+  write_atomically(step_dir / "metadata.json", to_json(meta));
+  verified_.insert(step_dir.filename().string());  // its checksums are of the bytes written
+  std::uint64_t bytes = 0;
+  for (const auto& f : meta.files) bytes += f.bytes;
+  const double total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - snap->started).count();
+  std::printf("[checkpoint] step=%lld saved=%s bytes=%llu save_s=%.3f async=%d\n",
+              static_cast<long long>(meta.step), step_dir.c_str(),
+              static_cast<unsigned long long>(bytes), total, policy_.async ? 1 : 0);
+  std::fflush(stdout);
+  if (policy_.keep > 0) prune();
+}
+
+// Keeps the newest `keep` checkpoints that verify. Newest first, each one not
+// yet known to load is read and checked in full; one that fails is moved
+// aside (step-N.corrupt), so it is neither counted nor ever the reason a good
+// one goes. Step directories older than the oldest kept (older checkpoints,
+// saves cut short) are deleted; moved-aside ones stay for inspection.
+void Checkpointer::prune() {
+  std::string oldest_kept;
+  std::size_t kept = 0;
+  for (const auto& step_dir : complete_checkpoints(policy_.dir)) {
+    const std::string name = step_dir.filename().string();
+    if (!verified_.count(name)) {
+      const std::string fault = verify_checkpoint(step_dir);
+      if (!fault.empty()) {
+        const fs::path aside = move_aside(step_dir);
+        std::fprintf(stderr,
+                     "wireup-train: WARNING: checkpoint %s fails verification (%s): moved aside "
+                     "to %s, not counted in --keep_checkpoints\n",
+                     step_dir.c_str(), fault.c_str(), aside.c_str());
+        continue;
+      }
+      verified_.insert(name);
+    }
+    oldest_kept = name;
+    if (++kept == static_cast<std::size_t>(policy_.keep)) break;
+  }
+  if (kept < static_cast<std::size_t>(policy_.keep)) return;
+  std::error_code ec;
+  std::vector<fs::path> old;
+  for (fs::directory_iterator it(policy_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (is_step_dir_name(name) && name < oldest_kept) old.push_back(it->path());
+  }
+  for (const auto& p : old) {
+    fs::remove_all(p, ec);
+    verified_.erase(p.filename().string());
+  }
+}
+
+std::optional<std::string> Checkpointer::end_of_step(std::int64_t step, bool stop_signal,
+                                                     const std::function<CheckpointInfo()>& info) {
+  // Every rank must agree to stop: a signal may reach them at different steps.
+  const bool planned = policy_.stop_after_step > 0 && step == policy_.stop_after_step;
+  at::Tensor votes =
+      scalar_tensor(stop_signal || planned ? 1.0 : 0.0, units_.front()->master().device());
+  groups_.world->all_reduce_sum(votes);
+  const bool stop = votes.item<double>() > 0;
+  const bool saving = !policy_.dir.empty() && (stop || step == policy_.max_steps ||
+                                               (policy_.freq > 0 && step % policy_.freq == 0));
+  if (saving) save(info());
+  if (!stop) return std::nullopt;
+  wait();
+  const std::string why = planned ? "--stop_after_step" : "signal received";
+  if (saving)
+    return "[stop] " + why + ": checkpoint of step " + std::to_string(step) + " saved, exiting";
+  return "[stop] " + why + ": stopped after step " + std::to_string(step) +
+         " without saving (no --checkpoint_dir), exiting";
+}
+
+void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& meta) {
+  if (meta.units.size() != units_.size())
+    throw InputError(step_dir.string() + ": has " + std::to_string(meta.units.size()) +
+                     " units, this model " + std::to_string(units_.size()));
+  ChunkReader reader(step_dir, meta);
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    FlatUnit& unit = *units_[u];
+    if (meta.units[u].numel != unit.numel())
+      throw InputError(step_dir.string() + ": unit " + unit.name() + " has " +
+                       std::to_string(meta.units[u].numel) + " parameters, this model " +
+                       std::to_string(unit.numel()));
+    at::Tensor dests[3] = {unit.master(), opt_->exp_avg()[u], opt_->exp_avg_sq()[u]};
+    for (int k = 0; k < 3; ++k) {
+      at::Tensor staging = at::zeros({unit.shard_numel()}, at::kFloat);  // on the host
+      reader.read(static_cast<int>(u), kKinds[k], unit.shard_offset(), unit.shard_numel(),
+                  staging.data_ptr<float>());
+      dests[k].copy_(staging);
+    }
+  }
+}
+
+std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
+                                                 const ModelConfig& expect) {
+  const bool automatic = spec == "auto" || spec == "latest";
+  std::vector<fs::path> candidates =
+      automatic ? complete_checkpoints(policy_.dir) : std::vector<fs::path>{fs::path(spec)};
+  std::string faults;
+  for (const auto& step_dir : candidates) {
+    std::string error;
+    CheckpointMeta meta;
+    try {
+      meta = checkpoint_meta_from_json(read_text(step_dir / "metadata.json"),
+                                       (step_dir / "metadata.json").string());
+      const auto& m = meta.model;
+      if (m.hidden != expect.hidden || m.layers != expect.layers || m.heads != expect.heads ||
+          m.kv_heads != expect.kv_heads || m.intermediate != expect.intermediate ||
+          m.vocab != expect.vocab)
+        throw InputError(step_dir.string() + ": saved from a different model shape");
+      load_from(step_dir, meta);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    // Every rank must take the same checkpoint: agree that all loaded it.
+    at::Tensor bad = scalar_tensor(error.empty() ? 0.0 : 1.0, units_.front()->master().device());
+    groups_.world->all_reduce_sum(bad);
+    if (bad.item<double>() == 0) {
+      opt_->set_steps(meta.optimizer_steps);
+      for (auto* u : units_) u->zero_grad();
+      verified_.insert(step_dir.filename().string());
+      return meta;
+    }
+    const bool mine = !error.empty();
+    if (!mine && groups_.world->rank() == 0) error = verify_checkpoint(step_dir);  // say why
+    if (error.empty()) error = step_dir.string() + ": another rank could not load it";
+    if (!automatic) throw InputError(error);
+    if (groups_.world->rank() == 0 || mine)
+      std::fprintf(stderr, "wireup-train: WARNING: skipping checkpoint %s: %s\n", step_dir.c_str(),
+                   error.c_str());
+    faults += "\n  " + step_dir.filename().string() + ": " + error;
+  }
+  if (candidates.empty()) return std::nullopt;
+  const std::string what = "--resume_from_checkpoint " + spec + ": none of the " +
+                           std::to_string(candidates.size()) + " checkpoints in " +
+                           policy_.dir.string() + " loads:" + faults;
+  if (!policy_.start_fresh_if_unloadable)
+    throw InputError(what +
+                     "\nrepair or remove them, or pass --start_fresh_if_unloadable to "
+                     "train from step 1 (the next save then moves the broken ones aside)");
+  if (groups_.world->rank() == 0)
+    std::fprintf(stderr,
+                 "wireup-train: WARNING: %s\n--start_fresh_if_unloadable: training from "
+                 "step 1\n",
+                 what.c_str());
+  return std::nullopt;
+}
+
+}  // namespace wireup::train

@@ -1,0 +1,97 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checkpoint/checkpoint_format.hpp"
+#include "comm/comm.hpp"
+#include "fsdp/flat_unit.hpp"
+#include "optim/sharded_adamw.hpp"
+
+namespace wireup::train {
+
+// What a checkpoint records besides the tensors.
+struct CheckpointInfo {
+  std::int64_t step = 0;
+  std::uint64_t seed = 0;
+  ModelConfig model;
+  std::string preset;
+  std::string sharding;
+  std::string data_position;
+};
+
+// When to save and when to stop (the flags of docs/checkpoints.md).
+struct CheckpointPolicy {
+  std::filesystem::path dir;               // --checkpoint_dir; empty: nothing is saved
+  std::int64_t freq = 0;                   // --checkpoint_freq; 0: only the last step and stops
+  std::int64_t max_steps = 0;              // the last step is always saved
+  std::int64_t stop_after_step = 0;        // --stop_after_step; 0: none
+  int keep = 0;                            // --keep_checkpoints: verified ones kept; 0: all
+  bool async = false;                      // --async_checkpointing
+  bool start_fresh_if_unloadable = false;  // --start_fresh_if_unloadable
+};
+
+// Writes and reads sharded checkpoints in DIR/step-NNNNNNNN/:
+//   rank-SSSSS.bin   one per shard rank (replicas do not write): per unit, the
+//                    fp32 slices of parameters, exp_avg and exp_avg_sq
+//   rank-SSSSS.json  that file's chunks and their SHA-256, renamed in when durable
+//   metadata.json    written last by world rank 0, after every rank file is
+//                    durable: the commit. A directory without it is ignored.
+class Checkpointer {
+ public:
+  Checkpointer(CheckpointPolicy policy, CommGroups groups, std::vector<FlatUnit*> units,
+               ShardedAdamW* opt);
+  ~Checkpointer();  // waits for a save in flight
+
+  // After optimizer step `step`: every rank agrees whether to stop (a stop
+  // signal reached one of them, or --stop_after_step), then saves when the
+  // policy says so: every `freq` steps, the last step, and before stopping.
+  // Returns the line to print when the run must stop now (after the save is
+  // durable), else nullopt. `info` is called only when saving.
+  std::optional<std::string> end_of_step(std::int64_t step, bool stop_signal,
+                                         const std::function<CheckpointInfo()>& info);
+
+  // Saves the current state. Async: writes in the background, straight from
+  // the live CPU shards (GPU shards: from host copies); training goes on, and
+  // only the next optimizer update must wait for the writer: call
+  // before_update() first. At most one save is in flight.
+  void save(const CheckpointInfo& info);
+  void before_update();
+  void wait();
+
+  int saves() const { return saves_; }
+  double stall_seconds() const { return stall_s_; }  // training time lost to saves
+
+  // `spec`: "auto"/"latest" or a step directory. A step directory must load
+  // (else InputError). "auto": the newest checkpoint under DIR that loads,
+  // skipping broken ones with a warning; nullopt when DIR holds none. When it
+  // holds some but none loads: InputError (exit 2), unless
+  // start_fresh_if_unloadable (then a warning and nullopt). Every rank loads
+  // only the ranges its shards need, whatever the world size that wrote it.
+  std::optional<CheckpointMeta> load(const std::string& spec, const ModelConfig& expect);
+
+ private:
+  struct Snapshot;
+  void write(const std::shared_ptr<Snapshot>& snap);
+  void load_from(const std::filesystem::path& step_dir, const CheckpointMeta& meta);
+  void prune();
+
+  CheckpointPolicy policy_;
+  CommGroups groups_;
+  std::vector<FlatUnit*> units_;
+  ShardedAdamW* opt_;
+  std::thread writer_;
+  std::vector<at::Tensor> host_;    // snapshot buffers for GPU state, reused
+  std::set<std::string> verified_;  // step directories known to load (world rank 0)
+  int saves_ = 0;
+  double stall_s_ = 0;
+};
+
+}  // namespace wireup::train

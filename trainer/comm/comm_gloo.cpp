@@ -1,0 +1,142 @@
+#include "comm/comm_gloo.hpp"
+
+#include "comm/comm_shm.hpp"
+#include "comm/job_store.hpp"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace wireup::train {
+namespace {
+
+class GlooPending final : public Pending {
+ public:
+  explicit GlooPending(c10::intrusive_ptr<c10d::Work> w) : work_(std::move(w)) {}
+  void wait() override { work_->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+};
+
+// The second half of reduce_scatter_sum: every rank's copy of this rank's
+// slice arrived in `received` ([world, n]); their sum is the result.
+class SumPending final : public Pending {
+ public:
+  SumPending(c10::intrusive_ptr<c10d::Work> w, at::Tensor received, at::Tensor shard, int world)
+      : work_(std::move(w)), received_(std::move(received)), shard_(std::move(shard)),
+        world_(world) {}
+  void wait() override {
+    work_->wait();
+    at::sum_out(shard_, received_.view({world_, shard_.numel()}), {0});
+    received_ = at::Tensor();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+  at::Tensor received_, shard_;
+  int world_;
+};
+
+class GlooComm final : public Comm {
+ public:
+  explicit GlooComm(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) : pg_(std::move(pg)) {}
+  int rank() const override { return pg_->getRank(); }
+  int size() const override { return pg_->getSize(); }
+
+  std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) override {
+    // Gloo's c10d allgather takes a list of outputs: views into `full`.
+    const auto n = shard.numel();
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int r = 0; r < size(); ++r) out[0].push_back(full.narrow(0, r * n, n));
+    std::vector<at::Tensor> in{shard};
+    return std::make_unique<GlooPending>(pg_->allgather(out, in));
+  }
+
+  // c10d's Gloo has no reduce_scatter in LibTorch 1.13. An all-to-all moves
+  // the same bytes as a true one (each rank receives every rank's copy of its
+  // own slice), half of an all-reduce's; the sum is local, after the wait.
+  std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
+                                              const at::Tensor& shard) override {
+    at::Tensor in = full, out = at::empty_like(full);
+    std::vector<std::int64_t> even;  // empty: equal chunks
+    auto work = pg_->alltoall_base(out, in, even, even);
+    return std::make_unique<SumPending>(std::move(work), out, shard, size());
+  }
+
+  void all_reduce_sum(const at::Tensor& t) override {
+    std::vector<at::Tensor> v{t};
+    pg_->allreduce(v)->wait();
+  }
+  void broadcast(const at::Tensor& t, int root) override {
+    std::vector<at::Tensor> v{t};
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    pg_->broadcast(v, o)->wait();
+  }
+  void barrier() override { pg_->barrier()->wait(); }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+};
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"))
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  // Loopback rendezvous (one host, emulated nodes): stay on loopback.
+  if (master_addr.rfind("127.", 0) == 0)
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+// A group whose ranks all share a node talks through shared memory
+// (comm_shm.hpp) unless WIREUP_CPU_COMM=gloo; Gloo otherwise, and wherever the
+// segment cannot be made (all ranks of the group agree on which).
+std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
+                            const std::string& prefix, int rank, int size,
+                            const std::shared_ptr<::gloo::transport::Device>& dev,
+                            bool node_local) {
+  if (size == 1) return make_solo_comm();
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+  const std::string name = prefix.substr(0, prefix.size() - 1);
+  if (node_local && shm_comm_wanted()) {
+    std::string why;
+    if (auto c = make_shm_comm(prefixed, rank, size, &why)) {
+      if (rank == 0) std::printf("[comm] group=%s ranks=%d transport=shm\n", name.c_str(), size);
+      return c;
+    }
+    if (rank == 0)
+      std::printf("[comm] group=%s ranks=%d transport=gloo (no shared memory: %s)\n", name.c_str(),
+                  size, why.c_str());
+  } else if (rank == 0) {
+    std::printf("[comm] group=%s ranks=%d transport=gloo\n", name.c_str(), size);
+  }
+  auto opts = c10d::ProcessGroupGloo::Options::create();
+  opts->devices.push_back(dev);
+  opts->timeout = std::chrono::minutes(10);
+  return std::make_shared<GlooComm>(
+      c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts));
+}
+
+}  // namespace
+
+CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
+  if (w.world == 1) return make_solo_groups();
+  const auto store = open_job_store(w);
+  const auto dev = gloo_device(w.master_addr);
+  // Ranks are node-major: a node's ranks form the hybrid shard groups; the
+  // world is one node's only when local_world covers it.
+  const bool one_node = w.world == w.local_world;
+  return arrange_groups(w, sharding, group(store, "world/", w.rank, w.world, dev, one_node),
+                        [&](const std::string& key, int rank, int size) {
+                          const bool local = one_node || key.rfind("shard", 0) == 0;
+                          return group(store, key + "/", rank, size, dev, local);
+                        });
+}
+
+}  // namespace wireup::train

@@ -1,0 +1,28 @@
+#pragma once
+#include "comm/comm.hpp"
+
+#include <memory>
+#include <string>
+
+namespace c10d {
+class Store;
+}
+
+namespace wireup::train {
+
+// NCCL groups for GPU training (CUDA LibTorch): the world communicator from
+// the launcher's PMIx bootstrap when this process has a PMIx identity
+// (srun --mpi=pmix wireup-launch exec mode), else rank 0's ncclUniqueId
+// through the TCPStore at MASTER_ADDR:MASTER_PORT; sub-groups for hybrid
+// sharding the same way. Collectives run on one NCCL stream.
+CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding);
+
+// False in builds without NCCL (make_nccl_groups then throws InputError).
+bool nccl_available();
+
+// One NCCL communicator through the store, even of one rank (make_nccl_groups
+// uses a solo group there): how the GPU check reaches NCCL on a single GPU.
+std::shared_ptr<Comm> make_nccl_comm(c10d::Store& store, const std::string& key, int rank,
+                                     int size);
+
+}  // namespace wireup::train

@@ -1,0 +1,44 @@
+#include "config/metrics.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace wireup::train {
+
+std::string format_step_line(const StepMetrics& m) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "[train] step=%lld/%lld loss=%.6f lr=%.3e grad_norm=%.4f tokens_per_s=%.1f "
+                "mfu=%.4f step_time_s=%.3f peak_mem_mib=%.1f data_wait_s=%.4f",
+                static_cast<long long>(m.step), static_cast<long long>(m.max_steps), m.loss,
+                m.lr, m.grad_norm, m.tokens_per_s, m.mfu, m.step_time_s, m.peak_mem_mib,
+                m.data_wait_s);
+  return buf;
+}
+
+std::string format_step_json(const StepMetrics& m) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"type\":\"train\",\"step\":%lld,\"loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g,"
+                "\"tokens_per_s\":%.6g,\"mfu\":%.6g,\"step_time_s\":%.6g,\"peak_mem_mib\":%.6g,"
+                "\"data_wait_s\":%.6g}",
+                static_cast<long long>(m.step), m.loss, m.lr, m.grad_norm, m.tokens_per_s, m.mfu,
+                m.step_time_s, m.peak_mem_mib, m.data_wait_s);
+  return buf;
+}
+
+std::string format_validation_line(std::int64_t step, double loss) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "[val] step=%lld val_loss=%.6f val_ppl=%.3f",
+                static_cast<long long>(step), loss, std::exp(loss));
+  return buf;
+}
+
+std::string format_validation_json(std::int64_t step, double loss) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "{\"type\":\"validation\",\"step\":%lld,\"val_loss\":%.9g}",
+                static_cast<long long>(step), loss);
+  return buf;
+}
+
+}  // namespace wireup::train

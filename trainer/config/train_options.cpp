@@ -1,0 +1,178 @@
+#include "config/train_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "wireup/error.hpp"
+
+namespace wireup::train {
+
+const char* sharding_name(Sharding s) {
+  switch (s) {
+    case Sharding::Full:
+      return "full";
+    case Sharding::Hybrid:
+      return "hybrid";
+    case Sharding::None:
+      return "none";
+  }
+  return "?";
+}
+
+bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
+  CLI::App app{"wireup-train: fully sharded Llama training on LibTorch"};
+  app.allow_windows_style_options(false);
+  // The last of a repeated flag wins: sbatch templates append user overrides.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // Shapes: a preset first, then any field overridden.
+  std::string preset = o.preset;
+  ModelConfig m;
+  bool have_preset_override[8] = {};
+  auto shape = [&](const char* flag, std::int64_t* field, int slot, const char* help) {
+    app.add_option_function<std::int64_t>(
+        flag,
+        [=, &have_preset_override](std::int64_t v) {
+          *field = v;
+          have_preset_override[slot] = true;
+        },
+        help);
+  };
+  ModelConfig over;
+  app.add_option("--preset", preset, "model preset")->check(CLI::IsMember(preset_names()));
+  app.add_option("--model_type", o.model_type, "llama_v2 or llama_v3 (compatibility)");
+  shape("--max_context_width", &over.context, 0, "sequence length T");
+  shape("--vocab_size", &over.vocab, 1, "vocabulary size");
+  shape("--hidden_width", &over.hidden, 2, "model width");
+  shape("--num_layers", &over.layers, 3, "transformer blocks");
+  shape("--num_heads", &over.heads, 4, "attention heads");
+  shape("--num_key_value_heads", &over.kv_heads, 5, "KV heads (GQA)");
+  shape("--intermediate_size,--llama_intermediate_size", &over.intermediate, 6, "FFN width");
+  double rope_theta = 0;
+  app.add_option("--rope_theta", rope_theta, "rotary base (default per preset)");
+
+  app.add_option("--train_batch_size", o.train_batch_size, "sequences per rank per micro-step");
+  app.add_option("--val_batch_size", o.val_batch_size, "validation sequences per rank");
+  app.add_option("--gradient_accumulation_steps,--grad_accum", o.grad_accum,
+                 "micro-steps per optimizer step");
+  app.add_option("--max_steps", o.max_steps, "optimizer steps");
+  app.add_option("--epochs", o.epochs, "passes over the data (0: until max_steps)");
+  app.add_option("--lr", o.lr, "peak learning rate");
+  app.add_option("--min_lr", o.min_lr, "final learning rate of the cosine decay");
+  app.add_option("--warmup_steps", o.warmup_steps, "linear warmup steps");
+  app.add_option("--weight_decay", o.weight_decay, "AdamW weight decay");
+  app.add_option("--beta1", o.beta1);
+  app.add_option("--beta2", o.beta2);
+  app.add_option("--grad_clip", o.grad_clip, "global gradient norm limit (0: off)");
+  int bf16 = 0, ac = 0, prefetch = 1;
+  app.add_option("--bf16", bf16, "1: bf16 compute and communication (GPU)");
+  app.add_option("--device", o.device, "cpu (Gloo) or cuda (NCCL; CUDA LibTorch builds)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--activation_checkpointing", ac, "1: recompute each block in backward");
+  app.add_option("--prefetch", prefetch, "1: gather the next unit during compute");
+  std::string sharding = "full";
+  app.add_option("--sharding_strategy", sharding, "full, hybrid or none")
+      ->transform(CLI::IsMember(
+          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
+  app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
+  app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
+  app.add_option("--validation_batches", o.validation_batches, "batches per validation");
+  app.add_option("--checkpoint_freq", o.checkpoint_freq, "steps between checkpoints");
+  app.add_option("--checkpoint_dir", o.checkpoint_dir, "where checkpoints go");
+  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
+                 "a step directory, or auto (newest complete one in --checkpoint_dir)");
+  app.add_option("--keep_checkpoints", o.keep_checkpoints,
+                 "newest complete checkpoints kept (0: all)");
+  app.add_option("--stop_after_step", o.stop_after_step,
+                 "checkpoint and exit after this step, as on SIGTERM (planned preemption)");
+  app.add_flag("--start_fresh_if_unloadable", o.start_fresh_if_unloadable,
+               "with --resume_from_checkpoint auto: train from step 1 when checkpoints exist but "
+               "none loads (default: exit 2)");
+  app.add_option("--init_from_hf", o.init_from_hf,
+                 "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
+                 "a resumed checkpoint takes precedence");
+  int async_ckpt = 0;
+  app.add_option("--async_checkpointing", async_ckpt, "1: write checkpoints in the background");
+  app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");
+  app.add_option("--data_readahead", o.data_readahead,
+                 "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
+  app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
+  app.add_option("--seed", o.seed, "seed for init and data order");
+  app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
+  app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw InputError(std::string(e.get_name()) + ": " + e.what() + " (see wireup-train --help)");
+  }
+
+  o.preset = preset;
+  m = wireup::train::preset(preset);
+  const std::int64_t* src[] = {&over.context, &over.vocab,    &over.hidden,      &over.layers,
+                               &over.heads,   &over.kv_heads, &over.intermediate};
+  std::int64_t* dst[] = {&m.context, &m.vocab,    &m.hidden,      &m.layers,
+                         &m.heads,   &m.kv_heads, &m.intermediate};
+  for (int i = 0; i < 7; ++i)
+    if (have_preset_override[i]) *dst[i] = *src[i];
+  if (rope_theta > 0) m.rope_theta = rope_theta;
+  o.model = m;
+  o.bf16 = bf16 != 0;
+  o.activation_checkpointing = ac != 0;
+  o.prefetch = prefetch != 0;
+  o.async_checkpointing = async_ckpt != 0;
+  const std::string s = sharding;
+  o.sharding = (s == "hybrid" || s == "HYBRID_SHARD") ? Sharding::Hybrid
+               : (s == "none" || s == "NO_SHARD")     ? Sharding::None
+                                                      : Sharding::Full;
+  return true;
+}
+
+void validate(const TrainOptions& o, std::int64_t world, std::int64_t local_world) {
+  validate(o.model);
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw InputError(what);
+  };
+  need(o.train_batch_size >= 1, "--train_batch_size must be at least 1");
+  need(o.val_batch_size >= 1, "--val_batch_size must be at least 1");
+  need(o.grad_accum >= 1, "--gradient_accumulation_steps must be at least 1");
+  need(o.max_steps >= 1, "--max_steps must be at least 1");
+  need(o.lr > 0 && o.min_lr >= 0 && o.min_lr <= o.lr,
+       "--lr must be positive, 0 <= --min_lr <= --lr");
+  need(o.warmup_steps >= 0, "--warmup_steps must be >= 0");
+  need(o.grad_clip >= 0, "--grad_clip must be >= 0");
+  need(o.logging_freq >= 1, "--logging_freq must be at least 1");
+  need(o.synthetic_data || !o.dataset.empty(),
+       "no data: pass --dataset DIR (a wireup-prep output) or --synthetic_data");
+  need(!o.synthetic_data || o.dataset.empty(),
+       "--dataset and --synthetic_data exclude each other: pass one of them");
+  need(o.threads >= 0 && o.threads <= 4096,
+       "--num_threads " + std::to_string(o.threads) +
+           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  need(o.data_readahead >= 0 && o.data_readahead <= 1024,
+       "--data_readahead " + std::to_string(o.data_readahead) + ": expected 0 (off) to 1024 steps");
+  need(o.validation_freq >= 0 && o.validation_batches >= 1,
+       "--validation_freq must be >= 0 and --validation_batches at least 1");
+  need(o.stop_after_step >= 0, "--stop_after_step must be >= 0");
+  need(o.epochs >= 0, "--epochs must be >= 0");
+  need(!o.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
+           o.resume_from_checkpoint == "latest",
+       "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");
+  need(o.checkpoint_freq >= 0 && o.keep_checkpoints >= 0,
+       "--checkpoint_freq and --keep_checkpoints must be >= 0");
+  need(o.checkpoint_dir.size() ||
+           (o.checkpoint_freq == 0 &&
+            (o.resume_from_checkpoint.empty() ||
+             (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
+       "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
+  need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
+  if (o.sharding == Sharding::Hybrid)
+    need(world % local_world == 0,
+         "--sharding_strategy hybrid needs the same number of ranks on every node: world size " +
+             std::to_string(world) + " is not a multiple of the local world size " +
+             std::to_string(local_world));
+}
+
+}  // namespace wireup::train

@@ -1,0 +1,64 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/model_config.hpp"
+#include "config/sharding.hpp"
+
+namespace wireup::train {
+
+// Everything wireup-train takes on its command line. Flag names follow the
+// awsome-distributed-training FSDP test case, so its sbatch lines work as is.
+struct TrainOptions {
+  ModelConfig model;
+  std::string preset = "small";
+  std::string model_type = "llama_v2";  // accepted for compatibility; shapes decide
+
+  std::int64_t train_batch_size = 4;  // sequences per rank per micro-step
+  std::int64_t val_batch_size = 4;
+  std::int64_t grad_accum = 1;  // micro-steps per optimizer step
+  std::int64_t max_steps = 100;
+  std::int64_t epochs = 1;
+  double lr = 3e-4;
+  double min_lr = 3e-5;
+  std::int64_t warmup_steps = 0;
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.95, adam_eps = 1e-8;
+  double grad_clip = 1.0;  // 0: off
+  bool bf16 = false;
+  std::string device = "cpu";  // cpu (Gloo) or cuda (NCCL, CUDA LibTorch builds)
+  bool activation_checkpointing = false;
+  Sharding sharding = Sharding::Full;
+  bool prefetch = true;  // gather the next unit while this one computes
+
+  std::int64_t logging_freq = 1;
+  std::int64_t validation_freq = 0;  // 0: never
+  std::int64_t validation_batches = 4;
+  std::int64_t checkpoint_freq = 0;
+  std::string checkpoint_dir;
+  std::string resume_from_checkpoint;  // "auto": newest complete one in checkpoint_dir
+  std::int64_t keep_checkpoints = 3;   // 0: keep all
+  bool async_checkpointing = false;
+  std::int64_t stop_after_step = 0;        // >0: checkpoint and exit after it (as on SIGTERM)
+  bool start_fresh_if_unloadable = false;  // auto resume: step 1 when no checkpoint loads
+  std::string init_from_hf;                // Hugging Face Llama dir: initial weights (fine-tuning)
+
+  std::string dataset;              // manifest.json (or its directory) from wireup-prep
+  bool synthetic_data = false;      // deterministic random tokens, for tests and benchmarks
+  std::int64_t data_readahead = 0;  // steps of shard data the kernel is asked to fetch ahead
+  std::uint64_t seed = 1234;
+  std::int64_t threads = 0;  // 0: leave LibTorch's default
+  std::string metrics_file;  // JSONL, one object per logged step
+};
+
+// Parses argv (without argv[0]'s program name handling: pass main's argc/argv).
+// Throws InputError naming an unknown flag or bad value; returns false (and
+// prints usage) for --help.
+bool parse_train_options(int argc, const char* const* argv, TrainOptions& out);
+
+// Cross-checks that need the world layout: a world size that does not fit the
+// sharding strategy, batch sizes, data source. Throws InputError.
+void validate(const TrainOptions& o, std::int64_t world_size, std::int64_t local_world_size);
+
+}  // namespace wireup::train

@@ -1,0 +1,90 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "model/param_spec.hpp"
+
+namespace wireup::train {
+
+// One FSDP unit: its parameters flattened into one buffer padded to a
+// multiple of the shard group size. This rank keeps only its slice, in fp32
+// (master weights, gradient); the full buffer exists between gather() and
+// release() only, in the compute dtype.
+class FlatUnit {
+ public:
+  FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_ptr<Comm> shard_comm,
+           std::shared_ptr<Comm> replicate_comm, at::ScalarType compute_dtype,
+           at::Device device = at::kCPU);
+
+  const std::string& name() const { return name_; }
+  const std::vector<ParamSpec>& specs() const { return specs_; }
+  std::int64_t numel() const { return numel_; }        // real parameters
+  std::int64_t shard_numel() const { return shard_; }  // this rank's slice, padding included
+  std::int64_t shard_offset() const;                   // of this rank's slice in the flat buffer
+
+  at::Tensor& master() { return master_; }  // fp32 [shard_numel]
+  // fp32 [shard_numel]: this rank's slice of the accumulated gradient.
+  at::Tensor& grad() { return grad_; }
+  // Zeroes grad(); the next accumulation then copies into it instead of
+  // adding (one read of the buffer less per step).
+  void zero_grad() {
+    grad_.zero_();
+    grad_zero_ = true;
+  }
+  // For code that zeroed grad() itself (the fused AdamW kernel).
+  void grad_zeroed() { grad_zero_ = true; }
+
+  // Sets this rank's slice from the full unsharded values (same on every rank).
+  void load_full(const at::Tensor& flat_fp32);
+
+  // Start gathering the full buffer (no-op if it is already here or coming).
+  void gather_async();
+  // The parameters as views of the gathered buffer; waits for the gather.
+  const std::vector<at::Tensor>& params();
+  // Frees the full buffer's memory; views taken before stay valid objects and
+  // see the data again after the next gather (FSDP's storage trick).
+  void release();
+  // Whether a full buffer besides the shard holds memory now.
+  bool gathered() const { return !aliased_ && state_ != State::Released; }
+  // A shard group of one in fp32: the parameters are views of master() itself,
+  // gathering and releasing are nothing.
+  bool aliased() const { return aliased_; }
+
+  // Adds one backward pass's parameter gradients (in specs() order, compute
+  // dtype; undefined = zero): summed over the shard group into this rank's
+  // slice, then over the replicate group, added to grad() in fp32. The shard
+  // group's part runs in the background until finish_grads(). A lone rank
+  // (no group to sum with) adds them straight into grad()'s views.
+  void accumulate_grads(const std::vector<at::Tensor>& param_grads);
+  void finish_grads();
+
+ private:
+  enum class State { Released, Gathering, Ready };
+  void allocate_full();
+
+  std::string name_;
+  std::vector<ParamSpec> specs_;
+  std::shared_ptr<Comm> shard_comm_, replicate_comm_;
+  at::ScalarType dtype_;
+  at::Device device_;
+  std::int64_t numel_ = 0, padded_ = 0, shard_ = 0;
+  at::Tensor master_, grad_;
+  bool grad_zero_ = true;  // grad_ holds zeros (set only right after zeroing it)
+  at::Tensor full_;        // [padded], compute dtype; storage emptied when released
+  at::Tensor send_;        // the shard in compute dtype (aliases master_ in fp32)
+  std::vector<at::Tensor> views_;
+  std::vector<at::Tensor> grad_views_;  // of grad_, when aliased_
+  bool solo_ = false;                   // aliased_, and no replicas to sum with
+  std::unique_ptr<Pending> pending_;
+  // A reduce-scatter in flight: its input (kept alive), output and handle.
+  at::Tensor rs_full_, rs_part_;
+  std::unique_ptr<Pending> rs_pending_;
+  State state_ = State::Released;
+  bool aliased_ = false;
+};
+
+}  // namespace wireup::train

@@ -1,0 +1,176 @@
+#include "fsdp/fsdp_llama.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace wireup::train {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// What one unit computes, and what its backward needs to run again.
+struct UnitRun {
+  FlatUnit* unit = nullptr;
+  FlatUnit* next = nullptr;  // gathered ahead in forward
+  FlatUnit* prev = nullptr;  // gathered ahead in backward
+  std::function<at::Tensor(const std::vector<at::Tensor>&, const at::Tensor&)> compute;
+  bool checkpoint = false;
+  bool keep_after_forward = false;  // the last unit: backward starts with it
+  bool backward_reads_params = true;  // not the embedding: its backward is a scatter
+  bool prefetch = true;
+  // Without checkpointing: the unit's graph, kept from forward to backward.
+  at::Tensor input, output;
+  std::vector<at::Tensor> leaves;
+};
+
+// Leaves that share the gathered views' memory but not their version counter:
+// the backward regather writes the same values into that memory again, which
+// autograd would otherwise take for an in-place change of a saved tensor.
+at::Tensor leaf_of(const at::Tensor& view) { return view.variable_data().requires_grad_(true); }
+
+std::vector<at::Tensor> make_leaves(const std::vector<at::Tensor>& views) {
+  std::vector<at::Tensor> leaves;
+  for (const auto& v : views) leaves.push_back(leaf_of(v));
+  return leaves;
+}
+
+struct UnitFunction : public torch::autograd::Function<UnitFunction> {
+  // `anchor` requires grad so that every unit, the embedding included, is a
+  // node of the graph: the parameters themselves are not inputs here.
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& anchor,
+                            UnitRun* run) {
+    (void)anchor;
+    ctx->saved_data["run"] = reinterpret_cast<std::int64_t>(run);
+    const auto& params = run->unit->params();
+    if (run->prefetch && run->next) run->next->gather_async();
+    at::Tensor y;
+    if (run->checkpoint) {
+      at::NoGradGuard no_grad;
+      y = run->compute(params, x);
+      run->input = x;
+    } else {
+      at::AutoGradMode grad_on(true);
+      run->input = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
+      run->leaves = make_leaves(params);
+      run->output = run->compute(run->leaves, run->input);
+      y = run->output.detach();
+    }
+    if (!run->keep_after_forward) run->unit->release();
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto* run = reinterpret_cast<UnitRun*>(ctx->saved_data["run"].toInt());
+    FlatUnit& u = *run->unit;
+    if (run->backward_reads_params) u.params();  // regathered into the memory the graph refers to
+    if (run->prefetch && run->prev) run->prev->gather_async();
+    at::Tensor input = run->input;
+    {
+      at::AutoGradMode grad_on(true);
+      if (run->checkpoint) {
+        if (input.is_floating_point()) input = input.detach().requires_grad_(true);
+        run->leaves = make_leaves(u.params());
+        run->output = run->compute(run->leaves, input);
+      }
+      // The leaves start without gradients, so autograd hands each its
+      // gradient tensor as computed: no zeroed buffer to add into.
+      torch::autograd::backward({run->output}, {grads[0]});
+    }
+    u.release();
+    std::vector<at::Tensor> param_grads;
+    for (auto& l : run->leaves) param_grads.push_back(l.grad());
+    u.accumulate_grads(param_grads);
+    at::Tensor gx = input.is_floating_point() ? input.grad() : at::Tensor();
+    run->input = run->output = at::Tensor();
+    run->leaves.clear();
+    return {gx, at::Tensor(), at::Tensor()};
+  }
+};
+
+std::shared_ptr<Comm> shard_of(const CommGroups& g) { return g.shard; }
+
+}  // namespace
+
+FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOptions& o,
+                     std::uint64_t seed)
+    : cfg_(m), opt_(o), rope_(llama::rope_to(llama::make_rope(m, m.context), o.device)) {
+  rope_.causal = rope_.causal.to(o.compute_dtype);  // added to the scores in that dtype
+  auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
+    auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
+                                        o.compute_dtype, o.device);
+    // Each unit from its own seed: the same values whatever the world size.
+    u->load_full(llama::init_unit(u->specs(), m, seed * 1000003ULL + units_.size()));
+    units_.push_back(std::move(u));
+  };
+  add("embedding", llama::embedding_specs(m));
+  for (std::int64_t i = 0; i < m.layers; ++i) add("block" + std::to_string(i), llama::block_specs(m));
+  add("head", llama::head_specs(m));
+}
+
+std::int64_t FsdpLlama::state_bytes() const {
+  std::int64_t n = 0;
+  for (const auto& u : units_) n += u->shard_numel();
+  return n * 4 * 4;  // fp32 master, gradient, exp_avg, exp_avg_sq
+}
+
+double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad_scale) {
+  // Ids index the embedding and pick the logits: check them here, on the host
+  // (on a GPU a check there would stall the step on a device-to-host copy).
+  const auto [lo, hi] = at::aminmax(host_tokens);
+  TORCH_CHECK(lo.item<std::int64_t>() >= 0 && hi.item<std::int64_t>() < cfg_.vocab,
+              "token id outside the vocabulary of ", cfg_.vocab, " (--vocab_size)");
+  const at::Tensor tokens = host_tokens.to(opt_.device);
+  const auto T = tokens.size(1) - 1;
+  at::Tensor inputs = tokens.narrow(1, 0, T);
+  at::Tensor targets = tokens.narrow(1, 1, T);
+  const std::size_t n = units_.size();
+  std::vector<UnitRun> runs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    UnitRun& r = runs[i];
+    r.unit = units_[i].get();
+    r.next = i + 1 < n ? units_[i + 1].get() : nullptr;
+    r.prev = i > 1 ? units_[i - 1].get() : nullptr;  // the embedding is not regathered
+    r.backward_reads_params = i > 0;
+    r.prefetch = opt_.prefetch;
+    r.keep_after_forward = backward && i + 1 == n;
+    // Blocks only: recomputing the embedding or the head saves little.
+    r.checkpoint = opt_.activation_checkpointing && i > 0 && i + 1 < n;
+    if (i == 0) {
+      r.compute = [](const std::vector<at::Tensor>& p, const at::Tensor& x) {
+        return llama::embed(p, x);
+      };
+    } else if (i + 1 < n) {
+      r.compute = [this](const std::vector<at::Tensor>& p, const at::Tensor& x) {
+        return llama::block(p, x, rope_, cfg_);
+      };
+    } else {
+      r.compute = [this, targets](const std::vector<at::Tensor>& p, const at::Tensor& x) {
+        return llama::head_loss(p, x, targets, cfg_);
+      };
+    }
+  }
+
+  if (!backward) {  // evaluation: no graph, each unit gathered, used, freed
+    at::NoGradGuard no_grad;
+    at::Tensor x = inputs;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& p = units_[i]->params();
+      if (opt_.prefetch && runs[i].next) runs[i].next->gather_async();
+      x = runs[i].compute(p, x);
+      units_[i]->release();
+    }
+    return x.item<double>();
+  }
+
+  at::Tensor anchor = at::zeros({0}, at::TensorOptions().device(opt_.device)).requires_grad_(true);
+  at::Tensor x = inputs;
+  for (std::size_t i = 0; i < n; ++i) x = UnitFunction::apply(x, anchor, &runs[i]);
+  const double loss = x.item<double>();
+  x.mul(grad_scale).backward();
+  for (auto& u : units_) u->finish_grads();  // reduce-scatters overlapped the backward
+  return loss;
+}
+
+}  // namespace wireup::train

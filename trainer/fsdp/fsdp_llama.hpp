@@ -1,0 +1,45 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "fsdp/flat_unit.hpp"
+#include "model/llama_model.hpp"
+
+namespace wireup::train {
+
+struct FsdpOptions {
+  bool activation_checkpointing = false;  // recompute each unit in backward
+  bool prefetch = true;                   // gather unit i+1 (i-1 in backward) while i computes
+  at::ScalarType compute_dtype = at::kFloat;  // bf16 on GPU
+  at::Device device = at::kCPU;
+};
+
+// A Llama as FSDP units: [embedding] [block 0] ... [block L-1] [norm + output].
+// Forward and backward gather each unit just in time and free it after; each
+// unit's gradient is reduce-scattered into its fp32 shard as soon as it exists.
+class FsdpLlama {
+ public:
+  FsdpLlama(const ModelConfig& m, const CommGroups& groups, const FsdpOptions& o,
+            std::uint64_t seed);
+
+  // Mean loss of one micro-batch (tokens [B, T+1]); with `backward`, the
+  // gradient of loss*grad_scale is added to every unit's grad().
+  double step(const at::Tensor& tokens, bool backward, double grad_scale);
+
+  std::vector<std::unique_ptr<FlatUnit>>& units() { return units_; }
+  const ModelConfig& config() const { return cfg_; }
+  at::Device device() const { return opt_.device; }
+
+  // Parameters + gradients + AdamW moments this rank holds, in bytes.
+  std::int64_t state_bytes() const;
+
+ private:
+  ModelConfig cfg_;
+  FsdpOptions opt_;
+  std::vector<std::unique_ptr<FlatUnit>> units_;
+  llama::Rope rope_;
+};
+
+}  // namespace wireup::train

@@ -1,0 +1,492 @@
+#include "model/llama_model.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/cpu_gemm.hpp"
+#include "model/cross_entropy_kernel.hpp"
+#include "model/rms_norm_kernel.hpp"
+#include "model/swiglu_kernel.hpp"
+
+namespace wireup::train::llama {
+
+std::vector<ParamSpec> embedding_specs(const ModelConfig& m) {
+  return {{"tok_embeddings.weight", {m.vocab, m.hidden}}};
+}
+
+std::vector<ParamSpec> block_specs(const ModelConfig& m) {
+  return {{"attention_norm.weight", {m.hidden}},
+          {"attention.wqkv.weight", {m.hidden + 2 * m.kv_dim(), m.hidden}},
+          {"attention.wo.weight", {m.hidden, m.hidden}},
+          {"ffn_norm.weight", {m.hidden}},
+          {"feed_forward.w13.weight", {2 * m.intermediate, m.hidden}},
+          {"feed_forward.w2.weight", {m.hidden, m.intermediate}}};
+}
+
+std::vector<ParamSpec> head_specs(const ModelConfig& m) {
+  return {{"norm.weight", {m.hidden}}, {"output.weight", {m.vocab, m.hidden}}};
+}
+
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
+                     std::uint64_t seed) {
+  std::int64_t total = 0;
+  for (const auto& s : specs) total += s.numel();
+  at::Tensor flat = at::empty({total}, at::kFloat);
+  auto gen = at::detail::createCPUGenerator(seed);
+  const double out_std = 0.02 / std::sqrt(2.0 * static_cast<double>(m.layers));
+  std::int64_t off = 0;
+  for (const auto& s : specs) {
+    at::Tensor v = flat.narrow(0, off, s.numel());
+    if (s.shape.size() == 1) {
+      v.fill_(1.0);
+    } else {
+      const bool out_proj = s.name.find("wo.") != std::string::npos ||
+                            s.name.find("w2.") != std::string::npos;
+      v.normal_(0.0, out_proj ? out_std : 0.02, gen);
+    }
+    off += s.numel();
+  }
+  return flat;
+}
+
+Rope make_rope(const ModelConfig& m, std::int64_t seq) {
+  const std::int64_t half = m.head_dim() / 2;
+  at::Tensor inv = at::arange(half, at::kDouble).mul_(2.0 / static_cast<double>(m.head_dim()));
+  inv = at::pow(m.rope_theta, inv).reciprocal_();
+  at::Tensor angles = at::outer(at::arange(seq, at::kDouble), inv);
+  Rope r{angles.cos().to(at::kFloat), angles.sin().to(at::kFloat), {}, {}};
+  r.cis = at::view_as_complex(at::stack({r.cos, r.sin}, -1));
+  r.causal = at::full({seq, seq}, -INFINITY, at::kFloat).triu_(1);
+  return r;
+}
+
+Rope rope_to(const Rope& r, at::Device device) {
+  return {r.cos.to(device), r.sin.to(device), r.cis.to(device), r.causal.to(device)};
+}
+
+namespace {
+
+// What the plain-C++ kernels take: fp32 in CPU memory (made contiguous first).
+bool fp32_cpu(const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == at::kFloat; }
+
+// Rows per task of the kernels' parallel_for: big enough to beat the overhead.
+constexpr std::int64_t kGrainRows = 64;
+
+// RMSNorm with its backward written out: autograd's chain of the forward's
+// small ops would make twice the passes over the activations.
+struct RmsNorm : public torch::autograd::Function<RmsNorm> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            const at::Tensor& w, double eps) {
+    if (fp32_cpu(x) && fp32_cpu(w)) return forward_kernel(ctx, x.contiguous(), w.contiguous(), eps);
+    at::Tensor x32 = x.to(at::kFloat);
+    at::Tensor rstd = at::rsqrt((x32 * x32).mean(-1, true).add_(eps));
+    ctx->save_for_backward({x, w, rstd});
+    return (x32 * rstd).to(x.scalar_type()).mul_(w);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1], &rstd = saved[2];
+    if (ctx->saved_data.count("kernel")) return backward_kernel(x, w, rstd, grads[0].contiguous());
+    const at::Tensor dy = grads[0].to(at::kFloat);
+    at::Tensor xhat = x.to(at::kFloat) * rstd;
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(x.dim() - 1));
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int64_t>(i);
+    at::Tensor dw = (dy * xhat).sum(rows).to(w.scalar_type());
+    at::Tensor dxhat = dy * w;
+    at::Tensor dot = (dxhat * xhat).mean(-1, true);
+    at::Tensor dx = dxhat.sub_(xhat.mul_(dot)).mul_(rstd).to(x.scalar_type());
+    return {dx, dw, at::Tensor()};
+  }
+
+  // fp32 on the CPU: rms_norm_kernel.cpp, rows split over the ATen threads.
+  static at::Tensor forward_kernel(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                                   const at::Tensor& w, double eps) {
+    const auto n = x.size(-1), rows = x.numel() / n;
+    at::Tensor y = at::empty_like(x), rstd = at::empty({rows}, x.options());
+    const float *px = x.data_ptr<float>(), *pw = w.data_ptr<float>();
+    float *py = y.data_ptr<float>(), *pr = rstd.data_ptr<float>();
+    at::parallel_for(0, rows, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+      rms_norm_forward(px + r0 * n, pw, py + r0 * n, pr + r0, static_cast<std::size_t>(r1 - r0),
+                       static_cast<std::size_t>(n), static_cast<float>(eps));
+    });
+    ctx->save_for_backward({x, w, rstd});
+    ctx->saved_data["kernel"] = true;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward_kernel(const at::Tensor& x, const at::Tensor& w,
+                                                        const at::Tensor& rstd,
+                                                        const at::Tensor& dy) {
+    const auto n = x.size(-1), rows = x.numel() / n;
+    at::Tensor dx = at::empty_like(x);
+    // one dw row per chunk of rows, summed after: no sharing between threads
+    const std::int64_t chunks =
+        std::clamp<std::int64_t>(rows / kGrainRows, 1, at::get_num_threads());
+    at::Tensor dw_acc = at::zeros({chunks, n}, x.options().dtype(at::kDouble));
+    const float *px = x.data_ptr<float>(), *pw = w.data_ptr<float>();
+    const float *pr = rstd.data_ptr<float>(), *pdy = dy.data_ptr<float>();
+    float* pdx = dx.data_ptr<float>();
+    double* pacc = dw_acc.data_ptr<double>();
+    at::parallel_for(0, chunks, 1, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const std::int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+        rms_norm_backward(px + r0 * n, pw, pr + r0, pdy + r0 * n, pdx + r0 * n, pacc + c * n,
+                          static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(n));
+      }
+    });
+    return {dx, dw_acc.sum(0).to(at::kFloat), at::Tensor()};
+  }
+};
+
+// silu(gate) * up from the fused W1/W3 output [..., 2I] (swiglu_kernel.cpp):
+// one pass each way, the gradient written straight into one [..., 2I]
+// tensor (no cat), and only the input kept for backward.
+struct SwiGlu : public torch::autograd::Function<SwiGlu> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& gu_in) {
+    const at::Tensor gu = gu_in.contiguous();
+    const auto I = gu.size(-1) / 2, rows = gu.numel() / gu.size(-1);
+    auto shape = gu.sizes().vec();
+    shape.back() = I;
+    at::Tensor y = at::empty(shape, gu.options());
+    const float* pgu = gu.data_ptr<float>();
+    float* py = y.data_ptr<float>();
+    at::parallel_for(0, rows, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+      swiglu_forward(pgu + r0 * 2 * I, py + r0 * I, static_cast<std::size_t>(r1 - r0),
+                     static_cast<std::size_t>(I));
+    });
+    ctx->save_for_backward({gu});
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor gu = ctx->get_saved_variables()[0];
+    const at::Tensor dy = grads[0].contiguous();
+    const auto I = gu.size(-1) / 2, rows = gu.numel() / gu.size(-1);
+    at::Tensor dgu = at::empty_like(gu);
+    const float *pgu = gu.data_ptr<float>(), *pdy = dy.data_ptr<float>();
+    float* pdgu = dgu.data_ptr<float>();
+    at::parallel_for(0, rows, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+      swiglu_backward(pgu + r0 * 2 * I, pdy + r0 * I, pdgu + r0 * 2 * I,
+                      static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(I));
+    });
+    return {dgu};
+  }
+};
+
+// Mean cross-entropy over rows of fp32 logits [N, V], computed in row chunks
+// that stay in cache. Its backward turns the logits' own memory into the
+// gradient (softmax minus one-hot): no log-softmax copy, no zeroed one-hot.
+// Token ids were checked against the vocabulary on the host (FsdpLlama::step).
+struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
+  static constexpr std::int64_t kRows = 64;
+  // On a GPU, chunks only bound logsumexp's temporary (4096 x V fp32); 64-row
+  // chunks would be thousands of tiny kernel launches per step.
+  static constexpr std::int64_t kDeviceRows = 4096;
+
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
+                            const at::Tensor& targets) {
+    const auto N = logits.size(0);
+    if (fp32_cpu(logits) && logits.is_contiguous()) return forward_kernel(ctx, logits, targets);
+    at::Tensor lse = at::empty({N}, logits.options());
+    const std::int64_t rows = logits.is_cpu() ? kRows : kDeviceRows;
+    for (std::int64_t r = 0; r < N; r += rows) {
+      const auto n = std::min(rows, N - r);
+      lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
+    }
+    at::Tensor picked = logits.gather(1, targets.unsqueeze(1)).squeeze(1);
+    ctx->save_for_backward({logits, targets, lse});
+    return (lse - picked).mean();
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    at::Tensor g = saved[0];  // the logits: nothing else reads them after this
+    const at::Tensor& targets = saved[1];
+    const at::Tensor& lse = saved[2];
+    const auto N = g.size(0);
+    if (ctx->saved_data.count("kernel")) {
+      const float scale = grads[0].item<float>() / static_cast<float>(N);
+      const auto V = g.size(1);
+      float* pg = g.data_ptr<float>();
+      const std::int64_t* pt = targets.data_ptr<std::int64_t>();
+      const float* pl = lse.data_ptr<float>();
+      at::parallel_for(0, N, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+        cross_entropy_backward(pg + r0 * V, pt + r0, pl + r0, scale,
+                               static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(V));
+      });
+      return {g, at::Tensor()};
+    }
+    const at::Tensor scale = grads[0] / static_cast<double>(N);
+    if (g.is_cpu()) {
+      for (std::int64_t r = 0; r < N; r += kRows) {
+        const auto n = std::min(kRows, N - r);
+        g.narrow(0, r, n).sub_(lse.narrow(0, r, n).unsqueeze(1)).exp_();
+      }
+    } else {
+      g.sub_(lse.unsqueeze(1)).exp_();  // in place: two kernels, no temporary
+    }
+    g.scatter_add_(1, targets.unsqueeze(1), at::full({N, 1}, -1.0, g.options()));
+    g.mul_(scale);
+    return {g, at::Tensor()};
+  }
+
+  // fp32 on the CPU (cross_entropy_kernel.cpp): lse per row in two passes
+  // over the row, the loss summed in double; backward one pass, scale folded
+  // in.
+  static at::Tensor forward_kernel(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
+                                   const at::Tensor& targets_in) {
+    const auto N = logits.size(0), V = logits.size(1);
+    const at::Tensor targets = targets_in.to(at::kLong).contiguous();
+    at::Tensor lse = at::empty({N}, logits.options());
+    const std::int64_t chunks = std::clamp<std::int64_t>(N / kGrainRows, 1, at::get_num_threads());
+    std::vector<double> partial(static_cast<std::size_t>(chunks), 0.0);
+    const float* pl = logits.data_ptr<float>();
+    const std::int64_t* pt = targets.data_ptr<std::int64_t>();
+    float* plse = lse.data_ptr<float>();
+    at::parallel_for(0, chunks, 1, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const std::int64_t r0 = N * c / chunks, r1 = N * (c + 1) / chunks;
+        partial[static_cast<std::size_t>(c)] =
+            cross_entropy_forward(pl + r0 * V, pt + r0, plse + r0,
+                                  static_cast<std::size_t>(r1 - r0), static_cast<std::size_t>(V));
+      }
+    });
+    double total = 0;
+    for (double p : partial) total += p;
+    ctx->save_for_backward({logits, targets, lse});
+    ctx->saved_data["kernel"] = true;
+    return at::scalar_tensor(total / static_cast<double>(N), logits.options());
+  }
+};
+
+// y = x W^T through cpu_sgemm (fp32 CPU, oneDNN built in): the three GEMMs
+// ATen's linear and MmBackward would make, on the faster library. x [..., in]
+// and W [out, in] are kept for backward, as ATen keeps them.
+struct Linear : public torch::autograd::Function<Linear> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in,
+                            const at::Tensor& w_in) {
+    const at::Tensor x = x_in.contiguous(), w = w_in.contiguous();
+    const auto in = w.size(1), out = w.size(0), rows = x.numel() / in;
+    auto shape = x.sizes().vec();
+    shape.back() = out;
+    at::Tensor y = at::empty(shape, x.options());
+    cpu_sgemm(false, true, rows, out, in, 1.0f, x.data_ptr<float>(), in, w.data_ptr<float>(), in,
+              0.0f, y.data_ptr<float>(), out);
+    ctx->save_for_backward({x, w});
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1];
+    const at::Tensor dy = grads[0].contiguous();
+    const auto in = w.size(1), out = w.size(0), rows = x.numel() / in;
+    at::Tensor dx, dw;
+    if (ctx->needs_input_grad(0)) {  // dX = dY W
+      dx = at::empty_like(x);
+      cpu_sgemm(false, false, rows, in, out, 1.0f, dy.data_ptr<float>(), out, w.data_ptr<float>(),
+                in, 0.0f, dx.data_ptr<float>(), in);
+    }
+    if (ctx->needs_input_grad(1)) {  // dW = dY^T X
+      dw = at::empty_like(w);
+      cpu_sgemm(true, false, out, in, rows, 1.0f, dy.data_ptr<float>(), out, x.data_ptr<float>(),
+                in, 0.0f, dw.data_ptr<float>(), in);
+    }
+    return {dx, dw};
+  }
+};
+
+}  // namespace
+
+// Meta's layout: consecutive pairs (2i, 2i+1) rotate together. x: [B,T,h,d].
+// One complex multiplication in fp32 (a single pass each way); complex bf16
+// does not exist, so bf16 goes to fp32 and back around it, as Meta's
+// reference does: three kernels, where rotating the real pairs took seven.
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
+  const auto B = x.size(0), T = x.size(1), h = x.size(2), d = x.size(3);
+  at::Tensor cis = rope.cis.narrow(0, 0, T).view({1, T, 1, d / 2});
+  const bool reduced = x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble;
+  const at::Tensor wide = reduced ? x.to(at::kFloat) : x;
+  if (wide.scalar_type() == at::kDouble) cis = cis.to(at::kComplexDouble);  // tests' fp64
+  at::Tensor out = at::view_as_real(at::view_as_complex(wide.view({B, T, h, d / 2, 2})) * cis);
+  out = out.view({B, T, h, d});
+  return reduced ? out.to(x.scalar_type()) : out;
+}
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+  // LibTorch's fused CUDA RMSNorm (one kernel each way, fp32 inside).
+  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, w, eps);
+#endif
+  return RmsNorm::apply(x, w, eps);
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w) {
+  if (cpu_sgemm_available() && fp32_cpu(x) && fp32_cpu(w) && w.dim() == 2 &&
+      x.size(-1) == w.size(1))
+    return Linear::apply(x, w);
+  return at::linear(x, w);  // GPUs (cuBLAS), other dtypes, no oneDNN, bad shapes' own error
+}
+
+at::Tensor swiglu(const at::Tensor& gate_up) {
+  if (fp32_cpu(gate_up)) return SwiGlu::apply(gate_up);
+  const auto halves = gate_up.chunk(2, -1);  // autograd's own ops elsewhere (bf16, GPU)
+  return at::silu(halves[0]) * halves[1];
+}
+
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets) {
+  return CrossEntropy::apply(logits, targets);
+}
+
+namespace {
+
+// The blocks of causal_attention as one autograd node. Autograd on the
+// per-block narrow() of Q, K and V would zero-pad each block's gradient to
+// full size and sum the pads (K and V: a full-size zero, copy and add per
+// block); here each block's gradient GEMMs write into slices of dQ or
+// accumulate into prefixes of dK and dV, and the outputs go straight into one
+// tensor (no cat). qg [BK, T*g, hd] (g query rows per token), kg and vg
+// [BK, T, hd], mask [T, T] additive.
+struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
+  struct Block {
+    std::int64_t t1, row0, rows;  // keys [0, t1); query rows [row0, row0 + rows)
+  };
+
+  // Blocks of 32 tokens or more, at most 8: n blocks compute (n + 1) / 2n of
+  // the full scores. At T = 256 (the bench's `small`) eight blocks of 32 ran
+  // ~1% faster than four of 64 (smaller GEMMs, but fewer of their FLOPs),
+  // two of 128 ~1.3% slower.
+  static std::vector<Block> blocks_of(std::int64_t T, std::int64_t g) {
+    const std::int64_t n = std::clamp<std::int64_t>(T / 32, 1, 8);
+    std::vector<Block> out;
+    for (std::int64_t b = 0; b < n; ++b) {
+      const std::int64_t t0 = T * b / n, t1 = T * (b + 1) / n;  // tokens [t0, t1)
+      out.push_back({t1, t0 * g, (t1 - t0) * g});
+    }
+    return out;
+  }
+
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& qg,
+                            const at::Tensor& kg, const at::Tensor& vg, const at::Tensor& mask,
+                            double scale) {
+    const auto T = kg.size(1), g = qg.size(1) / T;
+    at::Tensor out = at::empty_like(qg);
+    std::vector<at::Tensor> saved = {qg, kg, vg};
+    for (const Block& b : blocks_of(T, g)) {
+      // Keys before the block's first token are all visible: the mask is
+      // added to the diagonal square only, not copied under every score.
+      const std::int64_t t0 = b.row0 / g;
+      at::Tensor scores = at::empty({qg.size(0), b.rows, b.t1}, qg.options());
+      at::baddbmm_out(scores, scores, qg.narrow(1, b.row0, b.rows),
+                      kg.narrow(1, 0, b.t1).transpose(1, 2), 0.0, scale);  // beta 0: not read
+      scores.narrow(2, t0, b.t1 - t0)
+          .view({-1, b.t1 - t0, g, b.t1 - t0})
+          .add_(mask.narrow(0, t0, b.t1 - t0).narrow(1, t0, b.t1 - t0).unsqueeze(1));
+      at::Tensor p = at::_softmax(scores, -1, false);
+      at::Tensor o = out.narrow(1, b.row0, b.rows);
+      at::bmm_out(o, p, vg.narrow(1, 0, b.t1));
+      saved.push_back(p);
+    }
+    ctx->save_for_backward(saved);
+    ctx->saved_data["scale"] = scale;
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &qg = saved[0], &kg = saved[1], &vg = saved[2];
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const at::Tensor dout = grads[0].contiguous();
+    const auto T = kg.size(1), g = qg.size(1) / T;
+    at::Tensor dq = at::empty_like(qg), dk = at::empty_like(kg), dv = at::empty_like(vg);
+    // Last block first: it sees every key, so its GEMMs (beta 0) fill dK and
+    // dV whole and the others add to prefixes; nothing is zeroed.
+    const auto blocks = blocks_of(T, g);
+    for (std::size_t i = blocks.size(); i-- > 0;) {
+      const Block& b = blocks[i];
+      const double beta = i + 1 == blocks.size() ? 0.0 : 1.0;
+      const at::Tensor& p = saved[3 + i];  // [BK, rows, t1]
+      const at::Tensor dout_b = dout.narrow(1, b.row0, b.rows);
+      const at::Tensor k = kg.narrow(1, 0, b.t1), v = vg.narrow(1, 0, b.t1);
+      dv.narrow(1, 0, b.t1).baddbmm_(p.transpose(1, 2), dout_b, beta, 1.0);
+      at::Tensor ds =
+          at::_softmax_backward_data(at::bmm(dout_b, v.transpose(1, 2)), p, -1, p.scalar_type());
+      dq.narrow(1, b.row0, b.rows).baddbmm_(ds, k, 0.0, scale);  // beta 0: dq is not read
+      dk.narrow(1, 0, b.t1).baddbmm_(ds.transpose(1, 2), qg.narrow(1, b.row0, b.rows), beta, scale);
+    }
+    return {dq, dk, dv, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+// Causal grouped-query attention; q [B,T,nh,hd], k and v [B,T,kv,hd] ->
+// [B,T,nh*hd]. Per KV head, the rows of its nh/kv query heads are stacked
+// (token-major) into one taller matrix, so K and V are never copied per query
+// head and the GEMMs are taller. The rows are cut into blocks of tokens and
+// each block meets only the keys up to its last token: the scores above the
+// diagonal are never computed. The 1/sqrt(hd) scale rides in the score GEMM
+// (baddbmm); the mask is added to each block's diagonal square only.
+// On CUDA with LibTorch 2.5 or newer, ATen's fused attention instead (flash
+// attention where the shapes allow; grouped KV heads natively): it never
+// materialises the scores, which at T = 4096 are GiBs per layer.
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& causal) {
+  const auto B = q.size(0), T = q.size(1), nh = q.size(2), hd = q.size(3), kv = k.size(2);
+  const auto g = nh / kv;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  if (q.is_cuda()) {
+    const at::Tensor o = at::scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0, /*is_causal=*/true,
+        std::nullopt, /*enable_gqa=*/g > 1);
+    return o.transpose(1, 2).reshape({B, T, nh * hd});  // o [B, nh, T, hd]
+  }
+#endif
+  at::Tensor qg = q.reshape({B, T, kv, g, hd}).transpose(1, 2).reshape({B * kv, T * g, hd});
+  at::Tensor kg = k.transpose(1, 2).reshape({B * kv, T, hd});
+  at::Tensor vg = v.transpose(1, 2).reshape({B * kv, T, hd});
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  at::Tensor o = BlockedAttention::apply(qg, kg, vg, causal.to(q.scalar_type()), scale);
+  return o.view({B, kv, T, g, hd}).transpose(1, 2).reshape({B, T, nh * hd});  // o [B*kv, T*g, hd]
+}
+
+at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
+  return at::embedding(p[0], tokens);
+}
+
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
+                 const ModelConfig& m) {
+  const auto B = x.size(0), T = x.size(1);
+  const auto H = m.hidden, hd = m.head_dim(), kv = m.kv_heads, nh = m.heads;
+  // attention
+  // split, not narrow: its backward is one cat, where each narrow's would be
+  // a zeroed full-size gradient summed with the others'.
+  const auto qkv = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
+  at::Tensor q = qkv[0].view({B, T, nh, hd});
+  at::Tensor k = qkv[1].view({B, T, kv, hd});
+  at::Tensor v = qkv[2].view({B, T, kv, hd});
+  at::Tensor a = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
+  at::Tensor h = x + llama::linear(a, p[2]);
+  // SwiGLU feed-forward
+  const at::Tensor w13 = llama::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
+  return h + llama::linear(swiglu(w13), p[5]);
+}
+
+at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                     const at::Tensor& targets, const ModelConfig& m) {
+  at::Tensor logits = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
+  return cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
+}
+
+}  // namespace wireup::train::llama

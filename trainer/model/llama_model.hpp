@@ -1,0 +1,62 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "model/param_spec.hpp"
+#include "config/model_config.hpp"
+
+// The Llama computation, written against plain tensors (the gathered views of
+// a unit), so the FSDP machinery and the reference model share one definition.
+namespace wireup::train::llama {
+
+// Parameter layouts of the three unit kinds. Q, K and V sit next to each other
+// in the flat buffer, and so do W1 and W3: one GEMM each (fused projections).
+std::vector<ParamSpec> embedding_specs(const ModelConfig& m);
+std::vector<ParamSpec> block_specs(const ModelConfig& m);
+std::vector<ParamSpec> head_specs(const ModelConfig& m);
+
+// Initial values of a unit, flat, identical on every rank and world size:
+// N(0, 0.02), output projections scaled by 1/sqrt(2*layers), norms at 1.
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
+                     std::uint64_t seed);
+
+// What depends on positions only, made once per model: rotary tables and the
+// causal mask.
+struct Rope {
+  at::Tensor cos, sin;  // [T, head_dim/2]
+  at::Tensor cis;       // cos + i sin, complex64 [T, head_dim/2] (the fp32 path)
+  at::Tensor causal;    // [T, T] additive: 0 where key <= query, -inf after
+};
+Rope make_rope(const ModelConfig& m, std::int64_t seq);
+Rope rope_to(const Rope& r, at::Device device);
+// Rotary embedding of x [B,T,h,head_dim] (Meta's interleaved pairs); bf16
+// computes in fp32 and rounds once.
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope);
+
+// Causal grouped-query attention: q [B,T,nh,hd], k and v [B,T,kv,hd] (RoPE
+// applied) -> [B,T,nh*hd]; `causal` as in Rope, at least [T, T].
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& causal);
+
+// The elementwise pieces, each one autograd node with a written-out backward;
+// fp32 on the CPU runs the plain-C++ kernels (*_kernel.cpp), other dtypes and
+// devices ATen (rms_norm on CUDA: LibTorch's fused kernel, 2.8 or newer).
+// rms_norm: x [..., n], w [n]. swiglu: silu(gate) * up of
+// gate_up = [gate | up] along the last dimension. cross_entropy: the mean over
+// rows of fp32 logits [N, V] against targets [N].
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps);
+// x W^T without bias: x [..., in], w [out, in]. fp32 on the CPU with oneDNN
+// built in: its sgemm (cpu_gemm.hpp) forward and backward; else ATen's linear.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w);
+at::Tensor swiglu(const at::Tensor& gate_up);
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
+
+at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
+                 const ModelConfig& m);
+// Mean cross-entropy of the next-token logits against `targets`.
+at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                     const at::Tensor& targets, const ModelConfig& m);
+
+}  // namespace wireup::train::llama
