@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "fixtures.hpp"
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_format.hpp"
 #include "wireup/data/shard_writer.hpp"

@@ -1,4 +1,4 @@
-// The loader's row kernels (trainer/data/src/widen.hpp, internal to
+// The loader's row kernels (data/format/src/widen.hpp, internal to
 // wireup_data): every length around the vector widths, both token widths,
 // every row type, with and without a next row to prefetch.
 #include <catch2/catch.hpp>

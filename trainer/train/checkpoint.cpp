@@ -13,7 +13,7 @@
 #include <future>
 #include <sstream>
 
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
 
 namespace fs = std::filesystem;
@@ -209,7 +209,7 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
       const char* p = static_cast<const char*>(t.data_ptr());
       // Hash on a second thread while this one writes: neither waits for the other.
       auto digest = std::async(std::launch::async, [p, bytes] {
-        data::Sha256 h;
+        Sha256 h;
         h.update(p, bytes);
         return h.hex_digest();
       });
@@ -314,7 +314,7 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
           const ssize_t n = ::pread(fds[piece.file], buf.data(), bytes, static_cast<off_t>(c.file_offset));
           if (n != static_cast<ssize_t>(bytes)) io_fail(bin, "short read");
           if (!verified[piece.file][piece.chunk]) {
-            data::Sha256 h;
+            Sha256 h;
             h.update(buf.data(), bytes);
             if (h.hex_digest() != c.sha256)
               throw InputError(bin.string() + ": checksum mismatch in " + meta.units[u].name +

@@ -23,7 +23,7 @@
 #include "hf_layout.hpp"
 #include "llama_math.hpp"
 #include "safetensors.hpp"
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
 #include "wireup/train/checkpoint_meta.hpp"
 
@@ -134,7 +134,7 @@ class CheckpointReader {
       }
       auto& ok = checked[{piece.file, piece.chunk}];
       if (!ok) {  // a checksum covers the whole chunk: read and check it all
-        data::Sha256 h;
+        Sha256 h;
         h.update(buf.data(), bytes);
         if (h.hex_digest() != c.sha256)
           throw InputError(bin.string() + ": checksum mismatch in " + um.name + " " + c.kind +

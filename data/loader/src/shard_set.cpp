@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::data {

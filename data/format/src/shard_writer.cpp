@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::data {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace wireup::data {
+namespace wireup {
 
 // Incremental SHA-256 (OpenSSL). Hex digests match `sha256sum`, so users can
 // check a shard against manifest.json by hand.
@@ -30,4 +30,4 @@ std::string sha256_hex(std::string_view bytes);
 std::string sha256_file(const std::filesystem::path& path);
 bool is_sha256_hex(std::string_view s);
 
-}  // namespace wireup::data
+}  // namespace wireup

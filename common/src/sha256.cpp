@@ -1,4 +1,4 @@
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -11,7 +11,7 @@
 
 #include "wireup/error.hpp"
 
-namespace wireup::data {
+namespace wireup {
 
 struct Sha256::Impl {
   EVP_MD_CTX* ctx = nullptr;
@@ -80,4 +80,4 @@ bool is_sha256_hex(std::string_view s) {
   return true;
 }
 
-}  // namespace wireup::data
+}  // namespace wireup

@@ -20,7 +20,7 @@
 #include "staging.hpp"
 #include "tokenizer.hpp"
 #include "wireup/data/permutation.hpp"
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_set.hpp"
 #include "wireup/data/shard_writer.hpp"
@@ -345,7 +345,7 @@ data::Manifest run_prep(const PrepOptions& o) {
   tok_entry.vocab_size = vocab;
   tok_entry.bos_id = tok->bos_id();
   tok_entry.eos_id = tok->eos_id();
-  tok_entry.sha256 = data::sha256_hex(tok->model_bytes());
+  tok_entry.sha256 = wireup::sha256_hex(tok->model_bytes());
   write_file(staging.file(tok_entry.file), tok->model_bytes());
 
   // Tokenise on every core; write in input order from one thread.
@@ -468,7 +468,7 @@ void verify_dataset(const fs::path& dir_or_manifest) {
   auto dir = file.parent_path();
   if (dir.empty()) dir = ".";
   const auto tok_path = dir / m.tokenizer.file;
-  if (data::sha256_file(tok_path) != m.tokenizer.sha256)
+  if (wireup::sha256_file(tok_path) != m.tokenizer.sha256)
     throw InputError(tok_path.string() + ": SHA-256 does not match the manifest");
   for (const auto& [name, split] : {std::pair{"train", &m.train}, {"validation", &m.validation}}) {
     if (split->shards.empty()) continue;
