@@ -10,7 +10,6 @@
 #include <cstring>
 #include <utility>
 
-#include "widen.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::data {
@@ -25,13 +24,21 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr std::size_t kScratchBytes = std::size_t{64} << 10;
 
+// `count` little-endian tokens of `width` (2 or 4) bytes at `src` into `out`.
+void decode(const unsigned char* src, unsigned width, std::uint64_t count, std::uint32_t* out) {
+  for (std::uint64_t i = 0; i < count; ++i, src += width)
+    out[i] = width == 2 ? std::uint32_t{src[0]} | std::uint32_t{src[1]} << 8
+                        : std::uint32_t{src[0]} | std::uint32_t{src[1]} << 8 |
+                              std::uint32_t{src[2]} << 16 | std::uint32_t{src[3]} << 24;
+}
+
 }  // namespace
 
 ShardFile::ShardFile(const std::filesystem::path& path, ReadMode mode) : path_(path), mode_(mode) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) io_error(path, "cannot open shard");
   try {
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd_, &st) != 0) io_error(path, "cannot stat shard");
     if (!S_ISREG(st.st_mode)) throw InputError(path.string() + ": not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -104,14 +111,13 @@ void ShardFile::read_bytes(std::uint64_t offset, std::uint64_t size, void* out) 
   }
 }
 
-template <class T>
-void ShardFile::read_tokens(std::uint64_t first, std::uint64_t count, T* out) const {
+void ShardFile::read_tokens(std::uint64_t first, std::uint64_t count, std::uint32_t* out) const {
   if (first > header_.token_count || count > header_.token_count - first)
     throw std::out_of_range(path_.string() + ": token range past the end of the shard");
   const std::uint64_t width = header_.token_bytes;
   const std::uint64_t base = header_.tokens_offset + first * width;
   if (map_ != nullptr) {
-    detail::widen(map_ + base, header_.token_bytes, count, out);
+    decode(map_ + base, header_.token_bytes, count, out);
     return;
   }
   // pread in one request when it fits the scratch buffer (a window usually does).
@@ -120,7 +126,7 @@ void ShardFile::read_tokens(std::uint64_t first, std::uint64_t count, T* out) co
   for (std::uint64_t done = 0; done < count;) {
     const std::uint64_t n = std::min(per, count - done);
     read_bytes(base + done * width, n * width, scratch);
-    detail::widen(scratch, header_.token_bytes, n, out + done);
+    decode(scratch, header_.token_bytes, n, out + done);
     done += n;
   }
 }
@@ -156,10 +162,6 @@ void ShardFile::readahead(std::uint64_t first, std::uint64_t count) const {
     ::posix_fadvise(fd_, static_cast<off_t>(begin), static_cast<off_t>(len), POSIX_FADV_WILLNEED);
   }
 }
-
-template void ShardFile::read_tokens(std::uint64_t, std::uint64_t, std::int32_t*) const;
-template void ShardFile::read_tokens(std::uint64_t, std::uint64_t, std::int64_t*) const;
-template void ShardFile::read_tokens(std::uint64_t, std::uint64_t, std::uint32_t*) const;
 
 std::vector<std::uint64_t> ShardFile::doc_offsets() const {
   std::vector<std::uint64_t> v(header_.doc_count + 1);

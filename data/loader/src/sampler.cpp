@@ -1,7 +1,6 @@
 #include "wireup/data/sampler.hpp"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
@@ -9,8 +8,8 @@
 namespace wireup::data {
 
 std::string position_to_json(const Position& p) {
-  const nlohmann::json j = {{"version", 1},  {"seed", p.seed}, {"epoch", p.epoch},
-                            {"offset", p.offset}, {"step", p.step}};
+  const nlohmann::json j = {
+      {"version", 1}, {"seed", p.seed}, {"epoch", p.epoch}, {"offset", p.offset}, {"step", p.step}};
   return j.dump();
 }
 
@@ -27,8 +26,7 @@ Position position_from_json(std::string_view text, const std::string& name) {
                        "': expected a non-negative integer");
     return j[key].get<std::uint64_t>();
   };
-  if (get("version") != 1)
-    throw InputError(name + ": data position field 'version': expected 1");
+  if (get("version") != 1) throw InputError(name + ": data position field 'version': expected 1");
   return {get("seed"), get("epoch"), get("offset"), get("step")};
 }
 

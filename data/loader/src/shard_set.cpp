@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 namespace wireup::data {
 namespace {
@@ -17,7 +17,8 @@ void check_against_manifest(const ShardFile& f, const ShardEntry& e, const Manif
   const std::string name = f.path().string();
   const auto mismatch = [&](const char* what, std::uint64_t file, std::uint64_t manifest) {
     throw InputError(name + ": " + what + " " + std::to_string(file) + " in the shard header but " +
-                     std::to_string(manifest) + " in the manifest (shard replaced or manifest "
+                     std::to_string(manifest) +
+                     " in the manifest (shard replaced or manifest "
                      "from another run?)");
   };
   if (h.token_count != e.tokens) mismatch("token count", h.token_count, e.tokens);
@@ -80,30 +81,16 @@ ShardSet::ShardSet(const std::filesystem::path& dir, const Manifest& manifest,
     check_against_manifest(shards_.back(), e, manifest);
     if (shards_.back().file_bytes() != e.bytes)
       throw InputError(shards_.back().path().string() + ": " +
-                       std::to_string(shards_.back().file_bytes()) + " bytes but the manifest "
-                       "lists " + std::to_string(e.bytes));
+                       std::to_string(shards_.back().file_bytes()) +
+                       " bytes but the manifest "
+                       "lists " +
+                       std::to_string(e.bytes));
     starts_.push_back(starts_.back() + e.tokens);
-    if (verify == Verify::All || (verify == Verify::Partitioned && world_size > 0 &&
-                                  i % world_size == rank))
+    if (verify == Verify::All ||
+        (verify == Verify::Partitioned && world_size > 0 && i % world_size == rank))
       to_hash.push_back(i);
   }
   verify_checksums(shards_, split.shards, to_hash);
-}
-
-template <class T>
-void ShardSet::read(std::uint64_t first, std::uint64_t count, T* out) const {
-  if (first > tokens() || count > tokens() - first)
-    throw std::out_of_range("ShardSet::read past the end of the split");
-  auto s = shard_of(first);
-  while (count > 0) {
-    const std::uint64_t local = first - starts_[s];
-    const std::uint64_t n = std::min(count, starts_[s + 1] - first);
-    if (n > 0) shards_[s].read_tokens(local, n, out);
-    out += n;
-    first += n;
-    count -= n;
-    ++s;
-  }
 }
 
 std::size_t ShardSet::shard_of(std::uint64_t token) const {
@@ -143,20 +130,14 @@ const unsigned char* ShardSet::mapped(std::uint64_t first, std::uint64_t count) 
 }
 
 void ShardSet::prefetch(std::uint64_t first, std::uint64_t count) const {
-  for_pieces(first, count, [](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
-    f.prefetch(at, n);
-  });
+  for_pieces(first, count,
+             [](const ShardFile& f, std::uint64_t at, std::uint64_t n) { f.prefetch(at, n); });
 }
 
 void ShardSet::readahead(std::uint64_t first, std::uint64_t count) const {
-  for_pieces(first, count, [](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
-    f.readahead(at, n);
-  });
+  for_pieces(first, count,
+             [](const ShardFile& f, std::uint64_t at, std::uint64_t n) { f.readahead(at, n); });
 }
-
-template void ShardSet::read(std::uint64_t, std::uint64_t, std::int32_t*) const;
-template void ShardSet::read(std::uint64_t, std::uint64_t, std::int64_t*) const;
-template void ShardSet::read(std::uint64_t, std::uint64_t, std::uint32_t*) const;
 
 std::uint64_t window_count(std::uint64_t tokens, std::uint64_t context) {
   if (context == 0 || tokens < 2) return 0;

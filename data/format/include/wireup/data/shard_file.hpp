@@ -28,9 +28,8 @@ class ShardFile {
   const std::filesystem::path& path() const { return path_; }
   std::uint64_t file_bytes() const { return header_.file_bytes(); }
 
-  // Copies tokens [first, first+count) widened to T (int32, int64 or uint32).
-  template <class T>
-  void read_tokens(std::uint64_t first, std::uint64_t count, T* out) const;
+  // Copies tokens [first, first+count) as token ids.
+  void read_tokens(std::uint64_t first, std::uint64_t count, std::uint32_t* out) const;
   // The same tokens as stored: count * token_bytes little-endian bytes.
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 

@@ -13,53 +13,48 @@
 namespace wireup::data {
 
 enum class Split { Train, Validation };
-// Row element type. Int64 is what torch embeddings and losses take. Stored
-// copies the shard's own little-endian uint16/uint32 (Batch::token_bytes
-// each) without widening: a quarter of the bytes to move to a GPU, which can
-// widen there (uint16 viewed as kInt16: `.to(kLong) & 0xFFFF`).
-enum class TokenType { Int32, Int64, Stored };
 
 struct LoaderConfig {
   std::filesystem::path manifest;  // manifest.json or the directory holding it
   Split split = Split::Train;
-  std::uint64_t context = 2048;    // T: each row holds T+1 tokens (inputs + shifted targets)
-  std::uint64_t batch_size = 1;    // B rows per step on each rank
+  std::uint64_t context = 2048;  // T: each row holds T+1 tokens (inputs + shifted targets)
+  std::uint64_t batch_size = 1;  // B rows per step on each rank
   std::uint64_t rank = 0;
   std::uint64_t world_size = 1;
-  std::uint64_t seed = 0;          // shuffle seed (a resumed Position brings its own)
-  bool shuffle = true;             // false: windows in file order (validation)
-  std::uint64_t epochs = 1;        // 0: no limit
-  std::uint64_t max_steps = 0;     // 0: no limit; counts steps across epochs
-  std::size_t prefetch = 32;       // batches read ahead in the background; 0: none (synchronous).
-                                   // Handed over in blocks of up to prefetch/4 batches
-                                   // (~256 KiB): 32 lets 32 KiB batches go 8 at a time
-  std::size_t workers = 1;         // background threads filling batches (at most prefetch);
-                                   // a caller whose batch is not ready fills it, or later
-                                   // ones, itself rather than waiting (docs/data-format.md)
-  std::size_t readahead = 0;       // steps ahead to ask the kernel to fetch; 0: off.
-                                   // Use ~prefetch on FSx/Lustre, where reads are round trips
-  TokenType token_type = TokenType::Int64;
+  std::uint64_t seed = 0;       // shuffle seed (a resumed Position brings its own)
+  bool shuffle = true;          // false: windows in file order (validation)
+  std::uint64_t epochs = 1;     // 0: no limit
+  std::uint64_t max_steps = 0;  // 0: no limit; counts steps across epochs
+  std::size_t prefetch = 32;    // batches read ahead in the background; 0: none (synchronous).
+                                // Handed over in blocks of up to prefetch/4 batches
+                                // (~256 KiB): 32 lets 32 KiB batches go 8 at a time
+  std::size_t workers = 1;      // background threads filling batches (at most prefetch);
+                                // a caller whose batch is not ready fills it, or later
+                                // ones, itself rather than waiting (docs/data-format.md)
+  std::size_t readahead = 0;    // steps ahead to ask the kernel to fetch; 0: off.
+                                // Use ~prefetch on FSx/Lustre, where reads are round trips
   ReadMode read_mode = ReadMode::Mmap;
   Verify verify = Verify::All;
 };
 
 // One step's rows for this rank: rows x cols tokens, row-major, cols = T+1.
-// Row i's inputs are tokens[i*cols, i*cols+T), its targets one further.
+// Row i's inputs are tokens i*cols .. i*cols+T-1, its targets one further.
+// Tokens are as the shards store them: token_bytes (2 or 4) little-endian
+// bytes each, a quarter of int64's bytes to move to a GPU, which widens them
+// there (uint16 viewed as kInt16: `.to(kLong) & 0xFFFF`).
 struct Batch {
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
-  TokenType type = TokenType::Int64;
-  std::vector<std::int64_t> tokens64;  // filled when type == Int64
-  std::vector<std::int32_t> tokens32;  // filled when type == Int32
-  std::vector<unsigned char> stored;   // filled when type == Stored
   std::uint32_t token_bytes = 0;       // of the shards: 2 or 4
+  std::vector<unsigned char> tokens;   // rows*cols*token_bytes bytes
   std::vector<std::uint64_t> windows;  // the window id of each row
   std::uint64_t epoch = 0;
-  Position after;                      // the loader position once this batch is consumed
+  Position after;  // the loader position once this batch is consumed
 
-  // rows*cols tokens of `type`, e.g. torch::from_blob(b.data(), {rows, cols}, torch::kLong).
-  const void* data() const;
-  void* data();
+  // Token j of row i.
+  std::uint32_t token(std::uint64_t i, std::uint64_t j) const;
+  const void* data() const { return tokens.data(); }
+  void* data() { return tokens.data(); }
 };
 
 // Reads shuffled, rank-disjoint windows of a prepared split, with

@@ -30,12 +30,9 @@ class ShardSet {
   std::uint64_t tokens() const { return starts_.back(); }
   const std::vector<ShardFile>& shards() const { return shards_; }
 
-  // Copies tokens [first, first+count) of the concatenated split, crossing
-  // shard boundaries as needed.
-  template <class T>
-  void read(std::uint64_t first, std::uint64_t count, T* out) const;
-
-  // The same range as stored (token_bytes per token), see ShardFile::read_raw.
+  // Copies tokens [first, first+count) of the concatenated split as stored
+  // (token_bytes per token, see ShardFile::read_raw), crossing shard
+  // boundaries as needed.
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 
   // Where tokens [first, first+count) lie in memory when they are in one
