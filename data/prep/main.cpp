@@ -25,13 +25,15 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   using wireup::prep::InputFormat;
   using wireup::prep::TextDocs;
   wireup::prep::PrepOptions o;
-  std::string tokenizer, separator, verify, format = "auto", text_docs = "file";
+  std::string tokenizer, separator, verify, format = "auto", text_docs = "file", threads;
   bool no_bos = false, no_eos = false, quiet = false;
 
-  CLI::App app{"wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};
+  CLI::App app{
+      "wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};
   app.add_option("inputs", o.inputs, "Text or JSONL files or directories (optionally gzip'd)");
   app.add_option("-o,--output", o.output, "Output directory for shards and manifest.json");
-  app.add_option("--tokenizer", tokenizer, "SentencePiece model to use (e.g. Llama 2 tokenizer.model)");
+  app.add_option("--tokenizer", tokenizer,
+                 "SentencePiece model to use (e.g. Llama 2 tokenizer.model)");
   app.add_option("--vocab-size", o.vocab_size,
                  "Instead of --tokenizer: train a SentencePiece model of this size on the input")
       ->check(CLI::Range(1u, 1u << 24));
@@ -43,15 +45,17 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
       ->capture_default_str();
   const std::map<std::string, InputFormat> formats = {
       {"auto", InputFormat::Auto}, {"text", InputFormat::Text}, {"jsonl", InputFormat::Jsonl}};
-  app.add_option("--format", format, "auto (.jsonl/.ndjson[.gz] are JSONL, the rest text), text or jsonl")
+  app.add_option("--format", format,
+                 "auto (.jsonl/.ndjson[.gz] are JSONL, the rest text), text or jsonl")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "text", "jsonl"}));
   app.add_option("--jsonl-field", o.docs.jsonl_field, "JSONL field holding the text")
       ->capture_default_str();
   const std::map<std::string, TextDocs> text_modes = {
       {"file", TextDocs::File}, {"paragraph", TextDocs::Paragraph}, {"line", TextDocs::Line}};
-  app.add_option("--text-docs", text_docs,
-                 "Documents in text files: file (whole file), paragraph (blank-line separated) or line")
+  app.add_option(
+         "--text-docs", text_docs,
+         "Documents in text files: file (whole file), paragraph (blank-line separated) or line")
       ->capture_default_str()
       ->check(CLI::IsMember({"file", "paragraph", "line"}));
   app.add_option("--doc-separator", separator,
@@ -61,21 +65,28 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the validation split and tokenizer sample")
       ->capture_default_str();
-  app.add_option("--shard-tokens", o.shard_tokens, "Tokens per shard (documents never straddle shards)")
+  app.add_option("--shard-tokens", o.shard_tokens,
+                 "Tokens per shard (documents never straddle shards)")
       ->capture_default_str();
   app.add_flag("--no-bos", no_bos, "Do not add BOS before each document");
   app.add_flag("--no-eos", no_eos, "Do not add EOS after each document");
-  app.add_option("-j,--threads", o.threads, "Tokenizer threads (default: every core)");
+  app.add_option("-j,--threads", threads,
+                 "Tokenizer threads, 1 to " + std::to_string(wireup::prep::kMaxThreads) +
+                     " (default: every core)");
   app.add_flag("--force", o.force, "Replace a data set already prepared in --output");
   app.add_flag("-q,--quiet", quiet, "No progress or summary");
-  app.add_option("--verify", verify,
-                 "Check a prepared directory (or its manifest.json) against its checksums and exit");
-  app.footer("Example: wireup-prep --tokenizer llama2/tokenizer.model --jsonl-field text -o /fsx/data corpus/");
+  app.add_option(
+      "--verify", verify,
+      "Check a prepared directory (or its manifest.json) against its checksums and exit");
+  app.footer(
+      "Example: wireup-prep --tokenizer llama2/tokenizer.model --jsonl-field text -o /fsx/data "
+      "corpus/");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;  // --help, or a usage error
   }
 
   try {
@@ -86,6 +97,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
       if (!quiet) std::cerr << "wireup-prep: " << verify << ": all shards match manifest.json\n";
       return 0;
     }
+    if (app.count("--threads") > 0) o.threads = wireup::prep::parse_threads(threads);
     if (!tokenizer.empty()) o.tokenizer = tokenizer;
     o.format = formats.at(format);
     o.docs.text_docs = text_modes.at(text_docs);
@@ -104,6 +116,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "wireup-prep: internal error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "wireup-prep: internal error: unknown exception\n";
     return 1;
   }
 }

@@ -14,17 +14,18 @@
 #include <mutex>
 #include <ostream>
 #include <span>
+#include <system_error>
 #include <thread>
 
 #include "progress.hpp"
 #include "staging.hpp"
 #include "tokenizer.hpp"
 #include "wireup/data/permutation.hpp"
-#include "wireup/sha256.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_set.hpp"
 #include "wireup/data/shard_writer.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
 
 #ifndef WIREUP_VERSION
@@ -49,9 +50,9 @@ constexpr std::size_t kChunkDocs = 4096;
 struct Chunk {
   std::vector<std::string> texts;
   std::vector<char> validation;
-  std::vector<std::uint32_t> tokens;    // all documents, BOS/EOS included
-  std::vector<std::uint64_t> lengths;   // tokens per document
-  std::uint64_t bytes_read = 0;         // input consumed when the chunk was cut
+  std::vector<std::uint32_t> tokens;   // all documents, BOS/EOS included
+  std::vector<std::uint64_t> lengths;  // tokens per document
+  std::uint64_t bytes_read = 0;        // input consumed when the chunk was cut
   std::size_t text_bytes = 0;
 };
 
@@ -60,10 +61,19 @@ struct Chunk {
 class OrderedPool {
  public:
   using Fn = std::function<void(Chunk&)>;
+  // InputError when the threads cannot be started (those started are joined).
   OrderedPool(unsigned workers, Fn work, Fn sink)
       : work_(std::move(work)), sink_(std::move(sink)), max_in_flight_(2 * workers + 2) {
-    for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work_loop(); });
-    threads_.emplace_back([this] { sink_loop(); });
+    try {
+      for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work_loop(); });
+      threads_.emplace_back([this] { sink_loop(); });
+    } catch (const std::system_error& e) {
+      fail(nullptr);
+      join();
+      throw InputError("cannot start " + std::to_string(workers + 1) + " threads (" +
+                       std::to_string(threads_.size()) + " started): " + e.what() +
+                       "; pass a smaller -j");
+    }
   }
   ~OrderedPool() {
     fail(nullptr);
@@ -176,7 +186,11 @@ class SplitWriter {
  public:
   SplitWriter(const Staging& staging, std::string prefix, std::uint32_t vocab, std::uint32_t bos,
               std::uint32_t eos, std::uint64_t shard_tokens)
-      : staging_(staging), prefix_(std::move(prefix)), vocab_(vocab), bos_(bos), eos_(eos),
+      : staging_(staging),
+        prefix_(std::move(prefix)),
+        vocab_(vocab),
+        bos_(bos),
+        eos_(eos),
         shard_tokens_(shard_tokens) {}
 
   void add(std::span<const std::uint32_t> doc) {
@@ -219,9 +233,13 @@ class SplitWriter {
 
 void check_options(const PrepOptions& o) {
   if (o.output.empty()) throw InputError("--output: expected a directory for the shards");
+  if (o.threads > kMaxThreads)
+    throw InputError("-j/--threads " + std::to_string(o.threads) +
+                     ": expected a whole number from 1 to " + std::to_string(kMaxThreads));
   if (o.tokenizer.has_value() == (o.vocab_size > 0))
-    throw InputError("expected exactly one of --tokenizer FILE (an existing SentencePiece model) "
-                     "or --vocab-size N (train one on the input)");
+    throw InputError(
+        "expected exactly one of --tokenizer FILE (an existing SentencePiece model) "
+        "or --vocab-size N (train one on the input)");
   if (!(o.validation_fraction >= 0.0 && o.validation_fraction < 1.0))
     throw InputError("--val-fraction " + std::to_string(o.validation_fraction) +
                      ": expected a number in [0, 1)");
@@ -231,9 +249,8 @@ void check_options(const PrepOptions& o) {
 
 // Reservoir sample of non-blank lines for tokenizer training; deterministic
 // from the seed. Also checks the input once before training starts.
-std::vector<std::string> sample_sentences(const std::vector<InputFile>& files,
-                                          const PrepOptions& o, Progress& progress,
-                                          std::uint64_t& bytes_before) {
+std::vector<std::string> sample_sentences(const std::vector<InputFile>& files, const PrepOptions& o,
+                                          Progress& progress, std::uint64_t& bytes_before) {
   std::vector<std::string> sample;
   std::uint64_t seen = 0, docs = 0;
   std::uint64_t rng = data::mix64(o.seed ^ 0x7472616e73656e74ULL);
@@ -291,6 +308,14 @@ std::string mb(std::uint64_t bytes) {
 
 void request_stop() { g_stop.store(true); }
 
+unsigned parse_threads(const std::string& text) {
+  const auto n = parse_uint(trim(text), kMaxThreads);
+  if (!n || *n == 0)
+    throw InputError("-j/--threads " + wireup::quoted(text) +
+                     ": expected a whole number from 1 to " + std::to_string(kMaxThreads));
+  return static_cast<unsigned>(*n);
+}
+
 bool is_validation(std::uint64_t seed, std::uint64_t index, double fraction) {
   if (fraction <= 0.0) return false;
   // splitmix64's sequence for a key drawn from the seed: index 0 of seed 0
@@ -307,7 +332,8 @@ data::Manifest run_prep(const PrepOptions& o) {
   const auto files = list_inputs(o.inputs, o.format, o.output);
   std::uint64_t total_bytes = 0;
   for (const auto& f : files) total_bytes += f.bytes;
-  const unsigned threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads =
+      o.threads > 0 ? o.threads : std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
   std::ostream* log = o.log;
   Progress progress(log != nullptr ? *log : std::cerr, o.progress && log != nullptr,
                     o.log_is_terminal, total_bytes);
@@ -333,8 +359,8 @@ data::Manifest run_prep(const PrepOptions& o) {
       *log << "wireup-prep: training a " << o.model_type << " SentencePiece model, vocabulary "
            << o.vocab_size << ", on " << sentences.size() << " lines" << std::endl;
     tokenizer_name = "trained tokenizer";
-    tok.emplace(Tokenizer::from_bytes(
-        train_sentencepiece(sentences, {o.vocab_size, o.model_type}), tokenizer_name));
+    tok.emplace(Tokenizer::from_bytes(train_sentencepiece(sentences, {o.vocab_size, o.model_type}),
+                                      tokenizer_name));
     tok_entry.source = "trained";
   }
   check_stop();
@@ -445,7 +471,8 @@ data::Manifest run_prep(const PrepOptions& o) {
   staging.commit(names, std::string(data::kManifestName));
 
   if (log != nullptr) {
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char line[512];
     std::snprintf(line, sizeof line,
                   "wireup-prep: %s of input -> train %llu tokens, %llu documents in %zu shard(s); "
@@ -456,8 +483,8 @@ data::Manifest run_prep(const PrepOptions& o) {
                   static_cast<unsigned long long>(m.validation.tokens()),
                   static_cast<unsigned long long>(m.validation.documents()),
                   m.validation.shards.size(), vocab, m.token_bytes, secs);
-    *log << line << "\n" << "wireup-prep: wrote " << (o.output / data::kManifestName).string()
-         << std::endl;
+    *log << line << "\n"
+         << "wireup-prep: wrote " << (o.output / data::kManifestName).string() << std::endl;
   }
   return m;
 }

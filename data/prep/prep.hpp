@@ -26,12 +26,19 @@ struct PrepOptions {
   std::uint64_t shard_tokens = std::uint64_t{1} << 30;
   bool add_bos = true;
   bool add_eos = true;
-  unsigned threads = 0;  // 0: every core
+  unsigned threads = 0;  // 0: every core (at most kMaxThreads)
   bool force = false;
   bool progress = true;
   std::ostream* log = nullptr;  // progress and summary; nullptr: silent
   bool log_is_terminal = false;
 };
+
+// The most tokenizer threads -j accepts: far more than any machine's cores,
+// far fewer than the threads a process may start.
+inline constexpr unsigned kMaxThreads = 1024;
+
+// -j's value: a whole number from 1 to kMaxThreads, else InputError.
+unsigned parse_threads(const std::string& text);
 
 // Reads, tokenises and writes the data set; returns its manifest. On any
 // error (InputError naming the file and line) nothing is left in `output`.
