@@ -24,14 +24,22 @@ std::optional<std::size_t> invalid_utf8_at(const std::string& s) {
     }
     std::size_t len = 0;
     unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
-    else if (c == 0xED) len = 3, hi = 0x9F;  // no UTF-16 surrogates
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;
-    else return i;
+    if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c == 0xE0)
+      len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+      len = 3;
+    else if (c == 0xED)
+      len = 3, hi = 0x9F;  // no UTF-16 surrogates
+    else if (c == 0xF0)
+      len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      len = 4;
+    else if (c == 0xF4)
+      len = 4, hi = 0x8F;
+    else
+      return i;
     if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
     for (std::size_t k = 2; k < len; ++k)
       if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
@@ -45,17 +53,15 @@ DocumentReader::DocumentReader(const InputFile& file, const DocOptions& options)
 
 void DocumentReader::check_utf8(const std::string& s, std::uint64_t line) const {
   if (const auto at = invalid_utf8_at(s))
-    throw InputError(file_.path.string() + ":" + std::to_string(line) +
-                     ": not valid UTF-8 (byte " + std::to_string(*at + 1) +
+    throw InputError(file_.path.string() + ":" + std::to_string(line) + ": not valid UTF-8 (byte " +
+                     std::to_string(*at + 1) +
                      " of the line); convert it first, e.g. iconv -f latin1 -t utf-8");
 }
 
-bool DocumentReader::next(Document& doc) {
-  return file_.jsonl ? next_jsonl(doc) : next_text(doc);
-}
+bool DocumentReader::next(Document& doc) { return file_.jsonl ? next_jsonl(doc) : next_text(doc); }
 
 bool DocumentReader::next_jsonl(Document& doc) {
-  while (lines_.next(line_)) {
+  while (lines_.next(line_, options_.max_doc_bytes)) {
     if (blank(line_)) continue;
     const auto n = lines_.line_number();
     const std::string where = file_.path.string() + ":" + std::to_string(n);
@@ -69,7 +75,8 @@ bool DocumentReader::next_jsonl(Document& doc) {
     const auto it = j.is_object() ? j.find(options_.jsonl_field) : j.end();
     if (!j.is_object() || it == j.end() || !it->is_string())
       throw InputError(where + ": expected a JSON object with a string field " +
-                       wireup::quoted(options_.jsonl_field) + " (choose the field with --jsonl-field)");
+                       wireup::quoted(options_.jsonl_field) +
+                       " (choose the field with --jsonl-field)");
     doc.text = it->get<std::string>();
     doc.line = n;
     check_utf8(doc.text, n);
@@ -90,15 +97,22 @@ bool DocumentReader::next_text(Document& doc) {
     doc.line = 0;
     bool any = false;
     for (;;) {
-      if (!lines_.next(line_)) {
+      if (!lines_.next(line_, options_.max_doc_bytes)) {
         done_ = true;
         break;
       }
       const auto n = lines_.line_number();
       if (ends_document(line_)) break;
       check_utf8(line_, n);
-      if (any) doc.text += '\n';
-      else doc.line = n;
+      if (any)
+        doc.text += '\n';
+      else
+        doc.line = n;
+      if (doc.text.size() + line_.size() > options_.max_doc_bytes)
+        throw InputError(file_.path.string() + ":" + std::to_string(doc.line) +
+                         ": a document longer than " + std::to_string(options_.max_doc_bytes) +
+                         " bytes (--max-doc-bytes); split it (e.g. --text-docs paragraph or "
+                         "line) or raise --max-doc-bytes");
       doc.text += line_;
       any = true;
       if (!options_.separator && options_.text_docs == TextDocs::Line) break;

@@ -19,6 +19,8 @@ struct DocOptions {
   TextDocs text_docs = TextDocs::File;
   std::optional<std::string> separator;  // a line equal to this separates documents
   std::string jsonl_field = "text";
+  // Longest document (and line) accepted: memory holds one document whole.
+  std::uint64_t max_doc_bytes = std::uint64_t{256} << 20;
 };
 
 struct Document {

@@ -10,7 +10,8 @@ namespace fs = std::filesystem;
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool jsonl_name(const fs::path& p) {
@@ -38,7 +39,8 @@ std::vector<InputFile> list_inputs(const std::vector<std::string>& args, InputFo
                                    const fs::path& exclude) {
   std::error_code ec;
   const fs::path skip = exclude.empty() ? fs::path() : fs::weakly_canonical(exclude, ec);
-  if (args.empty()) throw InputError("no input files given (expected text or JSONL files or directories)");
+  if (args.empty())
+    throw InputError("no input files given (expected text or JSONL files or directories)");
   std::vector<InputFile> out;
   for (const auto& arg : args) {
     const fs::path p(arg);
@@ -50,11 +52,15 @@ std::vector<InputFile> list_inputs(const std::vector<std::string>& args, InputFo
     } else if (fs::is_directory(st)) {
       std::vector<fs::path> files;
       fs::recursive_directory_iterator it(p, ec), end;
-      if (ec) throw InputError("input " + wireup::quoted(arg) + ": cannot list directory: " + ec.message());
+      if (ec)
+        throw InputError("input " + wireup::quoted(arg) +
+                         ": cannot list directory: " + ec.message());
       for (; it != end; it.increment(ec)) {
-        if (ec) throw InputError("input " + wireup::quoted(arg) + ": cannot list directory: " + ec.message());
-        if (hidden(it->path()) || (!skip.empty() && it->is_directory() &&
-                                   fs::weakly_canonical(it->path(), ec) == skip)) {
+        if (ec)
+          throw InputError("input " + wireup::quoted(arg) +
+                           ": cannot list directory: " + ec.message());
+        if (hidden(it->path()) ||
+            (!skip.empty() && it->is_directory() && fs::weakly_canonical(it->path(), ec) == skip)) {
           if (it->is_directory()) it.disable_recursion_pending();
           continue;
         }
@@ -62,7 +68,8 @@ std::vector<InputFile> list_inputs(const std::vector<std::string>& args, InputFo
       }
       std::sort(files.begin(), files.end(),
                 [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); });
-      if (files.empty()) throw InputError("input directory " + wireup::quoted(arg) + " holds no files");
+      if (files.empty())
+        throw InputError("input directory " + wireup::quoted(arg) + " holds no files");
       for (const auto& f : files) out.push_back(make(f, format));
     } else {
       throw InputError("input " + wireup::quoted(arg) + ": not a regular file or directory");

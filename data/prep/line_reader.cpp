@@ -4,17 +4,19 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "wireup/error.hpp"
 
 namespace wireup::prep {
 
-LineReader::LineReader(const std::filesystem::path& path) : path_(path), buf_(std::size_t{1} << 20) {
+LineReader::LineReader(const std::filesystem::path& path)
+    : path_(path), buf_(std::size_t{1} << 20) {
   errno = 0;
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr)
-    throw InputError(path.string() + ": cannot open: " +
-                     (errno != 0 ? std::strerror(errno) : "out of memory"));
+    throw InputError(path.string() +
+                     ": cannot open: " + (errno != 0 ? std::strerror(errno) : "out of memory"));
   gzbuffer(f, 1 << 18);
   gz_ = f;
 }
@@ -52,7 +54,7 @@ bool LineReader::refill() {
   return true;
 }
 
-bool LineReader::next(std::string& line) {
+bool LineReader::next(std::string& line, std::size_t max_bytes) {
   line.clear();
   bool any = false;
   for (;;) {
@@ -67,8 +69,16 @@ bool LineReader::next(std::string& line) {
     }
     line.append(start, end_ - pos_);
     pos_ = end_;
+    if (line.size() > max_bytes)
+      throw InputError(path_.string() + ":" + std::to_string(line_ + 1) + ": a line longer than " +
+                       std::to_string(max_bytes) +
+                       " bytes (--max-doc-bytes); split the input or raise --max-doc-bytes");
   }
   if (!any) return false;
+  if (line.size() > max_bytes)
+    throw InputError(path_.string() + ":" + std::to_string(line_ + 1) + ": a line longer than " +
+                     std::to_string(max_bytes) +
+                     " bytes (--max-doc-bytes); split the input or raise --max-doc-bytes");
   if (!line.empty() && line.back() == '\r') line.pop_back();
   ++line_;
   return true;

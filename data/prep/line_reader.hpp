@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -15,9 +16,11 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  bool next(std::string& line);
+  // The next line; InputError naming the file and line when it is longer
+  // than `max_bytes` (read no further than that).
+  bool next(std::string& line, std::size_t max_bytes = SIZE_MAX);
   std::uint64_t line_number() const { return line_; }  // of the last line returned, 1-based
-  std::uint64_t raw_offset() const;                     // bytes consumed on disk, for progress
+  std::uint64_t raw_offset() const;                    // bytes consumed on disk, for progress
 
  private:
   bool refill();

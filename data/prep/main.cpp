@@ -12,12 +12,9 @@
 
 namespace {
 
-// The first Ctrl-C or SIGTERM stops cleanly (output removed); a second one,
-// with the default action restored, ends the process at once.
-extern "C" void on_signal(int sig) {
-  wireup::prep::request_stop();
-  std::signal(sig, SIG_DFL);
-}
+// Ctrl-C or SIGTERM stops within seconds, the output as it was (staging
+// removed); exit status 128 + the signal.
+extern "C" void on_signal(int sig) { wireup::prep::request_stop(sig); }
 
 }  // namespace
 
@@ -68,6 +65,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   app.add_option("--shard-tokens", o.shard_tokens,
                  "Tokens per shard (documents never straddle shards)")
       ->capture_default_str();
+  app.add_option("--max-doc-bytes", o.docs.max_doc_bytes,
+                 "Longest document (or line) accepted; a longer one is an error naming it")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   app.add_flag("--no-bos", no_bos, "Do not add BOS before each document");
   app.add_flag("--no-eos", no_eos, "Do not add EOS after each document");
   app.add_option("-j,--threads", threads,
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
     return 0;
   } catch (const wireup::InputError& e) {
     std::cerr << "wireup-prep: error: " << e.what() << "\n";
+    if (const int sig = wireup::prep::stop_signal(); sig != 0) return 128 + sig;
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "wireup-prep: internal error: " << e.what() << "\n";

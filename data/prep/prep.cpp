@@ -1,5 +1,7 @@
 #include "prep.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,11 +38,57 @@ namespace wireup::prep {
 namespace fs = std::filesystem;
 namespace {
 
-std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};
 
 void check_stop() {
-  if (g_stop.load(std::memory_order_relaxed)) throw InputError("interrupted; output removed");
+  if (g_stop_signal.load(std::memory_order_relaxed) != 0)
+    throw InputError("interrupted; output removed");
 }
+
+// Text goes to the tokenizer in pieces of at most this much (see
+// Tokenizer::encode_pieces): SentencePiece's memory for one call grows with
+// its text, and a stop request is seen between pieces.
+constexpr std::size_t kPieceBytes = std::size_t{64} << 10;
+
+// How long a stop request may take to unwind before the staging directory
+// is removed and the process ends at once (e.g. inside tokenizer training,
+// which cannot be interrupted).
+constexpr auto kStopGrace = std::chrono::seconds(3);
+
+// Watches for a stop request while a run holds `staging`: once one has
+// waited kStopGrace without the run ending, removes the staging directory
+// (unless the data set was already committed) and exits 128 + signal.
+class StopWatchdog {
+ public:
+  explicit StopWatchdog(Staging& staging) : thread_([this, &staging] { watch(staging); }) {}
+  ~StopWatchdog() {
+    {
+      const std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  StopWatchdog(const StopWatchdog&) = delete;
+  StopWatchdog& operator=(const StopWatchdog&) = delete;
+
+ private:
+  void watch(Staging& staging) {
+    std::unique_lock lock(mu_);
+    // A signal handler can only set an atomic: poll it.
+    while (!done_ && g_stop_signal.load() == 0) cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (done_ || cv_.wait_for(lock, kStopGrace, [&] { return done_; })) return;
+    if (!staging.abandon()) return;  // committed: the run completes
+    static constexpr char kMsg[] = "wireup-prep: error: interrupted; output removed\n";
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+    ::_exit(128 + g_stop_signal.load());
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 // Documents are tokenised in chunks of about this much text: large enough
 // to keep workers busy, small enough to bound memory.
@@ -49,6 +97,7 @@ constexpr std::size_t kChunkDocs = 4096;
 
 struct Chunk {
   std::vector<std::string> texts;
+  std::uint64_t rough_cuts = 0;  // piece cuts outside a word boundary
   std::vector<char> validation;
   std::vector<std::uint32_t> tokens;   // all documents, BOS/EOS included
   std::vector<std::uint64_t> lengths;  // tokens per document
@@ -61,6 +110,8 @@ struct Chunk {
 class OrderedPool {
  public:
   using Fn = std::function<void(Chunk&)>;
+  // At most 2 * workers + 2 chunks in flight, and (unless only one) at most
+  // that many kChunkBytes of text: a few huge documents cannot fill memory.
   // InputError when the threads cannot be started (those started are joined).
   OrderedPool(unsigned workers, Fn work, Fn sink)
       : work_(std::move(work)), sink_(std::move(sink)), max_in_flight_(2 * workers + 2) {
@@ -84,8 +135,13 @@ class OrderedPool {
 
   void push(Chunk chunk) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return failed_ || submitted_ - written_ < max_in_flight_; });
+    const std::uint64_t budget = max_in_flight_ * kChunkBytes;
+    cv_.wait(lock, [&] {
+      return failed_ || (submitted_ - written_ < max_in_flight_ &&
+                         (submitted_ == written_ || in_flight_bytes_ + chunk.text_bytes <= budget));
+    });
     if (failed_) rethrow_locked();
+    in_flight_bytes_ += chunk.text_bytes;
     todo_.emplace_back(submitted_++, std::move(chunk));
     cv_.notify_all();
   }
@@ -163,6 +219,7 @@ class OrderedPool {
         return;
       }
       const std::lock_guard lock(mu_);
+      in_flight_bytes_ -= chunk.text_bytes;
       ++written_;
       cv_.notify_all();
     }
@@ -174,7 +231,7 @@ class OrderedPool {
   std::condition_variable cv_;
   std::deque<std::pair<std::uint64_t, Chunk>> todo_;
   std::map<std::uint64_t, Chunk> done_;
-  std::uint64_t submitted_ = 0, written_ = 0;
+  std::uint64_t submitted_ = 0, written_ = 0, in_flight_bytes_ = 0;
   bool closed_ = false, failed_ = false;
   std::exception_ptr error_;
   std::vector<std::thread> threads_;
@@ -306,7 +363,12 @@ std::string mb(std::uint64_t bytes) {
 
 }  // namespace
 
-void request_stop() { g_stop.store(true); }
+void request_stop(int signal) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signal);
+}
+
+int stop_signal() { return g_stop_signal.load(); }
 
 unsigned parse_threads(const std::string& text) {
   const auto n = parse_uint(trim(text), kMaxThreads);
@@ -339,6 +401,7 @@ data::Manifest run_prep(const PrepOptions& o) {
                     o.log_is_terminal, total_bytes);
 
   Staging staging(o.output, o.force);
+  const StopWatchdog watchdog(staging);
 
   // Tokenizer: the given model, or one trained on a sample of the input.
   std::string tokenizer_name;
@@ -377,14 +440,15 @@ data::Manifest run_prep(const PrepOptions& o) {
   // Tokenise on every core; write in input order from one thread.
   SplitWriter train(staging, "train", vocab, bos, eos, o.shard_tokens);
   SplitWriter validation(staging, "validation", vocab, bos, eos, o.shard_tokens);
-  std::uint64_t docs_written = 0, tokens_written = 0;
+  std::uint64_t docs_written = 0, tokens_written = 0, rough_cuts = 0;
   const auto encode = [&](Chunk& c) {
-    std::vector<int> ids;
+    const auto append = [&c](const std::vector<int>& ids) {
+      for (const int id : ids) c.tokens.push_back(static_cast<std::uint32_t>(id));
+    };
     for (const auto& text : c.texts) {
-      tok->encode(text, ids);
       const std::size_t before = c.tokens.size();
       if (o.add_bos) c.tokens.push_back(bos);
-      for (const int id : ids) c.tokens.push_back(static_cast<std::uint32_t>(id));
+      c.rough_cuts += tok->encode_pieces(text, kPieceBytes, append, check_stop);
       if (o.add_eos) c.tokens.push_back(eos);
       c.lengths.push_back(c.tokens.size() - before);
     }
@@ -401,7 +465,9 @@ data::Manifest run_prep(const PrepOptions& o) {
       ++docs_written;
       tokens_written += doc.size();
     }
+    rough_cuts += c.rough_cuts;
     progress.update("tokenizing", c.bytes_read, docs_written, tokens_written);
+    check_stop();
   };
 
   std::vector<data::InputEntry> inputs;
@@ -483,6 +549,10 @@ data::Manifest run_prep(const PrepOptions& o) {
                   static_cast<unsigned long long>(m.validation.tokens()),
                   static_cast<unsigned long long>(m.validation.documents()),
                   m.validation.shards.size(), vocab, m.token_bytes, secs);
+    if (rough_cuts > 0)
+      *log << "wireup-prep: note: " << rough_cuts << " cut(s) of long documents fell outside a "
+           << "word boundary (" << kPieceBytes << " bytes without a space); the tokens next to "
+           << "them may differ from encoding the document whole\n";
     *log << line << "\n"
          << "wireup-prep: wrote " << (o.output / data::kManifestName).string() << std::endl;
   }

@@ -20,7 +20,7 @@ struct PrepOptions {
   std::string model_type = "bpe";
   std::uint64_t train_sentences = 2'000'000;  // lines sampled to train a tokenizer
   InputFormat format = InputFormat::Auto;
-  DocOptions docs;
+  DocOptions docs;  // docs.max_doc_bytes: --max-doc-bytes
   double validation_fraction = 0.01;
   std::uint64_t seed = 0;  // validation split and tokenizer-training sample
   std::uint64_t shard_tokens = std::uint64_t{1} << 30;
@@ -53,7 +53,10 @@ bool is_validation(std::uint64_t seed, std::uint64_t index, double fraction);
 // manifest (headers, sizes, document index, SHA-256). InputError on the first problem.
 void verify_dataset(const std::filesystem::path& dir);
 
-// Set by SIGINT/SIGTERM handlers; run_prep then stops and cleans up.
-void request_stop();
+// Called by the SIGINT/SIGTERM handler (async-signal-safe): run_prep stops
+// within seconds and removes its staging directory, leaving the output as it
+// was. The first signal is kept: stop_signal() returns it (0: none).
+void request_stop(int signal);
+int stop_signal();
 
 }  // namespace wireup::prep

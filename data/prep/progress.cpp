@@ -26,7 +26,8 @@ void Progress::update(const char* phase, std::uint64_t bytes, std::uint64_t docu
   if (now - last_ < interval) return;
   last_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
-  const double pct = total_ > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(total_) : 0;
+  const double pct =
+      total_ > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(total_) : 0;
   char line[256];
   std::snprintf(line, sizeof line,
                 "wireup-prep: %s %5.1f%% of %.1f MB input, %llu documents, %.2f M tokens, "

@@ -1,10 +1,12 @@
 #include "staging.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "wireup/data/manifest.hpp"
 #include "wireup/error.hpp"
@@ -23,6 +25,26 @@ void fsync_path(const fs::path& p, bool directory) {
   if (rc != 0) throw InputError(p.string() + ": fsync failed: " + std::strerror(err));
 }
 
+// .wireup-prep.PID.tmp directories whose process is gone.
+void remove_stale_staging(const fs::path& output) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(output, ec)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = ".wireup-prep.", kSuffix = ".tmp";
+    if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
+        !name.ends_with(kSuffix))
+      continue;
+    const auto pid =
+        wireup::parse_uint(std::string_view(name).substr(
+                               kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size()),
+                           INT32_MAX);
+    if (!pid || *pid == 0) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;  // alive, or unknown
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+  }
+}
+
 }  // namespace
 
 Staging::Staging(fs::path output, bool force) : output_(std::move(output)) {
@@ -36,21 +58,33 @@ Staging::Staging(fs::path output, bool force) : output_(std::move(output)) {
   if (ec || !fs::is_directory(output_))
     throw InputError("output " + wireup::quoted(output_.string()) + ": cannot create directory" +
                      (ec ? ": " + ec.message() : std::string()));
+  remove_stale_staging(output_);
   // The pid keeps concurrent runs into one directory apart.
   dir_ = output_ / (".wireup-prep." + std::to_string(::getpid()) + ".tmp");
   fs::remove_all(dir_, ec);
   if (!fs::create_directory(dir_, ec) || ec)
-    throw InputError("output " + wireup::quoted(output_.string()) + ": cannot create staging directory: " +
-                     ec.message());
+    throw InputError("output " + wireup::quoted(output_.string()) +
+                     ": cannot create staging directory: " + ec.message());
 }
 
 Staging::~Staging() {
+  const std::lock_guard lock(mu_);
   std::error_code ec;
   fs::remove_all(dir_, ec);
   if (created_output_ && !committed_) fs::remove(output_, ec);  // only if empty
 }
 
+bool Staging::abandon() {
+  const std::lock_guard lock(mu_);
+  if (committed_) return false;
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+  if (created_output_) fs::remove(output_, ec);  // only if empty
+  return true;
+}
+
 void Staging::commit(const std::vector<std::string>& names, const std::string& manifest) {
+  const std::lock_guard lock(mu_);
   for (const auto& n : names) fsync_path(file(n), false);
   fsync_path(file(manifest), false);
   const auto old_manifest = output_ / data::kManifestName;

@@ -1,5 +1,6 @@
 #pragma once
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,9 @@ namespace wireup::prep {
 // All output is written into a hidden directory inside the output directory
 // and renamed into place only when complete, manifest.json last: readers
 // never see a half-written shard under its final name, and a failed run
-// leaves nothing (the destructor removes the staging directory).
+// leaves nothing (the destructor removes the staging directory). Staging
+// directories of runs killed outright (SIGKILL, power loss) are removed by
+// the next run into the same output, once no process has their pid.
 class Staging {
  public:
   // Creates `output` if needed (and removes it again on failure). Refuses an
@@ -25,11 +28,17 @@ class Staging {
   // output, then the manifest, and fsyncs the directory.
   void commit(const std::vector<std::string>& names, const std::string& manifest);
 
+  // Removes the staging directory (and the output, when this run created
+  // it) now, from any thread, unless commit() has run: then false. Waits for
+  // a commit() in progress. For a stop that cannot wait for the unwinding.
+  bool abandon();
+
  private:
   std::filesystem::path output_;
   std::filesystem::path dir_;
   bool created_output_ = false;  // removed again (when empty) if never committed
   bool committed_ = false;
+  std::mutex mu_;  // commit() and abandon() one at a time
 };
 
 }  // namespace wireup::prep

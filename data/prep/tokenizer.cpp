@@ -3,10 +3,12 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
+#include "text_pieces.hpp"
 #include "wireup/error.hpp"
 #include "wireup/text.hpp"
 
@@ -49,6 +51,51 @@ void Tokenizer::encode(std::string_view text, std::vector<int>& ids) const {
   if (!status.ok()) throw std::runtime_error("SentencePiece encode failed: " + status.ToString());
 }
 
+// Every piece after the first is encoded behind a lead whose ids are then
+// dropped, so the model's dummy prefix (a space SentencePiece puts before
+// the text it is given) lands on the lead, not inside the document. After a
+// cut before a run of spaces the lead is a word ("a"): the piece's leading
+// space stays the start of a word, as inside the whole text, whatever the
+// model's add_dummy_prefix and remove_extra_whitespaces say. After a cut
+// elsewhere it is a newline, which no piece of a whitespace-splitting
+// vocabulary joins to the next character. Should the lead's ids not be a
+// prefix of the result, the piece is encoded alone.
+std::size_t Tokenizer::encode_pieces(std::string_view text, std::size_t max_piece,
+                                     const std::function<void(const std::vector<int>&)>& sink,
+                                     const std::function<void()>& between) const {
+  static constexpr std::string_view kWordLead = "a", kCutLead = "\n";
+  std::vector<int> ids, word_lead, cut_lead;
+  std::string led;
+  std::size_t begin = 0, rough = 0;
+  bool after_word = true;  // the previous cut was before a run of spaces
+  for (;;) {
+    between();
+    bool at_word = true;
+    const std::size_t end = piece_end(text, begin, max_piece, at_word);
+    const std::string_view piece = text.substr(begin, end - begin);
+    if (begin == 0) {
+      encode(piece, ids);
+    } else {
+      const std::string_view lead_text = after_word ? kWordLead : kCutLead;
+      std::vector<int>& lead = after_word ? word_lead : cut_lead;
+      if (lead.empty()) encode(lead_text, lead);
+      led.assign(lead_text);
+      led.append(piece);
+      encode(led, ids);
+      if (ids.size() >= lead.size() && std::equal(lead.begin(), lead.end(), ids.begin()))
+        ids.erase(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(lead.size()));
+      else
+        encode(piece, ids);
+    }
+    sink(ids);
+    if (end == text.size()) break;
+    if (!at_word) ++rough;
+    after_word = at_word;
+    begin = end;
+  }
+  return rough;
+}
+
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
   std::string out;
   const auto status = impl_->sp.Decode(ids, &out);
@@ -84,7 +131,8 @@ std::string train_sentencepiece(const std::vector<std::string>& sentences,
                                 const TrainOptions& options) {
   constexpr unsigned kTrainThreads = 8;
   if (options.model_type != "bpe" && options.model_type != "unigram")
-    throw InputError("--model-type " + wireup::quoted(options.model_type) + ": expected bpe or unigram");
+    throw InputError("--model-type " + wireup::quoted(options.model_type) +
+                     ": expected bpe or unigram");
   if (sentences.empty()) throw InputError("no text to train a tokenizer on (empty corpus)");
   const std::unordered_map<std::string, std::string> args = {
       {"model_type", options.model_type},

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +22,15 @@ class Tokenizer {
   ~Tokenizer();
 
   void encode(std::string_view text, std::vector<int>& ids) const;
+  // The same ids as encode(text), with memory bounded by `max_piece` bytes of
+  // text whatever text's length: the text goes to SentencePiece in pieces
+  // (see piece_end), each piece's ids to `sink` in order. `between` runs
+  // before each piece (it may throw to stop). Returns how many cuts fell
+  // outside a word boundary (text with no spaces), where ids may differ
+  // from whole-text encoding.
+  std::size_t encode_pieces(std::string_view text, std::size_t max_piece,
+                            const std::function<void(const std::vector<int>&)>& sink,
+                            const std::function<void()>& between) const;
   std::string decode(const std::vector<int>& ids) const;
 
   std::uint32_t vocab_size() const;

@@ -71,4 +71,57 @@ else
 fi
 if [[ -e $out ]]; then fail "failing shard write: output directory $out left behind"; else pass "failing shard write: output removed"; fi
 
+# One 64 MB document without a newline: tokenised in pieces, so memory stays
+# bounded (SentencePiece given the whole text at once used over 7 GB).
+big=$work/big.txt
+yes "the quick brown fox jumps over the lazy dog near river seventeen" | tr '\n' ' ' |
+  head -c 64000000 >"$big"
+tok=$work/out-ok/tokenizer.model
+out=$work/out-big
+rss_limit_kb=$((1024 * 1024))
+/usr/bin/time -f "%M" -o "$work/big.rss" \
+  "$prep" --tokenizer "$tok" -q -j 2 --val-fraction 0 -o "$out" "$big"
+rc=$?
+rss_kb=$(tail -n 1 "$work/big.rss")
+if [[ $rc == 0 && -f $out/manifest.json && $rss_kb -lt $rss_limit_kb ]]; then
+  pass "64 MB document: prepared with a peak RSS of $((rss_kb / 1024)) MiB (bound 1024 MiB)"
+else
+  fail "64 MB document: exit $rc, peak RSS $((rss_kb / 1024)) MiB (bound 1024 MiB)"
+fi
+
+# SIGTERM in the middle of that document, into an output that already holds
+# a data set (--force): the run ends within seconds with 128 + 15, no staging
+# directory, and the old data set exactly as it was.
+out=$work/out-ok
+before=$(cd "$out" && ls -A && sha256sum -- *)
+"$prep" --tokenizer "$tok" -q -j 2 --val-fraction 0 --force -o "$out" "$big" &
+pid=$!
+sleep 3
+kill -TERM "$pid"
+start=$(date +%s%N)
+wait "$pid"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+after=$(cd "$out" && ls -A && sha256sum -- *)
+if [[ $rc == 143 && $ms -lt 5000 ]]; then
+  pass "SIGTERM mid-document: exit 143 after $ms ms"
+else
+  fail "SIGTERM mid-document: exit $rc after $ms ms (expected 143 within 5000 ms)"
+fi
+if [[ $before == "$after" ]]; then
+  pass "SIGTERM mid-document: the existing data set is untouched, no staging left"
+else
+  fail "SIGTERM mid-document: the output changed: before [$before] after [$after]"
+fi
+
+# A staging directory of a run killed outright (no such process) is removed
+# by the next run into the same output.
+mkdir -p "$out/.wireup-prep.999999999.tmp"
+"$prep" --tokenizer "$tok" -q --val-fraction 0 --force -o "$out" "$corpus"
+if [[ -e $out/.wireup-prep.999999999.tmp ]]; then
+  fail "a dead run's staging directory was not removed"
+else
+  pass "a dead run's staging directory is removed by the next run"
+fi
+
 exit $((failures > 0))
