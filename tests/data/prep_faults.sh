@@ -124,4 +124,5 @@ else
   pass "a dead run's staging directory is removed by the next run"
 fi
 
+rm -rf "$big" "$work/out-big"  # 64 MB each
 exit $((failures > 0))
