@@ -22,12 +22,13 @@ class Tokenizer {
   ~Tokenizer();
 
   void encode(std::string_view text, std::vector<int>& ids) const;
-  // The same ids as encode(text), with memory bounded by `max_piece` bytes of
-  // text whatever text's length: the text goes to SentencePiece in pieces
-  // (see piece_end), each piece's ids to `sink` in order. `between` runs
-  // before each piece (it may throw to stop). Returns how many cuts fell
-  // outside a word boundary (text with no spaces), where ids may differ
-  // from whole-text encoding.
+  // encode(text) with memory bounded by `max_piece` bytes of text whatever
+  // text's length: the text goes to SentencePiece in pieces (see
+  // piece_end), each piece's ids to `sink` in order. `between` runs before
+  // each piece (it may throw to stop). BPE models give the ids of encode();
+  // unigram models the same text, segmented alike but where two
+  // segmentations score exactly the same. Returns how many cuts fell outside
+  // a word boundary (no space nearby), where ids may differ from encode().
   std::size_t encode_pieces(std::string_view text, std::size_t max_piece,
                             const std::function<void(const std::vector<int>&)>& sink,
                             const std::function<void()>& between) const;
