@@ -91,10 +91,10 @@ void make_dataset(const Args& a) {
 
 // Plain read() of every shard in 8 MiB requests: the ceiling for the loader.
 // The buffer is page-aligned, as cat and dd align theirs: the kernel's copy
-// into a buffer 16 bytes past a 64-byte boundary runs at less than half the
-// speed on the AMD EPYC development VM (7 against 18 GB/s), and a plain
-// std::vector lands there or not depending on malloc's history (glibc's mmap'd
-// chunks start 16 bytes into a page; heap chunks anywhere). `offset` adds
+// into a buffer 16 bytes past a 64-byte boundary can run at half the speed
+// (the report's "16 bytes past alignment" row shows it on the host), and a
+// plain std::vector lands there or not depending on malloc's history
+// (glibc's mmap'd chunks start 16 bytes into a page; heap chunks anywhere). `offset` adds
 // such a misalignment, for the informational row only.
 Timing raw_read(const Manifest& m, const fs::path& dir, std::uint64_t& bytes,
                 std::size_t offset = 0) {
@@ -201,11 +201,9 @@ std::uint64_t file_pmd_kib() {
 }
 
 // ns for one cache line to go from one thread's write to the other's read
-// (a ping-pong of 200,000 round trips). On the AMD EPYC development VM it was
-// 25-40 ns while the host kept the two vCPUs in one core complex and 155-190
-// ns while it put them in two, and the loader's rate followed it while its
-// threads handed over state every batch (docs/data-format.md); on the Intel
-// Xeon VM of session 8, 53-135 ns.
+// (a ping-pong of 200,000 round trips): low where the host keeps the two
+// threads' cores in one core complex, several times higher where it does not.
+// The report prints it per repetition next to the loader's rate.
 double handoff_ns() {
   alignas(64) std::atomic<long> turn{0};
   constexpr long kTrips = 200000;
@@ -284,28 +282,13 @@ int main(int argc, char** argv) {
     v.fresh = fresh;
     variants.push_back(std::move(v));
   };
-  const auto stored = [](LoaderConfig& c) { c.token_type = TokenType::Stored; };
-  add("loader as wireup-train reads (mmap, stored uint16 rows)", stored);
-  add("same, new loader each pass", stored, true);
-  add("same, no read-ahead threads (prefetch 0)", [&](LoaderConfig& c) {
-    stored(c);
-    c.prefetch = 0;
-  });
-  add("same, 2 workers", [&](LoaderConfig& c) {
-    stored(c);
-    c.workers = 2;
-  });
-  add("int32 rows", [](LoaderConfig& c) { c.token_type = TokenType::Int32; });
-  add("int64 rows (the API's default)", [](LoaderConfig&) {});
-  add("int64 rows, no read-ahead threads", [](LoaderConfig& c) { c.prefetch = 0; });
-  add("stored rows, pread", [&](LoaderConfig& c) {
-    stored(c);
-    c.read_mode = ReadMode::Pread;
-  });
-  add("stored rows, readahead 8 steps (FSx setting)", [&](LoaderConfig& c) {
-    stored(c);
-    c.readahead = 8;
-  });
+  add("loader as wireup-train reads (mmap, stored uint16 rows)", [](LoaderConfig&) {});
+  add(
+      "same, new loader each pass", [](LoaderConfig&) {}, true);
+  add("same, no read-ahead threads (prefetch 0)", [](LoaderConfig& c) { c.prefetch = 0; });
+  add("same, 2 workers", [](LoaderConfig& c) { c.workers = 2; });
+  add("pread", [](LoaderConfig& c) { c.read_mode = ReadMode::Pread; });
+  add("readahead 8 steps (FSx setting)", [](LoaderConfig& c) { c.readahead = 8; });
   std::vector<double> raw, raw_cpu, raw16, raw16_cpu, handoff;
   std::uint64_t bytes = 0;
   // Warm-up: everything once, which also pages the (evicted) files back in.
@@ -358,9 +341,9 @@ int main(int argc, char** argv) {
   const double ratio = median(variants[0].gbps) / raw_med;
   std::printf("\nLoader as wireup-train reads / raw read: **%.3f** — %s\n", ratio,
               ratio >= 0.9 ? "PASS (>= 0.90)" : "FAIL (< 0.90)");
-  std::printf("\nCache-line handoff between two threads before each repetition (ns; on the "
-              "AMD EPYC development VM 25-40 where the vCPUs share a core complex, 155-190 "
-              "where they do not):");
+  std::printf(
+      "\nCache-line handoff between two threads before each repetition (ns; tens "
+      "where the cores share a core complex, over a hundred where they do not):");
   for (const double h : handoff) std::printf(" %.0f", h);
   std::printf(".\n");
   // The verdict's ratio split by that case, repetition by repetition.

@@ -9,7 +9,7 @@
 # Usage: run.sh BUILD_DIR OUT.md [REPS]
 set -euo pipefail
 build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-3}}
-prep=$build/trainer/prep/wireup-prep
+prep=$build/data/prep/wireup-prep
 [[ -x $prep ]] || { echo "no $prep: build first" >&2; exit 1; }
 command -v spm_encode >/dev/null || { echo "no spm_encode: apt-get install sentencepiece" >&2; exit 1; }
 fortunes=/usr/share/games/fortunes

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/data/shard_writer.hpp"
 
 namespace wireup::test {
@@ -73,7 +73,7 @@ data::Manifest write_dataset(const fs::path& dir, const SplitSpec& train,
   m.token_bytes = data::token_bytes_for_vocab(vocab);
   m.tokenizer.file = "tokenizer.model";
   write_file(dir / m.tokenizer.file, "not a real model");
-  m.tokenizer.sha256 = data::sha256_hex("not a real model");
+  m.tokenizer.sha256 = wireup::sha256_hex("not a real model");
   m.tokenizer.source = "test";
   m.tokenizer.vocab_size = vocab;
   m.tokenizer.bos_id = 1;

@@ -8,6 +8,7 @@
 #include "documents.hpp"
 #include "fixtures.hpp"
 #include "prep.hpp"
+#include "text_pieces.hpp"
 #include "tokenizer.hpp"
 #include "wireup/data/loader.hpp"
 #include "wireup/data/shard_file.hpp"
@@ -20,7 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Real English that every Debian system has (base-files is Essential).
-const std::vector<std::string> kLicenses = {"GPL-3", "Apache-2.0", "LGPL-2.1", "MPL-2.0", "Artistic"};
+const std::vector<std::string> kLicenses = {"GPL-3", "Apache-2.0", "LGPL-2.1", "MPL-2.0",
+                                            "Artistic"};
 
 fs::path corpus(const test::TempDir& dir) {
   auto in = dir / "corpus";
@@ -93,7 +95,7 @@ TEST_CASE("trained SentencePiece model round-trips text, shards included", "[pre
       const data::ShardFile f(dir / "out" / e.file, data::ReadMode::Pread);
       const auto offsets = f.doc_offsets();
       for (std::size_t d = 0; d + 1 < offsets.size(); ++d) {
-        std::vector<std::int32_t> t(offsets[d + 1] - offsets[d]);
+        std::vector<std::uint32_t> t(offsets[d + 1] - offsets[d]);
         f.read_tokens(offsets[d], t.size(), t.data());
         REQUIRE(t.size() >= 2);
         CHECK(t.front() == 1);
@@ -141,7 +143,8 @@ TEST_CASE("JSONL, gzip and an existing tokenizer give the same tokens as text", 
   fs::create_directories(jdir);
   std::string jsonl;
   for (const auto& p : paragraphs(in / "GPL-3"))
-    jsonl += nlohmann::json({{"id", 1}, {"content", p}}).dump() + "\n\n";  // blank lines are skipped
+    jsonl +=
+        nlohmann::json({{"id", 1}, {"content", p}}).dump() + "\n\n";  // blank lines are skipped
   write_gz(jdir / "gpl.jsonl.gz", jsonl);
   o.inputs = {jdir.string()};
   o.output = dir / "from-jsonl";
@@ -166,7 +169,8 @@ TEST_CASE("JSONL, gzip and an existing tokenizer give the same tokens as text", 
   data::TokenLoader loader(c);
   data::Batch b;
   REQUIRE(loader.next(b));
-  for (const auto t : b.tokens64) CHECK((t >= 0 && t < 400));
+  for (std::uint64_t i = 0; i < b.rows; ++i)
+    for (std::uint64_t j = 0; j < b.cols; ++j) CHECK(b.token(i, j) < 400);
 }
 
 TEST_CASE("text document modes", "[prep]") {
@@ -207,14 +211,16 @@ TEST_CASE("bad input fails with file and line and leaves nothing behind", "[prep
     CHECK_THROWS_WITH(prep::run_prep(o), Contains("nope.txt") && Contains("no such file"));
   }
   SECTION("bad JSON line") {
-    test::write_file(dir / "c.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"also fine\"}\n{\"text\": oops}\n");
+    test::write_file(dir / "c.jsonl",
+                     "{\"text\": \"fine\"}\n{\"text\": \"also fine\"}\n{\"text\": oops}\n");
     o.inputs = {(dir / "c.jsonl").string()};
     CHECK_THROWS_WITH(prep::run_prep(o), Contains("c.jsonl:3: bad JSON line"));
   }
   SECTION("JSONL without the field") {
     test::write_file(dir / "c.jsonl", "{\"text\": \"fine\"}\n{\"body\": \"x\"}\n");
     o.inputs = {(dir / "c.jsonl").string()};
-    CHECK_THROWS_WITH(prep::run_prep(o), Contains("c.jsonl:2: expected a JSON object with a string field 'text'"));
+    CHECK_THROWS_WITH(prep::run_prep(o),
+                      Contains("c.jsonl:2: expected a JSON object with a string field 'text'"));
   }
   SECTION("invalid UTF-8") {
     test::write_file(dir / "latin1.txt", "caf\xe9 au lait\nline two\n");
@@ -232,7 +238,8 @@ TEST_CASE("bad input fails with file and line and leaves nothing behind", "[prep
     test::write_file(dir / "tokenizer.model", "this is not a protobuf");
     o.vocab_size = 0;
     o.tokenizer = dir / "tokenizer.model";
-    CHECK_THROWS_WITH(prep::run_prep(o), Contains("tokenizer.model") && Contains("not a SentencePiece model"));
+    CHECK_THROWS_WITH(prep::run_prep(o),
+                      Contains("tokenizer.model") && Contains("not a SentencePiece model"));
     o.tokenizer = dir / "missing.model";
     CHECK_THROWS_WITH(prep::run_prep(o), Contains("missing.model") && Contains("cannot read"));
   }
@@ -253,7 +260,8 @@ TEST_CASE("bad input fails with file and line and leaves nothing behind", "[prep
   }
   SECTION("vocabulary too small for byte fallback") {
     o.vocab_size = 100;
-    CHECK_THROWS_WITH(prep::run_prep(o), Contains("--vocab-size 100: SentencePiece training failed"));
+    CHECK_THROWS_WITH(prep::run_prep(o),
+                      Contains("--vocab-size 100: SentencePiece training failed"));
   }
   check_nothing_left(out);
 }
@@ -271,7 +279,8 @@ TEST_CASE("an existing data set is kept unless --force", "[prep]") {
   o.shard_tokens = 1u << 30;  // fewer shards: the old extra ones must go
   const auto second = prep::run_prep(o);
   std::set<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir / "out")) files.insert(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir / "out"))
+    files.insert(e.path().filename().string());
   CHECK(files == std::set<std::string>{"manifest.json", "tokenizer.model", "train-00000.bin",
                                        "validation-00000.bin"});
   prep::verify_dataset(dir / "out");
@@ -285,4 +294,85 @@ TEST_CASE("verify catches a corrupted shard", "[prep]") {
   bytes[4200] ^= 1;
   test::write_file(dir / "out" / "train-00000.bin", bytes);
   CHECK_THROWS_WITH(prep::verify_dataset(dir / "out"), Contains("train-00000.bin: SHA-256"));
+}
+
+TEST_CASE("long documents are cut before a word, or at a character boundary", "[prep]") {
+  bool at_word = false;
+  CHECK(prep::piece_end("short text", 0, 100, at_word) == 10);
+  CHECK(at_word);
+  // "one two  three": the last run start within the second half of 10 bytes.
+  const std::string s = "one two  three four";
+  CHECK(prep::piece_end(s, 0, 10, at_word) == 7);  // before "  three"
+  CHECK(at_word);
+  CHECK(prep::piece_end(s, 7, 10, at_word) == 14);  // before " four"
+  CHECK(at_word);
+  // No space: cut at the limit, backed off to a UTF-8 character start.
+  const std::string cjk = "\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\xe6\x96\x87";  // 4 x 3 bytes
+  CHECK(prep::piece_end(cjk, 0, 7, at_word) == 6);
+  CHECK_FALSE(at_word);
+  CHECK(prep::piece_end(cjk, 6, 4, at_word) == 9);
+}
+
+TEST_CASE("a document encoded in pieces gives the ids of encoding it whole", "[prep]") {
+  // wireup-prep's training settings (identity normalisation, a dummy prefix,
+  // whitespace-only pieces); text with runs of spaces, tabs, newlines,
+  // digits and non-ASCII letters; pieces of a few hundred to a few thousand
+  // bytes. BPE (Llama's model type): the same ids. Unigram: the same text;
+  // where two segmentations of a whitespace run score exactly alike, float
+  // rounding of the path sums may pick the other one.
+  std::vector<std::string> sentences;
+  for (const auto& name : kLicenses)
+    for (const auto& p : paragraphs(fs::path("/usr/share/common-licenses") / name))
+      sentences.push_back(p);
+  std::string text;
+  for (std::size_t i = 0; i < 60; ++i) {
+    text += sentences[i * 7 % sentences.size()];
+    text += i % 3 == 0 ? "   " : i % 3 == 1 ? "\n\n  \t" : " ";
+    text += "caf\xc3\xa9 na\xc3\xafve 12345  x";
+  }
+  for (const char* type : {"bpe", "unigram"}) {
+    CAPTURE(type);
+    const auto tok = prep::Tokenizer::from_bytes(prep::train_sentencepiece(sentences, {400, type}),
+                                                 std::string("trained ") + type);
+    std::vector<int> whole;
+    tok.encode(text, whole);
+    for (const std::size_t piece : {300, 1000, 4096}) {
+      CAPTURE(piece);
+      std::vector<int> ids;
+      std::size_t pieces = 0;
+      const auto rough = tok.encode_pieces(
+          text, piece,
+          [&](const std::vector<int>& p) { ids.insert(ids.end(), p.begin(), p.end()); },
+          [&] { ++pieces; });
+      CHECK(rough == 0);
+      CHECK(pieces >= text.size() / piece);
+      if (std::string(type) == "bpe") CHECK(ids == whole);
+      CHECK(tok.decode(ids) == text);
+    }
+  }
+  // No spaces at all: cut anyway (memory stays bounded), counted, no text lost.
+  const auto tok =
+      prep::Tokenizer::from_bytes(prep::train_sentencepiece(sentences, {400, "bpe"}), "trained");
+  const std::string solid(5000, 'x');
+  std::vector<int> ids;
+  const auto rough = tok.encode_pieces(
+      solid, 1000, [&](const std::vector<int>& p) { ids.insert(ids.end(), p.begin(), p.end()); },
+      [] {});
+  CHECK(rough == 4);
+  CHECK(tok.decode(ids) == solid);
+}
+
+TEST_CASE("a document longer than --max-doc-bytes is an error naming it", "[prep]") {
+  test::TempDir dir;
+  const auto in = dir / "in.txt";
+  test::write_file(in, "first document\n\n" + std::string(3000, 'w') + "\n\nlast\n");
+  auto o = options(in, dir / "out");
+  o.docs.max_doc_bytes = 1000;
+  CHECK_THROWS_WITH(prep::run_prep(o), Contains("in.txt:3: a line longer than 1000 bytes") &&
+                                           Contains("--max-doc-bytes"));
+  check_nothing_left(dir / "out");
+  test::write_file(in, "first document\n\n" + std::string(600, 'w') + "\n" + std::string(600, 'v') +
+                           "\n\nlast\n");
+  CHECK_THROWS_WITH(prep::run_prep(o), Contains("in.txt:3: a document longer than 1000 bytes"));
+  check_nothing_left(dir / "out");
 }

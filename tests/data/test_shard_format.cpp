@@ -3,11 +3,11 @@
 #include <filesystem>
 
 #include "fixtures.hpp"
-#include "wireup/data/sha256.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_format.hpp"
 #include "wireup/data/shard_writer.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 using namespace wireup;
 using namespace wireup::data;
@@ -26,10 +26,10 @@ TEST_CASE("header encodes to fixed little-endian fields and back", "[format]") {
   CHECK(h.file_bytes() == 4096 + 2000 + 11 * 8);
   const auto b = encode_header(h);
   CHECK(std::memcmp(b.data(), "WUTOKENS", 8) == 0);
-  CHECK(b[8] == 1);                       // version
-  CHECK(b[12] == 2);                      // token width
-  CHECK((b[16] | b[17] << 8) == 32000);   // vocab
-  CHECK(b[32] == 0xe8);                   // 1000 tokens, low byte first
+  CHECK(b[8] == 1);                      // version
+  CHECK(b[12] == 2);                     // token width
+  CHECK((b[16] | b[17] << 8) == 32000);  // vocab
+  CHECK(b[32] == 0xe8);                  // 1000 tokens, low byte first
   CHECK(b[33] == 0x03);
   CHECK(decode_header(b.data(), b.size(), "x") == h);
   // uint32 tokens: the index is rounded up to 8 bytes.
@@ -47,7 +47,8 @@ TEST_CASE("bad headers are rejected with the file name", "[format]") {
   }
   SECTION("magic") {
     b[0] = 'X';
-    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("s.bin: ") && Contains("bad magic"));
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"),
+                      Contains("s.bin: ") && Contains("bad magic"));
   }
   SECTION("version") {
     b[8] = 9;
@@ -63,12 +64,14 @@ TEST_CASE("bad headers are rejected with the file name", "[format]") {
   }
   SECTION("index offset") {
     b[56] ^= 8;
-    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("document index offset"));
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"),
+                      Contains("document index offset"));
   }
   SECTION("bos outside vocabulary") {
     b[20] = 0xff;
     b[21] = 0x0f;
-    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"), Contains("outside the vocabulary"));
+    CHECK_THROWS_WITH(decode_header(b.data(), b.size(), "s.bin"),
+                      Contains("outside the vocabulary"));
   }
 }
 
@@ -89,14 +92,14 @@ TEST_CASE("writer and reader round-trip tokens and documents", "[format]") {
       CHECK(f.header().doc_count == 3);
       CHECK(f.header().token_bytes == (vocab > 65536 ? 4u : 2u));
       CHECK(f.doc_offsets() == std::vector<std::uint64_t>{0, 4, 6, 12});
-      std::vector<std::int64_t> all(12);
+      std::vector<std::uint32_t> all(12);
       f.read_tokens(0, 12, all.data());
-      std::vector<std::int64_t> want;
+      std::vector<std::uint32_t> want;
       for (const auto& d : docs) want.insert(want.end(), d.begin(), d.end());
       CHECK(all == want);
-      std::vector<std::int32_t> mid(3);
+      std::vector<std::uint32_t> mid(3);
       f.read_tokens(5, 3, mid.data());
-      CHECK(mid == std::vector<std::int32_t>{2, 1, 7});
+      CHECK(mid == std::vector<std::uint32_t>{2, 1, 7});
     }
   }
 }
@@ -121,11 +124,13 @@ TEST_CASE("truncated and overwritten shards are caught at open", "[format]") {
   const auto bytes = test::read_file(path);
   SECTION("truncated") {
     test::write_file(path, bytes.substr(0, bytes.size() - 100));
-    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Mmap), Contains(path.string()) && Contains("truncated"));
+    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Mmap),
+                      Contains(path.string()) && Contains("truncated"));
   }
   SECTION("truncated into the header") {
     test::write_file(path, bytes.substr(0, 10));
-    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Pread), Contains("shorter than the 4096-byte header"));
+    CHECK_THROWS_WITH(ShardFile(path, ReadMode::Pread),
+                      Contains("shorter than the 4096-byte header"));
   }
   SECTION("grown") {
     test::write_file(path, bytes + "junk");

@@ -15,7 +15,7 @@
 #      NCCL_HOME     folder with include/nccl.h and lib/libnccl.so* (default: the CUDA
 #                    toolkit's, else python3's nvidia-nccl wheel)
 #      EXTRA_PREFIX  more CMAKE_PREFIX_PATH entries (CLI11, nlohmann_json)
-#      CORPUS        a demo corpus (trainer/prep/demo-corpus.sh --vocab-size 1000 DIR)
+#      CORPUS        a demo corpus (data/prep/demo-corpus.sh --vocab-size 1000 DIR)
 #                    for the bf16 learning check
 set -uo pipefail
 out=${1:?usage: gpu_check.sh OUT_DIR}
@@ -76,7 +76,7 @@ else
 fi
 
 # ---- 2. bf16 learns real text ---------------------------------------------------
-# The demo corpus (trainer/prep/demo-corpus.sh, vocabulary 1000) as in
+# The demo corpus (data/prep/demo-corpus.sh, vocabulary 1000) as in
 # tests/trainer/learns.sh; random tokens cannot fall below ln(vocab).
 if [[ -n ${CORPUS:-} ]]; then
   learn=(--preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$CORPUS" --seed 7

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <future>
 
-#include "wireup/data/sha256.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
 
 namespace fs = std::filesystem;
@@ -117,7 +117,7 @@ std::pair<std::uint64_t, std::string> ChunkWriter::append(const float* data, std
   const auto bytes = static_cast<std::size_t>(numel) * sizeof(float);
   // Hash on a second thread while this one writes: neither waits for the other.
   auto digest = std::async(std::launch::async, [data, bytes] {
-    data::Sha256 h;
+    Sha256 h;
     h.update(data, bytes);
     return h.hex_digest();
   });
@@ -171,7 +171,7 @@ const std::vector<float>& ChunkReader::chunk(std::size_t fi, std::size_t ci) {
   read_all(fd, buf_.data(), bytes, c.file_offset, bin);
   bool& ok = checked_[{fi, ci}];
   if (!ok) {
-    data::Sha256 h;
+    Sha256 h;
     h.update(buf_.data(), bytes);
     if (h.hex_digest() != c.sha256)
       throw InputError(bin.string() + ": checksum mismatch in " + meta_.units.at(c.unit).name +

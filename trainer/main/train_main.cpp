@@ -66,10 +66,6 @@ class Batches {
     c.seed = o.seed;
     c.shuffle = split == wd::Split::Train;
     c.readahead = static_cast<std::size_t>(o.data_readahead);
-    // Rows as stored (uint16/uint32), widened here: the loader moves a
-    // quarter of int64's bytes (docs/data-format.md), and on GPU the copy
-    // to the device is that much smaller too.
-    c.token_type = wd::TokenType::Stored;
     c.epochs = split == wd::Split::Train ? static_cast<std::uint64_t>(o.epochs) : 0;
     loader_ = std::make_unique<wd::TokenLoader>(c);
     const auto vocab = loader_->manifest().tokenizer.vocab_size;

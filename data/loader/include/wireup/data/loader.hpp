@@ -1,0 +1,95 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "wireup/data/manifest.hpp"
+#include "wireup/data/sampler.hpp"
+#include "wireup/data/shard_file.hpp"
+#include "wireup/data/shard_set.hpp"
+
+namespace wireup::data {
+
+enum class Split { Train, Validation };
+
+struct LoaderConfig {
+  std::filesystem::path manifest;  // manifest.json or the directory holding it
+  Split split = Split::Train;
+  std::uint64_t context = 2048;  // T: each row holds T+1 tokens (inputs + shifted targets)
+  std::uint64_t batch_size = 1;  // B rows per step on each rank
+  std::uint64_t rank = 0;
+  std::uint64_t world_size = 1;
+  std::uint64_t seed = 0;       // shuffle seed (a resumed Position brings its own)
+  bool shuffle = true;          // false: windows in file order (validation)
+  std::uint64_t epochs = 1;     // 0: no limit
+  std::uint64_t max_steps = 0;  // 0: no limit; counts steps across epochs
+  std::size_t prefetch = 32;    // batches read ahead in the background; 0: none (synchronous).
+                                // Handed over in blocks of up to prefetch/4 batches
+                                // (~256 KiB): 32 lets 32 KiB batches go 8 at a time
+  std::size_t workers = 1;      // background threads filling batches (at most prefetch);
+                                // a caller whose batch is not ready fills it, or later
+                                // ones, itself rather than waiting (docs/data-format.md)
+  std::size_t readahead = 0;    // steps ahead to ask the kernel to fetch; 0: off.
+                                // Use ~prefetch on FSx/Lustre, where reads are round trips
+  ReadMode read_mode = ReadMode::Mmap;
+  Verify verify = Verify::All;
+};
+
+// One step's rows for this rank: rows x cols tokens, row-major, cols = T+1.
+// Row i's inputs are tokens i*cols .. i*cols+T-1, its targets one further.
+// Tokens are as the shards store them: token_bytes (2 or 4) little-endian
+// bytes each, a quarter of int64's bytes to move to a GPU, which widens them
+// there (uint16 viewed as kInt16: `.to(kLong) & 0xFFFF`).
+struct Batch {
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  std::uint32_t token_bytes = 0;       // of the shards: 2 or 4
+  std::vector<unsigned char> tokens;   // rows*cols*token_bytes bytes
+  std::vector<std::uint64_t> windows;  // the window id of each row
+  std::uint64_t epoch = 0;
+  Position after;  // the loader position once this batch is consumed
+
+  // Token j of row i.
+  std::uint32_t token(std::uint64_t i, std::uint64_t j) const;
+  const void* data() const { return tokens.data(); }
+  void* data() { return tokens.data(); }
+};
+
+// Reads shuffled, rank-disjoint windows of a prepared split, with
+// background threads keeping up to `prefetch` batches ready. Opening validates the
+// manifest, every shard's header and size, and checksums per `verify`.
+// Use it from one thread at a time. next(b) reuses b's storage (the
+// previous batch's buffers) for later batches: copy what must outlive it.
+class TokenLoader {
+ public:
+  explicit TokenLoader(LoaderConfig config);
+  ~TokenLoader();  // stops and joins the prefetch threads
+  TokenLoader(const TokenLoader&) = delete;
+  TokenLoader& operator=(const TokenLoader&) = delete;
+
+  // The next batch, or false once epochs or max_steps are done. Re-raises
+  // any error of the prefetch threads (e.g. an I/O error naming the shard).
+  bool next(Batch& batch);
+
+  // Position after the last batch next() returned: save it in the checkpoint.
+  Position position() const;
+  // Continue from `p` (from position() of this or an earlier run): the
+  // following batches are exactly those that followed `p` before.
+  void seek(const Position& p);
+
+  std::uint64_t tokens() const;           // in the split
+  std::uint64_t windows() const;          // (tokens-1)/context
+  std::uint64_t steps_per_epoch() const;  // windows / (B*W)
+  const Manifest& manifest() const;
+  const LoaderConfig& config() const;
+  // The tokenizer copy next to the manifest (for decoding samples).
+  std::filesystem::path tokenizer_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wireup::data

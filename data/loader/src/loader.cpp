@@ -1,0 +1,97 @@
+#include "wireup/data/loader.hpp"
+
+#include <utility>
+
+#include "loader_impl.hpp"
+#include "wireup/error.hpp"
+
+namespace wireup::data {
+
+std::uint32_t Batch::token(std::uint64_t i, std::uint64_t j) const {
+  const unsigned char* p = tokens.data() + (i * cols + j) * token_bytes;
+  std::uint32_t t = 0;
+  for (unsigned k = token_bytes; k-- > 0;) t = t << 8 | p[k];  // little-endian
+  return t;
+}
+
+void TokenLoader::Impl::fill(const Sampler::Step& step, const detail::Ahead& ahead,
+                             Batch& b) const {
+  b.rows = step.windows.size();
+  b.cols = cfg.context + 1;
+  b.windows.assign(step.windows.begin(), step.windows.end());
+  b.epoch = step.epoch;
+  b.after = step.after;
+  b.token_bytes = manifest.token_bytes;
+  b.tokens.resize(b.rows * rows->row_bytes());
+  rows->read(step.windows, ahead, b.tokens.data());
+}
+
+bool TokenLoader::Impl::next_sync(Batch& b) {
+  if (!sampler->next(pos, sync_step)) return false;
+  std::uint64_t next[kReadAhead];
+  fill(sync_step, {next, sampler->peek(sync_step.after, kReadAhead, next)}, b);
+  pos = sync_step.after;
+  return true;
+}
+
+TokenLoader::TokenLoader(LoaderConfig config) : impl_(std::make_unique<Impl>()) {
+  auto& d = *impl_;
+  d.cfg = std::move(config);
+  if (d.cfg.context == 0) throw InputError("loader: context width must be at least 1");
+  const auto file = manifest_path(d.cfg.manifest);
+  d.dir = file.parent_path();
+  if (d.dir.empty()) d.dir = ".";
+  d.manifest = load_manifest(file);
+  const bool train = d.cfg.split == Split::Train;
+  const auto& split = train ? d.manifest.train : d.manifest.validation;
+  const std::string split_name = train ? "train" : "validation";
+  d.set = std::make_unique<ShardSet>(d.dir, d.manifest, split, split_name, d.cfg.read_mode,
+                                     d.cfg.verify, d.cfg.rank, d.cfg.world_size);
+  d.windows = window_count(d.set->tokens(), d.cfg.context);
+  if (d.windows == 0)
+    throw InputError(file.string() + ": the " + split_name + " split has " +
+                     std::to_string(d.set->tokens()) + " tokens, fewer than one window of " +
+                     std::to_string(d.cfg.context + 1) + " (context + 1)");
+  SamplerConfig sc;
+  sc.windows = d.windows;
+  sc.batch_size = d.cfg.batch_size;
+  sc.rank = d.cfg.rank;
+  sc.world_size = d.cfg.world_size;
+  sc.shuffle = d.cfg.shuffle;
+  sc.epochs = d.cfg.epochs;
+  sc.max_steps = d.cfg.max_steps;
+  try {
+    d.sampler = std::make_unique<Sampler>(sc);
+  } catch (const InputError& e) {
+    throw InputError(file.string() + " (" + split_name + " split): " + e.what());
+  }
+  d.rows = std::make_unique<detail::RowReader>(*d.set, d.cfg.context, d.manifest.token_bytes);
+  d.plan = std::make_unique<detail::StepPlan>(*d.sampler);
+  d.pos = Position{d.cfg.seed, 0, 0, 0};
+  d.start();
+}
+
+TokenLoader::~TokenLoader() { impl_->halt(); }
+
+bool TokenLoader::next(Batch& batch) {
+  return impl_->cfg.prefetch == 0 ? impl_->next_sync(batch) : impl_->next_prefetched(batch);
+}
+
+Position TokenLoader::position() const { return impl_->pos; }
+
+void TokenLoader::seek(const Position& p) {
+  impl_->halt();
+  impl_->pos = p;
+  impl_->start();
+}
+
+std::uint64_t TokenLoader::tokens() const { return impl_->set->tokens(); }
+std::uint64_t TokenLoader::windows() const { return impl_->windows; }
+std::uint64_t TokenLoader::steps_per_epoch() const { return impl_->sampler->steps_per_epoch(); }
+const Manifest& TokenLoader::manifest() const { return impl_->manifest; }
+const LoaderConfig& TokenLoader::config() const { return impl_->cfg; }
+std::filesystem::path TokenLoader::tokenizer_path() const {
+  return impl_->dir / impl_->manifest.tokenizer.file;
+}
+
+}  // namespace wireup::data

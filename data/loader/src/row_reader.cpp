@@ -1,0 +1,76 @@
+#include "row_reader.hpp"
+
+#include <cstring>
+#include <optional>
+
+namespace wireup::data::detail {
+namespace {
+
+inline void prefetch_l2(const unsigned char* p) { __builtin_prefetch(p, 0, 1); }
+
+// One row: `bytes` at `src` into `out`, 64 at a time, each with the same
+// line of a later row (`ahead`; null: the row itself, harmless and no branch
+// in the loop) pulled into L2. Spread through the copy, the later row's DRAM
+// reads stay in flight while this row's loads and stores run, instead of a
+// burst that fills the miss buffers the copy needs. The last byte of the
+// later row may sit on a line (and page) the loop did not reach.
+void copy_row(const unsigned char* src, std::uint64_t bytes, unsigned char* out,
+              const unsigned char* ahead) {
+  const unsigned char* pf = ahead != nullptr ? ahead : src;
+  std::uint64_t at = 0;
+  for (; at + 64 <= bytes; at += 64) {
+    prefetch_l2(pf + at);
+    std::memcpy(out + at, src + at, 64);
+  }
+  std::memcpy(out + at, src + at, bytes - at);
+  if (bytes > 0) prefetch_l2(pf + bytes - 1);
+}
+
+}  // namespace
+
+// Windows sit at random places, so each is a cold start for the hardware
+// prefetcher and the TLB. While row i is copied, row i + kReadAhead is
+// pulled into L2 line by line alongside it (copy_row): its DRAM reads and
+// page walk overlap the copies of the rows between (bench/data/run.sh
+// measures the rate against a sequential read). The rows ahead run on into
+// the next step (see Ahead), so a batch's last rows are not cold starts.
+// Rows inside one mapped shard (all but one per shard boundary) are copied
+// straight from the mapping; the rest (boundary-crossing windows, pread) go
+// through the ShardSet.
+void RowReader::read(const std::vector<std::uint64_t>& windows, const Ahead& ahead,
+                     unsigned char* out) const {
+  const std::uint64_t cols = context_ + 1, bytes = row_bytes();
+  const std::size_t n = windows.size();
+  if (n == 0) return;
+  // Rows of the next step to read ahead, decided when the first is needed.
+  std::optional<std::size_t> n_next;
+  const auto source = [&](std::size_t i) -> const unsigned char* {
+    if (i < n) return set_.mapped(windows[i] * context_, cols);
+    if (!n_next) {
+      const bool taken = ahead.block != Ahead::kOwn && ahead.claimed != nullptr &&
+                         ahead.claimed->load(std::memory_order_relaxed) > ahead.block;
+      n_next = taken ? 0 : ahead.n_next;
+    }
+    return i < n + *n_next ? set_.mapped(ahead.next[i - n] * context_, cols) : nullptr;
+  };
+  constexpr std::size_t kRing = kReadAhead + 1;  // row i's source, found kReadAhead rows earlier
+  const unsigned char* ring[kRing] = {};
+  for (std::size_t i = 0; i < kReadAhead; ++i) {
+    ring[i] = source(i);
+    if (ring[i] != nullptr) __builtin_prefetch(ring[i], 0, 1);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char* src = ring[i % kRing];
+    const unsigned char* later = source(i + kReadAhead);
+    ring[(i + kReadAhead) % kRing] = later;
+    unsigned char* row = out + i * bytes;
+    if (src != nullptr) {
+      copy_row(src, bytes, row, later);
+    } else {
+      if (i + 1 < n) set_.prefetch(windows[i + 1] * context_, cols);
+      set_.read_raw(windows[i] * context_, cols, row);
+    }
+  }
+}
+
+}  // namespace wireup::data::detail

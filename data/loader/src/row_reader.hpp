@@ -1,0 +1,48 @@
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "wireup/data/shard_set.hpp"
+
+// Internal to wireup_data: copies a step's windows into a batch's rows.
+namespace wireup::data::detail {
+
+// The next step's first windows, which a batch's last rows read ahead (pull
+// into L2) so the next batch does not start cold. They are read ahead only
+// while that step is this thread's to fill: `block` kOwn, or block `block` of
+// the prefetch ring not yet claimed (`claimed` below it). Lines pulled into
+// this core's cache would reach another core by a transfer between the two,
+// dearer than DRAM across core complexes.
+struct Ahead {
+  static constexpr std::uint64_t kOwn = ~std::uint64_t{0};
+  const std::uint64_t* next = nullptr;
+  std::size_t n_next = 0;
+  std::uint64_t block = kOwn;
+  const std::atomic<std::uint64_t>* claimed = nullptr;  // blocks claimed so far
+};
+
+// Rows of context+1 tokens at window starts (window w starts at token
+// w*context), copied as stored: token_bytes little-endian bytes per token.
+class RowReader {
+ public:
+  // Rows read ahead of the one being copied.
+  static constexpr std::size_t kReadAhead = 3;
+
+  RowReader(const ShardSet& set, std::uint64_t context, unsigned token_bytes)
+      : set_(set), context_(context), token_bytes_(token_bytes) {}
+
+  std::uint64_t row_bytes() const { return (context_ + 1) * token_bytes_; }
+
+  // windows.size() rows into `out` (row_bytes() each, row-major).
+  void read(const std::vector<std::uint64_t>& windows, const Ahead& ahead,
+            unsigned char* out) const;
+
+ private:
+  const ShardSet& set_;
+  std::uint64_t context_;
+  unsigned token_bytes_;
+};
+
+}  // namespace wireup::data::detail
