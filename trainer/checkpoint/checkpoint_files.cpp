@@ -78,12 +78,15 @@ void read_all(int fd, void* data, std::size_t bytes, std::uint64_t offset, const
 
 void write_atomically(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
-  {
+  try {
     const Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
     write_all(fd.get(), text.data(), text.size(), tmp);
     if (::fsync(fd.get()) != 0) throw_io_error(tmp, "fsync");
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_io_error(path, "rename");
+  } catch (...) {
+    ::unlink(tmp.c_str());  // a full disk leaves no half-written file behind
+    throw;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_io_error(path, "rename");
   fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path());
 }
 
@@ -132,10 +135,15 @@ std::pair<std::uint64_t, std::string> ChunkWriter::append(const float* data, std
   return {offset, digest.get()};
 }
 
+ChunkWriter::~ChunkWriter() {
+  if (!committed_) ::unlink(tmp_.c_str());
+}
+
 std::uint64_t ChunkWriter::commit() {
   if (::fsync(fd_.get()) != 0) throw_io_error(tmp_, "fsync");
   fd_ = Fd();
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw_io_error(path_, "rename");
+  committed_ = true;
   return bytes_;
 }
 

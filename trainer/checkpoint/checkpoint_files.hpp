@@ -49,6 +49,10 @@ std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes = 
 class ChunkWriter {
  public:
   explicit ChunkWriter(std::filesystem::path path);
+  // A writer that was not committed (a full disk, an error) removes its .tmp.
+  ~ChunkWriter();
+  ChunkWriter(const ChunkWriter&) = delete;
+  ChunkWriter& operator=(const ChunkWriter&) = delete;
   // Appends `numel` floats; returns their file offset (bytes) and SHA-256.
   std::pair<std::uint64_t, std::string> append(const float* data, std::int64_t numel);
   // fsync and rename into place; the file's size in bytes.
@@ -58,6 +62,7 @@ class ChunkWriter {
   std::filesystem::path path_, tmp_;
   Fd fd_;
   std::uint64_t bytes_ = 0;
+  bool committed_ = false;
 };
 
 // Reads units' slices out of a step directory's rank files. Before a file is

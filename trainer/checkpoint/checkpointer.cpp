@@ -138,6 +138,18 @@ void Checkpointer::before_update() {
 
 void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
   const fs::path step_dir = policy_.dir / step_dir_name(snap->info.step);
+  try {
+    write_files(snap, step_dir);
+  } catch (...) {
+    // The writers removed their .tmp files; an emptied step directory goes
+    // too (fs::remove leaves one that still holds other ranks' files).
+    std::error_code ec;
+    fs::remove(step_dir, ec);
+    throw;
+  }
+}
+
+void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::path& step_dir) {
   if (snap->writer) {
     RankFile rf;
     rf.file = rank_name(snap->shard_rank, "bin");

@@ -80,6 +80,7 @@ class Checkpointer {
  private:
   struct Snapshot;
   void write(const std::shared_ptr<Snapshot>& snap);
+  void write_files(const std::shared_ptr<Snapshot>& snap, const std::filesystem::path& step_dir);
   void load_from(const std::filesystem::path& step_dir, const CheckpointMeta& meta);
   void prune();
 
