@@ -6,7 +6,7 @@
 # below 1%. Usage: trainer_wait.sh BUILD_DIR WORK_DIR (prints markdown)
 set -euo pipefail
 build=$1 shards=$2/trainer-shards
-train=$build/trainer/train/wireup-train launch=$build/launcher/wireup-launch
+train=$build/trainer/wireup-train launch=$build/launcher/wireup-launch
 if [[ ! -x $train || ! -x $launch ]]; then
   echo "(no $train or $launch: the trainer section needs a build with LibTorch)"
   exit 0
