@@ -39,8 +39,15 @@ bool Stream::read_some() {
 }
 void Stream::close_all() {
   if (pipe >= 0) {
-    while (read_some()) {
-    }  // what the worker wrote before exiting
+    // What the worker wrote before exiting: up to EOF, or up to an empty pipe
+    // that a process it left behind (a daemon) still holds open.
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = read(pipe, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pump(buf, static_cast<std::size_t>(n));
+    }
     close(pipe);
     pipe = -1;
   }

@@ -25,7 +25,9 @@ elapsed=$(( $(now_ms) - start ))
 expect_count "$TMP/out1" 'rank [0-2] got TERM' 3
 expect_contains "$TMP/out1" "grace period over; killing 3 worker(s)"
 expect_gone_within 1 "sleep $TOKEN"  # the workers' own children went with their groups
-[ "$elapsed" -ge 900 ] && [ "$elapsed" -lt 4000 ] || fail "SIGTERM to exit took $elapsed ms, expected about the 1 s grace"
+if [ "$elapsed" -lt 900 ] || [ "$elapsed" -ge 4000 ]; then
+  fail "SIGTERM to exit took $elapsed ms, expected about the 1 s grace"
+fi
 
 # 2. Each forwarded signal reaches every worker (SIGUSR1: preemption notice).
 cat >"$TMP/usr1.sh" <<EOS
