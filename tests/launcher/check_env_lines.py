@@ -1,5 +1,7 @@
 """Checks print_env.sh's WORKER lines: every rank once, a consistent wiring."""
+import os
 import re
+import subprocess
 import sys
 
 path, world, local_world, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -24,6 +26,18 @@ assert 0 < int(port) < 65536
 node0 = re.fullmatch(r"ip-(\d+)-(\d+)-(\d+)-(\d+)", by_rank[0].get("NODE", ""))
 if node0:
     assert addr == ".".join(node0.groups()), f"MASTER_ADDR {addr}, but rank 0 ran on {node0.group(0)}"
+# In any naming style: slurm.conf's NodeAddr of rank 0's node, or (PMIx modes, where rank
+# 0 publishes an address of its own host) one of this machine's addresses, which every
+# emulated node shares.
+conf = os.path.join(os.environ.get("WIREUP_TEST_CLUSTER", "/nonexistent"), "slurm.conf")
+if os.path.exists(conf) and "NODE" in by_rank[0]:
+    node_addr = dict(re.findall(r"^NodeName=(\S+) NodeAddr=(\S+)", open(conf).read(), re.M))
+    if by_rank[0]["NODE"] in node_addr:
+        want = {node_addr[by_rank[0]["NODE"]]}
+        if mode != "plain":
+            out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+            want |= set(re.findall(r"inet (\d+\.\d+\.\d+\.\d+)/", out))
+        assert addr in want, f"MASTER_ADDR {addr}, but rank 0 ran on {by_rank[0]['NODE']} ({sorted(want)})"
 groups = {}
 for r, kv in by_rank.items():
     def eq(key, want):
