@@ -64,6 +64,11 @@ load_settings() {
   if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT + NODES > 65535)); then
     die "WIREUP_CLUSTER_PORT must be a port number >= 1024 (got '$PORT')"
   fi
+  local lo hi
+  if read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
+    ((PORT <= hi && PORT + NODES >= lo)); then
+    die "WIREUP_CLUSTER_PORT range $PORT..$((PORT + NODES)) overlaps the ephemeral ports $lo..$hi (an outgoing connection could take a slurmd's port)"
+  fi
   if ((PORT <= 6818 && PORT + NODES >= 6817)); then
     die "WIREUP_CLUSTER_PORT range $PORT..$((PORT + NODES)) overlaps Slurm's default ports 6817/6818"
   fi
