@@ -86,6 +86,10 @@ mount_into() { # mount_into TARGET-IN-ROOT mount-args...
 }
 
 mount_all() {
+  # The root a mount point of its own (a private one): unshare --propagation private (the
+  # test cluster's hosts naming) needs / to be a mount point inside the root.
+  mount_into "" --bind "$root"
+  mount --make-private "$root" || die "cannot make $root a private mount"
   mount_into /proc -t proc proc
   mount_into /sys -t sysfs sysfs
   mount_into /dev --bind /dev
