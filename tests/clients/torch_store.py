@@ -22,8 +22,25 @@ def use_plain_store_without_libuv():
         if "libuv" not in str(e):
             raise
         os.environ.setdefault("USE_LIBUV", "0")
+        _agent_store_client_without_libuv()
         return
     del store
+
+
+def _agent_store_client_without_libuv():
+    """torch 2.6's env:// under TORCHELASTIC_USE_AGENT_STORE=True makes its TCPStore client
+    without passing use_libuv, so it ignores USE_LIBUV and fails on a torch built without
+    libuv (as Debian's torchrun 2.6 does). On such a torch only, that client gets
+    use_libuv=False; a torch with libuv is left as it is."""
+    import torch.distributed.rendezvous as rendezvous
+
+    make_store = rendezvous.TCPStore
+
+    def plain_store(*args, **kwargs):
+        kwargs.setdefault("use_libuv", False)
+        return make_store(*args, **kwargs)
+
+    rendezvous.TCPStore = plain_store
 
 
 def tcpstore_kwargs():
