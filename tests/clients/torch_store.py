@@ -32,7 +32,10 @@ def _agent_store_client_without_libuv():
     without passing use_libuv, so it ignores USE_LIBUV and fails on a torch built without
     libuv (as Debian's torchrun 2.6 does). On such a torch only, that client gets
     use_libuv=False; a torch with libuv is left as it is."""
-    import torch.distributed.rendezvous as rendezvous
+    import importlib
+
+    # the module: torch.distributed.rendezvous as an attribute is a function of that name
+    rendezvous = importlib.import_module("torch.distributed.rendezvous")
 
     make_store = rendezvous.TCPStore
 
