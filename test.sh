@@ -38,7 +38,7 @@ host_lane() {
   t1=$(date +%s)
   local rc=0
   (cd "$build" && ctest --output-on-failure -j 2 --timeout 900) || rc=$?
-  echo "lane host: build $((t1 - t0)) s, tests $(($(date +%s) - t1)) s, ctest exit $rc" >"$logs/host.last"
+  echo "lane host: build $((t1 - t0)) s, tests $(($(date +%s) - t1)) s, ctest exit $rc" | tee "$logs/host.last"
   return "$rc"
 }
 
