@@ -1,10 +1,70 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: dependencies, build, every test
-# (unit, fuzz, and integration on a real local Slurm cluster).
-set -euo pipefail
+# The whole test suite (unit, fuzz, and integration on a real local Slurm cluster) in
+# two lanes: the host (Debian bookworm: Slurm 22.05, PMIx 4, torch 1.13, Catch2 v2) and
+# a Debian trixie root (Slurm 24.11, PMIx 5, Open MPI 5, torch 2.6, Catch2 v3) that
+# .ci/lanes/debian-root.sh creates from the host's apt mirror and reuses. See
+# docs/test-cluster.md and docs/supported-versions.md.
+#
+#   ./test.sh            host + trixie; exits non-zero when either fails
+#   ./test.sh --sid      also the Debian sid lane (Slurm 26.05, torch 2.14); reported,
+#                        never fails the run
+#   ./test.sh --only host|trixie|sid   one lane
+set -uo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 build=${WIREUP_BUILD_DIR:-$root/build}
-bash "$root/.ci/deps.sh"
-bash "$root/.ci/build.sh" "$build"
-cd "$build"
-ctest --output-on-failure -j 2 --timeout 900
+logs=${WIREUP_LANE_LOGS:-$build-lanes}
+
+lanes=(host trixie)
+gating=" host trixie "
+while (($#)); do
+  case $1 in
+    --sid) lanes+=(sid) ;;
+    --only)
+      [[ ${2:-} =~ ^(host|trixie|sid)$ ]] || { echo "test.sh: --only needs host, trixie or sid" >&2; exit 2; }
+      lanes=("$2")
+      gating=" $2 "
+      shift ;;
+    *) echo "test.sh: unknown argument '$1' (expected --sid or --only LANE)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$logs" || { echo "test.sh: cannot create $logs" >&2; exit 2; }
+
+host_lane() {
+  bash "$root/.ci/deps.sh" || return 1
+  local t0 t1
+  t0=$(date +%s)
+  bash "$root/.ci/build.sh" "$build" || { echo "lane host: build failed" >"$logs/host.last"; return 1; }
+  t1=$(date +%s)
+  local rc=0
+  (cd "$build" && ctest --output-on-failure -j 2 --timeout 900) || rc=$?
+  echo "lane host: build $((t1 - t0)) s, tests $(($(date +%s) - t1)) s, ctest exit $rc" | tee "$logs/host.last"
+  return "$rc"
+}
+
+declare -A result
+for lane in "${lanes[@]}"; do
+  echo "===== lane $lane: $(date -u +%H:%M:%S) UTC ====="
+  start=$(date +%s)
+  if [[ $lane == host ]]; then
+    host_lane 2>&1 | tee "$logs/$lane.log"
+  else
+    bash "$root/.ci/lanes/debian-root.sh" "$lane" 2>&1 | tee "$logs/$lane.log"
+  fi
+  rc=${PIPESTATUS[0]}
+  summary=$(grep -E '^[0-9]+% tests passed' "$logs/$lane.log" | tail -n 1)
+  timing=$(grep -hE '^lane [a-z]+: build' "$logs/$lane.log" | tail -n 1)
+  result[$lane]="$( ((rc == 0)) && echo PASS || echo FAIL) ($(($(date +%s) - start)) s) ${timing#lane "$lane": } | ${summary:-no ctest summary}"
+  [[ $gating == *" $lane "* ]] || result[$lane]+=" [opt-in, does not gate]"
+  ((rc == 0)) || failed_tests=$(sed -n '/tests failed out of/,$p' "$logs/$lane.log" | grep -E '^\s+[0-9]+ - ')
+  [[ -z ${failed_tests:-} ]] || result[$lane]+=$'\n'"$failed_tests"
+  failed_tests=""
+done
+
+echo "===== summary (logs in $logs) ====="
+status=0
+for lane in "${lanes[@]}"; do
+  echo "lane $lane: ${result[$lane]}"
+  if [[ ${result[$lane]} == FAIL* && $gating == *" $lane "* ]]; then status=1; fi
+done
+exit "$status"

@@ -15,6 +15,7 @@ packages=(
   python3-torch                                        # real PyTorch clients in tests
   clang libclang-rt-14-dev                             # libFuzzer target
   shellcheck ccache
+  debootstrap                                          # the trixie/sid lanes (.ci/lanes)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,8 @@ import time
 import torch
 import torch.distributed as dist
 
+import torch_store  # noqa: F401  USE_LIBUV=0 only on a torch built without libuv
+
 
 def main() -> int:
     start = time.time()

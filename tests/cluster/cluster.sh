@@ -10,12 +10,18 @@
 #   cluster.sh restart-node DIR NODENAME   restart one slurmd, wait until it is idle again
 #   cluster.sh status DIR                  print daemon PIDs and node states
 #
-# Knobs: WIREUP_CLUSTER_NODES (2..4, default 4), WIREUP_CLUSTER_PORT (default 26810:
-# slurmctld at it, the i-th slurmd at +i), WIREUP_PLUGSTACK_LINE (initial plugstack line).
-#
-# Nodes are ip-127-0-0-K (K = 2..N+1) with NodeAddr=127.0.0.K, NodeHostname=localhost.
-# WIREUP_CLUSTER_NAMING=nodeaddr names them gpuII (01..N) instead, with the same NodeAddr:
-# names known only through slurm.conf, which no lookup resolves (default: hyperpod).
+# Knobs: WIREUP_CLUSTER_NODES (2..64, default 4), WIREUP_CLUSTER_PORT (default 26810:
+# slurmctld at it, the i-th slurmd at +i), WIREUP_PLUGSTACK_LINE (initial plugstack line),
+# WIREUP_CLUSTER_CPUS (CPUs a node offers, 1..256, default 4),
+# WIREUP_CLUSTER_NAMING (how nodes are named, default hyperpod):
+#   hyperpod  ip-127-0-0-K (K = 2..N+1): the name spells the address, as on HyperPod
+#   hosts     node-I (I = 1..N): resolvable only through a private hosts file that the
+#             daemons, slurmstepd and the tasks see (a mount namespace per daemon binds
+#             DIR/hosts over /etc/hosts; the machine's /etc/hosts is never changed)
+#   nodeaddr  gpuII (01..N): known only through slurm.conf's NodeAddr; no lookup resolves it
+# The i-th node (i = 1..N) has NodeAddr=127.0.0.(i+1) and NodeHostname=localhost in every
+# style. Slurm 23.02 and later get a cgroup.conf with CgroupPlugin=disabled (their slurmd
+# initialises a cgroup plugin even with task/none).
 # Every daemon gets WIREUP_TEST_CLUSTER=DIR in its environment; slurmstepd inherits it
 # from slurmd and tasks inherit it from srun/sbatch (via `env`), which is how `stop`
 # finds leftovers without killing anything by name (slurmstepd hides its environ, so it
@@ -26,7 +32,7 @@ set -o pipefail
 umask 022
 
 readonly PROG=${0##*/}
-readonly START_TIMEOUT=30     # seconds until all nodes must be idle
+START_TIMEOUT=30              # seconds until all nodes must be idle (+1 s a node)
 readonly CLIENT_TIMEOUT=15    # seconds for one scontrol/sinfo/scancel call
 
 die() { echo "$PROG: $*" >&2; exit 1; }
@@ -45,12 +51,24 @@ load_settings() {
   NODES=${WIREUP_CLUSTER_NODES:-4}
   PORT=${WIREUP_CLUSTER_PORT:-26810}
   NAMING=${WIREUP_CLUSTER_NAMING:-hyperpod}
-  [[ $NAMING =~ ^(hyperpod|nodeaddr)$ ]] ||
-    die "WIREUP_CLUSTER_NAMING must be hyperpod or nodeaddr (got '$NAMING')"
-  [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 2 && NODES <= 4)) ||
-    die "WIREUP_CLUSTER_NODES must be 2..4 (got '$NODES')"
-  [[ $PORT =~ ^[0-9]+$ ]] && ((PORT >= 1024 && PORT + NODES <= 65535)) ||
+  CPUS=${WIREUP_CLUSTER_CPUS:-4}
+  if ! [[ $CPUS =~ ^[0-9]+$ ]] || ((CPUS < 1 || CPUS > 256)); then
+    die "WIREUP_CLUSTER_CPUS must be 1..256 (got '$CPUS')"
+  fi
+  if ! [[ $NODES =~ ^[0-9]+$ ]] || ((NODES < 2 || NODES > 64)); then
+    die "WIREUP_CLUSTER_NODES must be 2..64 (got '$NODES')"
+  fi
+  [[ $NAMING =~ ^(hyperpod|hosts|nodeaddr)$ ]] ||
+    die "WIREUP_CLUSTER_NAMING must be hyperpod, hosts or nodeaddr (got '$NAMING')"
+  START_TIMEOUT=$((30 + NODES))
+  if ! [[ $PORT =~ ^[0-9]+$ ]] || ((PORT < 1024 || PORT + NODES > 65535)); then
     die "WIREUP_CLUSTER_PORT must be a port number >= 1024 (got '$PORT')"
+  fi
+  local lo hi
+  if read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
+    ((PORT <= hi && PORT + NODES >= lo)); then
+    die "WIREUP_CLUSTER_PORT range $PORT..$((PORT + NODES)) overlaps the ephemeral ports $lo..$hi (an outgoing connection could take a slurmd's port)"
+  fi
   if ((PORT <= 6818 && PORT + NODES >= 6817)); then
     die "WIREUP_CLUSTER_PORT range $PORT..$((PORT + NODES)) overlaps Slurm's default ports 6817/6818"
   fi
@@ -61,11 +79,24 @@ conf_nodes() {
   sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$D/slurm.conf" 2>/dev/null
 }
 
+# The naming style of an existing cluster, recorded by start.
+conf_naming() {
+  sed -n 's/^# naming=\([a-z]*\)$/\1/p' "$D/slurm.conf" 2>/dev/null
+}
+
+# Name of the i-th node (i = 1..NODES) in style NAMING; its address is node_addr i.
+node_name() {
+  case $NAMING in
+    hyperpod) echo "ip-127-0-0-$(($1 + 1))" ;;
+    hosts) echo "node-$1" ;;
+    nodeaddr) printf 'gpu%02d\n' "$1" ;;
+  esac
+}
+node_addr() { echo "127.0.0.$(($1 + 1))"; }
+
 node_names() {
-  local k
-  for ((k = 2; k <= NODES + 1; k++)); do
-    if [[ ${NAMING:-hyperpod} == nodeaddr ]]; then printf 'gpu%02d\n' $((k - 1)); else echo "ip-127-0-0-$k"; fi
-  done
+  local i
+  for ((i = 1; i <= NODES; i++)); do node_name "$i"; done
 }
 
 # ---------------------------------------------------------------- processes
@@ -103,10 +134,18 @@ recorded_pid() {
 
 # Launch a daemon in the foreground of its own session, detached from our stdio,
 # and record its PID. $1 = record name, $2 = stdout/stderr file, rest = command.
+# With the hosts naming the daemon runs in a mount namespace of its own in which
+# DIR/hosts is bound over /etc/hosts (unshare and sh exec, so the PID stays the daemon's).
 launch() {
   local name=$1 out=$2
   shift 2
-  setsid "$@" </dev/null >"$out" 2>&1 &
+  if [[ -f $D/hosts ]]; then
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    setsid unshare --mount --propagation private \
+      sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$D/hosts" "$@" </dev/null >"$out" 2>&1 &
+  else
+    setsid "$@" </dev/null >"$out" 2>&1 &
+  fi
   echo $! >"$(pidfile "$name")"
 }
 
@@ -268,11 +307,17 @@ write_plugstack() {
   mv -f -- "$tmp" "$D/plugstack.conf" || { rm -f "$tmp"; die "cannot replace $D/plugstack.conf"; }
 }
 
+# Slurm's major.minor as one number (22.05 -> 2205), from slurmd -V.
+slurm_version() {
+  slurmd -V 2>/dev/null | sed -n 's/^slurm[^0-9]*\([0-9]*\)\.\([0-9]*\).*/\1\2/p' | head -n 1
+}
+
 write_slurm_conf() {
-  local k n
+  local i
   {
     cat <<EOF
 # Generated by $PROG for the wireup test cluster; rewritten by every start.
+# naming=$NAMING
 ClusterName=wireuptest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$PORT
@@ -317,13 +362,23 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 UnkillableStepTimeout=30
 EOF
-    k=2
-    while IFS= read -r n; do
-      echo "NodeName=$n NodeAddr=127.0.0.$k NodeHostname=localhost Port=$((PORT + k - 1)) CPUs=4 RealMemory=1000 State=UNKNOWN"
-      k=$((k + 1))
-    done < <(node_names)
+    for ((i = 1; i <= NODES; i++)); do
+      echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") NodeHostname=localhost Port=$((PORT + i)) CPUs=$CPUS RealMemory=1000 State=UNKNOWN"
+    done
     echo "PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
   } >"$D/slurm.conf"
+  local v
+  v=$(slurm_version)
+  if [[ -n $v ]] && ((10#$v >= 2302)); then
+    echo "CgroupPlugin=disabled" >"$D/cgroup.conf"
+  fi
+  if [[ $NAMING == hosts ]]; then
+    {
+      cat /etc/hosts
+      echo "# $PROG: the test cluster's node names"
+      for ((i = 1; i <= NODES; i++)); do echo "$(node_addr "$i") $(node_name "$i")"; done
+    } >"$D/hosts"
+  fi
 }
 
 # ---------------------------------------------------------------- commands
@@ -346,7 +401,8 @@ cmd_start() {
 
   # Wipe old state; only our own subpaths, never DIR itself.
   rm -rf -- "$D/state" "$D/spool" "$D/tmp" "$D/run" "$D/pids" "$D/munge" "$D/log" \
-    "$D/slurm.conf" "$D/plugstack.conf" "$D"/.plugstack.* || die "cannot wipe $D"
+    "$D/slurm.conf" "$D/cgroup.conf" "$D/hosts" "$D/plugstack.conf" "$D"/.plugstack.* ||
+    die "cannot wipe $D"
   mkdir -p "$D/state" "$D/run" "$D/pids" "$D/log" "$D/munge" || die "cannot populate $D"
   chmod 755 "$D" "$D/munge"
   mapfile -t NODE_LIST < <(node_names)
@@ -394,8 +450,9 @@ cmd_start() {
   wait_idle "$START_TIMEOUT" "${NODE_LIST[@]}" || fail_start "cluster did not become idle"
 
   local ms=$((($(date +%s%N) - t0) / 1000000))
-  printf '%s: cluster up in %d.%03ds: %s (slurmctld port %s, SLURM_CONF=%s)\n' "$PROG" \
-    $((ms / 1000)) $((ms % 1000)) "${NODE_LIST[*]}" "$PORT" "$D/slurm.conf"
+  printf '%s: cluster up in %d.%03ds: %d nodes named %s (%s..%s; slurmctld port %s, SLURM_CONF=%s)\n' \
+    "$PROG" $((ms / 1000)) $((ms % 1000)) "$NODES" "$NAMING" "${NODE_LIST[0]}" "${NODE_LIST[-1]}" \
+    "$PORT" "$D/slurm.conf"
 }
 
 fail_start() {
@@ -447,16 +504,19 @@ cmd_stop() {
 
 cmd_env() {
   [[ -f $D/slurm.conf ]] || note "warning: $D/slurm.conf does not exist (cluster not started?)"
-  local v nodes
+  local v nodes addrs
   while IFS= read -r v; do
     [[ $v == SLURM_CONF ]] || echo "unset $v"
   done < <(compgen -e | grep '^SLURM_')
   nodes=$(conf_nodes | paste -sd, -)
+  addrs=$(sed -n 's/^NodeName=[^ ]* NodeAddr=\([^ ]*\) .*/\1/p' "$D/slurm.conf" 2>/dev/null | paste -sd, -)
   # POSIX-sh single quoting, so that sh and bash can eval the lines.
   q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
   echo "export SLURM_CONF=$(q "$D/slurm.conf")"
   echo "export WIREUP_TEST_CLUSTER=$(q "$D")"
   echo "export WIREUP_TEST_CLUSTER_NODES=$(q "$nodes")"
+  echo "export WIREUP_TEST_CLUSTER_ADDRS=$(q "$addrs")"
+  echo "export WIREUP_TEST_CLUSTER_NAMING=$(q "$(conf_naming)")"
   echo "export WIREUP_TEST_CLUSTER_PARTITION=cpu"
 }
 

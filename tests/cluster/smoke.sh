@@ -45,20 +45,43 @@ expect "srun -N2 -n4 (task ids) exits 0" 0 "$rc"
 expect "SLURM_PROCID values are 0..3, distinct" "0 1 2 3" "$(awk '{print $1}' <<<"$out" | words -n)"
 nodes=$(awk '{print $2}' <<<"$out" | sort -u)
 expect "tasks ran on 2 distinct nodes" 2 "$(grep -c . <<<"$nodes")"
-bad=$(grep -vxE 'ip-127-0-0-[0-9]+' <<<"$nodes")
-expect "node names follow ip-127-0-0-K" "" "$bad"
+case ${WIREUP_TEST_CLUSTER_NAMING:-hyperpod} in
+  hyperpod) name_re='ip-127-0-0-[0-9]+' ;;
+  hosts) name_re='node-[0-9]+' ;;
+  nodeaddr) name_re='gpu[0-9][0-9]' ;;
+  *) name_re='unknown naming style' ;;
+esac
+bad=$(grep -vxE "$name_re" <<<"$nodes")
+expect "node names follow the ${WIREUP_TEST_CLUSTER_NAMING:-hyperpod} style ($name_re)" "" "$bad"
 expect "tasks carry WIREUP_TEST_CLUSTER (teardown marker)" "$WIREUP_TEST_CLUSTER" \
   "$(awk '{print $3}' <<<"$out" | sort -u)"
 
-# NodeAddr must be the IPv4 literal derivable from the node name.
+# The i-th node's NodeAddr is 127.0.0.(i+1) (cluster.sh env lists both in order); with
+# hyperpod names it is also the literal spelled by the name.
+mapfile -t names < <(tr ',' '\n' <<<"$WIREUP_TEST_CLUSTER_NODES")
+mapfile -t addrs < <(tr ',' '\n' <<<"$WIREUP_TEST_CLUSTER_ADDRS")
 addr_bad=""
-for n in ${WIREUP_TEST_CLUSTER_NODES//,/ }; do
+for i in "${!names[@]}"; do
+  n=${names[i]}
   addr=$(timeout $T scontrol show node "$n" | grep -o 'NodeAddr=[^ ]*')
-  want="NodeAddr=${n#ip-}"
-  want=${want//-/.}
-  [[ $addr == "$want" ]] || addr_bad+="$n:$addr "
+  want="NodeAddr=127.0.0.$((i + 2))"
+  [[ $addr == "$want" && ${addrs[i]:-} == "${want#NodeAddr=}" ]] || addr_bad+="$n:$addr "
+  ip=${want#NodeAddr=}
+  [[ $WIREUP_TEST_CLUSTER_NAMING != hyperpod || $n == "ip-${ip//./-}" ]] || addr_bad+="$n:name "
 done
-expect "NodeAddr of every node is 127.0.0.K from its name" "" "$addr_bad"
+expect "NodeAddr of the i-th node is 127.0.0.(i+1), as cluster.sh env says" "" "$addr_bad"
+
+# What a task's name lookup sees: the hosts style resolves every node, the others none
+# (hyperpod names are parsed, not looked up; nodeaddr names are known to Slurm only).
+first=${names[0]} last_node=${names[-1]}
+# shellcheck disable=SC2016
+seen=$(timeout $T srun -N1 -n1 -w "$last_node" sh -c 'getent hosts "$0" "$1" | awk "{print \$1}" | paste -sd" " -' "$first" "$last_node")
+if [[ $WIREUP_TEST_CLUSTER_NAMING == hosts ]]; then
+  expect "a task on $last_node resolves $first and $last_node through the hosts file" "${addrs[0]} ${addrs[-1]}" "$seen"
+  expect "the machine's /etc/hosts does not know $first" "" "$(getent hosts "$first")"
+else
+  expect "a task cannot resolve $first by name" "" "$seen"
+fi
 
 # --- 3. batch job -----------------------------------------------------------------
 cat >"$WORK/job.sh" <<'EOF'

@@ -17,6 +17,8 @@ expect_contains "$TMP/client" "agent store: closing the connection from 127.0.0.
 # fails; attempt 1 meets on the same store and port under its own prefix.
 cat >"$TMP/flaky.py" <<'EOS'
 import os, sys, torch, torch.distributed as dist
+sys.path.insert(0, sys.argv[1])
+import torch_store  # USE_LIBUV=0 only on a torch built without libuv (tests/clients)
 dist.init_process_group("gloo", init_method="env://")
 t = torch.ones(1)
 dist.all_reduce(t)
@@ -29,7 +31,7 @@ print(f"FLAKY rank={dist.get_rank()} attempt={attempt} sum={t.item():.0f} "
       f"port={os.environ['MASTER_PORT']}", flush=True)
 dist.destroy_process_group()
 EOS
-run --nproc-per-node=2 --max-restarts=1 -- "$TMP/flaky.py" >"$TMP/flaky" 2>&1 ||
+run --nproc-per-node=2 --max-restarts=1 -- "$TMP/flaky.py" "$HERE/../clients" >"$TMP/flaky" 2>&1 ||
   { cat "$TMP/flaky"; fail "restart on the agent store"; }
 expect_count "$TMP/flaky" '^\[rank[01]\]: FLAKY rank=[01] attempt=1 sum=2 port=[0-9]+$' 2
 ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)

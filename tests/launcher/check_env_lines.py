@@ -1,5 +1,7 @@
 """Checks print_env.sh's WORKER lines: every rank once, a consistent wiring."""
+import os
 import re
+import subprocess
 import sys
 
 path, world, local_world, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -20,10 +22,22 @@ assert len(masters) == 1, f"ranks disagree on the master: {masters}"
 addr, port = masters.pop()
 assert re.fullmatch(r"\d+\.\d+\.\d+\.\d+", addr), f"MASTER_ADDR {addr} is not IPv4"
 assert 0 < int(port) < 65536
-# On the test cluster a node's name says its address (ip-127-0-0-K): rank 0's.
+# MASTER_ADDR is rank 0's node: the address its name spells (ip-127-0-0-K) or its NodeAddr
+# in the test cluster's slurm.conf (any naming style); in the PMIx modes rank 0 publishes
+# an address of its own host, and every emulated node's host is this machine, so one of
+# this machine's addresses also counts there (Slurm 24.11 gives PMIx the NodeHostname).
 node0 = re.fullmatch(r"ip-(\d+)-(\d+)-(\d+)-(\d+)", by_rank[0].get("NODE", ""))
-if node0:
-    assert addr == ".".join(node0.groups()), f"MASTER_ADDR {addr}, but rank 0 ran on {node0.group(0)}"
+want = {".".join(node0.groups())} if node0 else set()
+conf = os.path.join(os.environ.get("WIREUP_TEST_CLUSTER", "/nonexistent"), "slurm.conf")
+if os.path.exists(conf) and "NODE" in by_rank[0]:
+    node_addr = dict(re.findall(r"^NodeName=(\S+) NodeAddr=(\S+)", open(conf).read(), re.M))
+    if by_rank[0]["NODE"] in node_addr:
+        want.add(node_addr[by_rank[0]["NODE"]])
+if want and mode != "plain":
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+    want |= set(re.findall(r"inet (\d+\.\d+\.\d+\.\d+)/", out))
+if want:
+    assert addr in want, f"MASTER_ADDR {addr}, but rank 0 ran on {by_rank[0]['NODE']} ({sorted(want)})"
 groups = {}
 for r, kv in by_rank.items():
     def eq(key, want):

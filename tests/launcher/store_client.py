@@ -14,10 +14,13 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients"))
+import torch_store  # noqa: E402  USE_LIBUV=0 only on a torch built without libuv
+
 assert os.environ["TORCHELASTIC_USE_AGENT_STORE"] == "True", os.environ["TORCHELASTIC_USE_AGENT_STORE"]
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-store = dist.TCPStore(addr, port, world, False, timedelta(seconds=30))
+store = dist.TCPStore(addr, port, world, False, timedelta(seconds=30), **torch_store.tcpstore_kwargs())
 p = f"t{rank}/"
 
 store.set(p + "a", "1")

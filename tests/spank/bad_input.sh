@@ -83,9 +83,9 @@ out=$(timeout 30 srun -N2 -n2 bash -c 'echo "${RANK-unset}"' | sort -u)
 check "jobs run, nothing injected" "$out" "unset"
 msg=$(timeout 30 srun -N1 -n1 --wireup true 2>&1)
 contains "--wireup says why it has no effect" "$msg" "efa: invalid value 'sometimes'"
-log=$CLUSTER/log/slurmd.ip-127-0-0-2.log
+log=$CLUSTER/log/slurmd.${NODES[0]}.log
 before=$(grep -c "spank_wireup: efa: invalid value" "$log" || true)
-bash "$WIREUP_TEST_CLUSTER_SCRIPT" restart-node "$CLUSTER" ip-127-0-0-2
+bash "$WIREUP_TEST_CLUSTER_SCRIPT" restart-node "$CLUSTER" "${NODES[0]}"
 after=$(grep -c "spank_wireup: efa: invalid value" "$log" || true)
 check "slurmd start logs the bad argument once" "$((after - before))" 1
 timeout 30 srun -N2 -n2 true && pass "jobs run after slurmd restart" || fail "srun failed after restart"

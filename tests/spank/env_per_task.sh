@@ -25,18 +25,18 @@ while read -r line; do
   [[ $addr =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] && pass "rank $p: MASTER_ADDR is IPv4" ||
     fail "rank $p: MASTER_ADDR '$addr' is not an IPv4 literal"
 done <<<"$out"
-# First node of the step: ip-127-0-0-K -> 127.0.0.K
+# First node of the step -> its NodeAddr
 first_node=$(scontrol show hostnames "$(timeout 30 srun -N2 -n2 bash -c 'echo $SLURM_STEP_NODELIST' | head -1)" | head -1)
 check "MASTER_ADDR is the step's first node" "$(field "$(head -1 <<<"$out")" MASTER_ADDR)" \
-  "$(sed 's/^ip-//; s/-/./g' <<<"$first_node")"
+  "$(addr_of "$first_node")"
 check "one MASTER_PORT for the step" "$(printf '%s\n' "${ports[@]}" | sort -u | wc -l)" 1
 port=${ports[0]}
 ((port > 60999 && port <= 65535)) && pass "MASTER_PORT $port outside ephemeral range" ||
   fail "MASTER_PORT $port inside the ephemeral range"
 
 # The step's first node, not the job's: a step on the second node only.
-second=$(timeout 30 srun -N1 -n1 -w ip-127-0-0-3 --wireup bash -c 'echo $MASTER_ADDR')
-check "single-node step on ip-127-0-0-3" "$second" "127.0.0.3"
+second=$(timeout 30 srun -N1 -n1 -w "${NODES[1]}" --wireup bash -c 'echo $MASTER_ADDR')
+check "single-node step on ${NODES[1]}" "$second" "${ADDRS[1]}"
 
 # Without the option (default=off) nothing is injected; --wireup=off too.
 none=$(timeout 30 srun -N1 -n2 bash -c 'echo "${RANK-unset} ${WIREUP_INJECTED-unset}"' | sort -u)

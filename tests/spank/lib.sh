@@ -6,6 +6,16 @@ set -euo pipefail
 
 : "${WIREUP_TEST_CLUSTER_DIR:?run through ctest}" "${WIREUP_PLUGIN:?}"
 CLUSTER=$WIREUP_TEST_CLUSTER_DIR
+# The cluster's nodes in order, and their addresses (cluster.sh env): NODES[0] is the
+# first node whatever the naming style (tests/cluster/cluster.sh WIREUP_CLUSTER_NAMING).
+eval "$(bash "$WIREUP_TEST_CLUSTER_SCRIPT" env "$CLUSTER")"
+IFS=, read -r -a NODES <<<"$WIREUP_TEST_CLUSTER_NODES"
+IFS=, read -r -a ADDRS <<<"$WIREUP_TEST_CLUSTER_ADDRS"
+# addr_of NODE -> its NodeAddr
+addr_of() {
+  local i
+  for i in "${!NODES[@]}"; do [[ ${NODES[i]} != "$1" ]] || { echo "${ADDRS[i]}"; return; }; done
+}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FAILS=0

@@ -11,8 +11,9 @@ cat >"$WORK/job.sh" <<'JOB'
 echo "batch RANK=${RANK-unset}"
 srun bash -c 'echo "plain rank=$RANK world=$WORLD_SIZE port=$MASTER_PORT"'
 # two steps at once, each on its own node
-srun -N1 -n1 -w ip-127-0-0-2 --overlap bash -c 'sleep 1; echo "concurrent port=$MASTER_PORT"' &
-srun -N1 -n1 -w ip-127-0-0-3 --overlap bash -c 'sleep 1; echo "concurrent port=$MASTER_PORT"' &
+mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+srun -N1 -n1 -w "${nodes[0]}" --overlap bash -c 'sleep 1; echo "concurrent port=$MASTER_PORT"' &
+srun -N1 -n1 -w "${nodes[1]}" --overlap bash -c 'sleep 1; echo "concurrent port=$MASTER_PORT"' &
 wait
 MASTER_PORT=12345 srun -n2 bash -c 'echo "user port=$MASTER_PORT"'
 JOB

@@ -16,8 +16,8 @@ contains "dry run: user value kept" "$out" "MASTER_PORT=777  (kept user value: a
 contains "dry run: admin nccl_debug" "$out" "NCCL_DEBUG=WARN  (set: plugstack.conf)"
 # The dry run and the plugin agree on every value they set.
 # (two steps, so two ports: compare the address and the ranks)
-real=$(timeout 30 srun -N2 -n3 -w ip-127-0-0-3,ip-127-0-0-4 --wireup bash -c 'echo "$RANK $LOCAL_RANK $MASTER_ADDR"' | sort)
-dry=$(timeout 30 srun -N2 -n3 -w ip-127-0-0-3,ip-127-0-0-4 bash -c "eval \"\$('$WIREUP_ENV_TOOL' --plugstack '$CLUSTER/plugstack.conf' --export)\"; "'echo "$RANK $LOCAL_RANK $MASTER_ADDR"' | sort)
+real=$(timeout 30 srun -N2 -n3 -w "${NODES[1]},${NODES[2]}" --wireup bash -c 'echo "$RANK $LOCAL_RANK $MASTER_ADDR"' | sort)
+dry=$(timeout 30 srun -N2 -n3 -w "${NODES[1]},${NODES[2]}" bash -c "eval \"\$('$WIREUP_ENV_TOOL' --plugstack '$CLUSTER/plugstack.conf' --export)\"; "'echo "$RANK $LOCAL_RANK $MASTER_ADDR"' | sort)
 check "dry run agrees with the plugin" "$dry" "$real"
 set +e
 msg=$("$WIREUP_ENV_TOOL" 2>&1); rc=$?
