@@ -17,9 +17,8 @@ N=32 PER=8 WORLD=256
 ((${#NODES[@]} >= N)) || { echo "FAIL: the cluster has ${#NODES[@]} nodes, need $N" >&2; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wireup-scale.XXXXXX")
 trap 'bash "$HERE/cluster.sh" plugstack "$WIREUP_TEST_CLUSTER_DIR"; rm -rf "$TMP"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
+# shellcheck source=../lib/assert.sh
+source "$(dirname "$0")/../lib/assert.sh"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # 1. srun --wireup: 256 tasks, block distribution, every variable checked per rank.
@@ -75,5 +74,4 @@ fi
 
 states=$(timeout 30 sinfo -h -N -o '%t' | sort | uniq -c | paste -sd' ' -)
 echo "node states afterwards: $states"
-if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
-echo "all checks passed"
+finish

@@ -14,14 +14,12 @@ DIR=${1:-${WIREUP_TEST_CLUSTER_DIR:-}}
 env_lines=$("$HERE/cluster.sh" env "$DIR") || { echo "cluster.sh env failed" >&2; exit 1; }
 eval "$env_lines"
 
-failures=0
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
+# shellcheck source=../lib/assert.sh
+source "$HERE/../lib/assert.sh"
 # expect LABEL EXPECTED ACTUAL
 expect() {
-  if [[ $2 == "$3" ]]; then ok "$1"; else
-    not_ok "$1"
-    printf '  expected: %q\n  actual:   %q\n' "$2" "$3"
+  if [[ $2 == "$3" ]]; then pass "$1"; else
+    fail "$1: expected $(printf %q "$2"), actual $(printf %q "$3")"
   fi
 }
 words() { tr -s ' ' '\n' | sed '/^$/d' | sort "$@" | paste -sd' ' -; }
@@ -91,7 +89,7 @@ srun -N2 -n2 printenv SLURM_PROCID | sort -n | paste -sd' ' -
 EOF
 jid=$(timeout $T sbatch --parsable -N2 -n2 -o "$WORK/batch-%j.out" "$WORK/job.sh")
 if [[ $jid =~ ^[0-9]+$ ]]; then
-  ok "sbatch accepted job $jid"
+  pass "sbatch accepted job $jid"
   state=""
   for ((i = 0; i < 300; i++)); do # up to 60 s
     line=$(timeout $T scontrol -o show job "$jid" 2>/dev/null)
@@ -110,7 +108,7 @@ if [[ $jid =~ ^[0-9]+$ ]]; then
   expect "batch job output" "batch-ok $jid 2
 0 1" "$(cat "$WORK/batch-$jid.out" 2>/dev/null)"
 else
-  not_ok "sbatch returned '$jid'"
+  fail "sbatch returned '$jid'"
 fi
 
 # --- 4. PMIx ----------------------------------------------------------------------
@@ -140,12 +138,12 @@ if "$HERE/cluster.sh" plugstack "$DIR" "${orig_lines[@]}" "# smoke: rewritten by
     "$(cat "$WORK/plugstack.orig"; echo "# smoke: rewritten by smoke.sh")" \
     "$(cat "$WIREUP_TEST_CLUSTER/plugstack.conf")"
 else
-  not_ok "cluster.sh plugstack failed"
+  fail "cluster.sh plugstack failed"
 fi
 if "$HERE/cluster.sh" restart-node "$DIR" "$last" 2>"$WORK/restart.err"; then
-  ok "restart-node $last"
+  pass "restart-node $last"
 else
-  not_ok "restart-node $last"
+  fail "restart-node $last"
   sed 's/^/  /' "$WORK/restart.err" | tail -n 40
 fi
 out=$(timeout $T srun -N1 -w "$last" printenv SLURMD_NODENAME)
@@ -154,13 +152,10 @@ expect "srun on the restarted node" "$last" "$out"
 if "$HERE/cluster.sh" plugstack "$DIR" "${orig_lines[@]}" &&
   cmp -s "$WORK/plugstack.orig" "$WIREUP_TEST_CLUSTER/plugstack.conf" &&
   "$HERE/cluster.sh" restart-node "$DIR" "$last" 2>>"$WORK/restart.err"; then
-  ok "original plugstack restored"
+  pass "original plugstack restored"
 else
-  not_ok "original plugstack restored"
+  fail "original plugstack restored"
 fi
 
-if ((failures)); then
-  echo "smoke: $failures check(s) failed; logs in $WIREUP_TEST_CLUSTER/log"
-  exit 1
-fi
-echo "smoke: all checks passed"
+((FAILS == 0)) || echo "smoke: logs in $WIREUP_TEST_CLUSTER/log" >&2
+finish

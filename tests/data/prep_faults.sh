@@ -8,12 +8,8 @@ prep=$1
 work=$2
 rm -rf "$work"
 mkdir -p "$work"
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-pass() { echo "ok: $*"; }
+# shellcheck source=../lib/assert.sh
+source "$(dirname "$0")/../lib/assert.sh"
 
 # A small corpus: 400 lines of English-like text.
 corpus=$work/corpus.txt
@@ -125,4 +121,4 @@ else
 fi
 
 rm -rf "$big" "$work/out-big"  # 64 MB each
-exit $((failures > 0))
+finish

@@ -12,19 +12,9 @@ TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LIFECYCLE=$(cd "$TESTS/../../lifecycle" && pwd)
 WORK=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/wireup-lifecycle.XXXXXX")")
 trap 'rm -rf "$WORK"' EXIT
-FAILS=0
 
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-# check DESCRIPTION ACTUAL EXPECTED
-check() { if [[ "$2" == "$3" ]]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi; }
-# contains DESCRIPTION HAYSTACK NEEDLE
-contains() { if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
-lacks() { if [[ "$2" != *"$3"* ]]; then pass "$1"; else fail "$1: '$3' found in: $2"; fi; }
-finish() {
-  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
-  echo "all checks passed"
-}
+# shellcheck source=../lib/assert.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 # An install prefix as `cmake --install` lays it out, from the built files.
 make_prefix() { # DIR

@@ -65,8 +65,8 @@ nodes_idle
 # A key given twice: slurmd warns at start naming the key, and the last one wins.
 plugstack default=off efa=auto efa=off
 trap 'plugstack default=off; rm -rf "$WORK"' EXIT
-log=$CLUSTER/log/slurmd.ip-127-0-0-2.log
-bash "$WIREUP_TEST_CLUSTER_SCRIPT" restart-node "$CLUSTER" ip-127-0-0-2
+log=$CLUSTER/log/slurmd.${NODES[0]}.log
+bash "$WIREUP_TEST_CLUSTER_SCRIPT" restart-node "$CLUSTER" "${NODES[0]}"
 contains "slurmd warns about the duplicate key" "$(cat "$log")" \
   "spank_wireup: warning: plugstack.conf argument 'efa' given twice ('auto', then 'off'): the last one is used"
 set +e

@@ -6,9 +6,8 @@ set -euo pipefail
 tool=$1
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-export.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
+# shellcheck source=../lib/assert.sh
+source "$(dirname "$0")/../lib/assert.sh"
 
 # A node with an EFA device and the EFA lib dir, so LD_LIBRARY_PATH is the
 # user's own value with a directory prepended.
@@ -62,9 +61,5 @@ done
 
 ran=$(find "$WORK" -maxdepth 1 -name 'ran-*' -printf '%f ')
 if [[ -z $ran ]]; then pass "no command in a value ran"; else fail "commands ran: $ran"; fi
-if ((FAILS)); then
-  echo "$FAILS check(s) failed; the exports were:" >&2
-  cat "$WORK/exports" >&2
-  exit 1
-fi
-echo "all checks passed"
+((FAILS == 0)) || { echo "the exports were:" >&2; cat "$WORK/exports" >&2; }
+finish

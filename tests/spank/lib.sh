@@ -18,20 +18,8 @@ addr_of() {
 }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-FAILS=0
-
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-
-# check DESCRIPTION ACTUAL EXPECTED
-check() {
-  if [[ "$2" == "$3" ]]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi
-}
-
-# contains DESCRIPTION HAYSTACK NEEDLE
-contains() {
-  if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi
-}
+# shellcheck source=../lib/assert.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 # The plugin line the test wants; srun and slurmstepd re-read it per step.
 plugstack() {
@@ -57,7 +45,3 @@ TASK_VARS='echo "P=$SLURM_PROCID N=$SLURM_NODEID L=$SLURM_LOCALID RANK=${RANK-} 
 # field LINE KEY -> value of KEY=value in LINE
 field() { sed -n "s/.*\b$2=\([^ ]*\).*/\1/p" <<<"$1"; }
 
-finish() {
-  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
-  echo "all checks passed"
-}

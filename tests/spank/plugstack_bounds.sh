@@ -7,9 +7,8 @@ set -euo pipefail
 tool=$1
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-plugstack.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
+# shellcheck source=../lib/assert.sh
+source "$(dirname "$0")/../lib/assert.sh"
 export SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NODEID=0 \
   SLURM_STEP_NUM_TASKS=1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_TASKS_PER_NODE=1 \
   SLURM_STEP_NODELIST=ip-10-0-0-1
@@ -67,8 +66,4 @@ else
   fail "trailing comment: exit $rc: $out"
 fi
 
-if ((FAILS)); then
-  echo "$FAILS check(s) failed" >&2
-  exit 1
-fi
-echo "all checks passed"
+finish

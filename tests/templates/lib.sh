@@ -29,16 +29,9 @@ unset WIREUP_TRAIN WIREUP_LAUNCH WIREUP_PREP   # the templates find them in WIRE
 # The line the cluster fixture starts with (other tests put it back, too).
 bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$WIREUP_TEST_CLUSTER_DIR" "optional $WIREUP_PLUGIN default=off"
 export PYTHON=/usr/bin/python3   # Debian's PyTorch (the first python3 on PATH may lack it)
-FAILS=0
 
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-check() { if [[ "$2" == "$3" ]]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi; }
-contains() { if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
-finish() {
-  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
-  echo "all checks passed"
-}
+# shellcheck source=../lib/assert.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 # submit NAME SBATCH_ARGS... TEMPLATE: sbatch --wait in the background; the job
 # id is in $WORK/NAME.id once accepted, its exit code in $WORK/NAME.rc at the

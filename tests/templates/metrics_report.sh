@@ -7,9 +7,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../sbatch-templates/metrics-report.py
 work=$(mktemp -d "${TMPDIR:-/tmp}/wireup-report.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
+# shellcheck source=../lib/assert.sh
+source "$(dirname "$0")/../lib/assert.sh"
 contains() { if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
 
 # Job 9: steps 1-27 (loss 9 - step/10), validation at 20; killed mid-line.
@@ -43,5 +42,4 @@ else
   contains "no matplotlib: says how to get the PNG" "$out" "apt-get install python3-matplotlib"
 fi
 if /usr/bin/python3 "$report" "$work/none.jsonl" >/dev/null 2>&1; then fail "a missing file is an error"; else pass "a missing file is an error"; fi
-if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
-echo "all checks passed"
+finish

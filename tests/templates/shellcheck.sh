@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 mapfile -t scripts < <(find sbatch-templates tests/templates \( -name '*.sh' -o -name '*.sbatch' \) | sort)
 scripts+=(demo.sh)
 echo "checking ${#scripts[@]} scripts"
-"$shellcheck" -x "${scripts[@]}"
+"$shellcheck" -x -P SCRIPTDIR "${scripts[@]}"
 for py in sbatch-templates/*.py; do
   /usr/bin/python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$py"
 done

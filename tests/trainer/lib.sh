@@ -5,13 +5,8 @@ set -euo pipefail
 : "${WIREUP_TRAIN:?run through ctest}" "${WIREUP_LAUNCH:?}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-train-test.XXXXXX")
 trap '[[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-finish() {
-  if ((FAILS)); then echo "$FAILS check(s) failed" >&2; exit 1; fi
-  echo "all checks passed"
-}
+# shellcheck source=../lib/assert.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 # train NPROC ARGS...: wireup-train on NPROC local processes (wireup-launch
 # --standalone); prints rank 0's output, returns the launcher's exit code.
