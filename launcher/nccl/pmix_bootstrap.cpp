@@ -57,6 +57,11 @@ extern "C" int wireup_pmix_broadcast(void* buf, size_t size, int root, char* err
       return fail(err, errlen, "wireup_pmix_broadcast: root sent " + std::to_string(got.size()) +
                                    " bytes, this rank expected " + std::to_string(size));
     std::memcpy(buf, got.data(), size);
+    // Nobody leaves before every rank has the value: under Open MPI 5's mpirun
+    // (PRRTE, PMIx 5) a PMIx_Get after the collecting fence may still ask the
+    // root's node for it, and hung when the root had finalized and exited
+    // (pmix_blob_check, 2 nodes: about half the runs under load).
+    p.fence_collect(600);
     return 0;
   } catch (const std::exception& e) {
     return fail(err, errlen, std::string("wireup_pmix_broadcast: ") + e.what());

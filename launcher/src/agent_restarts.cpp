@@ -44,7 +44,11 @@ void Agent::coordinator_event(const std::string& verb, ControlLink* from) {
     finish(0);
   } else if (stop_broadcast_ && self_stopped_ && every_peer(&ControlLink::stopped)) {
     ++attempt_;
-    // The agent store stays: torch keys each attempt apart (/worker/attempt_N).
+    // The agent store stays on its port, emptied for the new attempt before any
+    // agent starts it: torch 1.x's env:// keys each attempt apart
+    // (/worker/attempt_N), torch 2.x's does not (torchrun makes a fresh store per
+    // round), so its workers would find the last attempt's gloo addresses.
+    if (store_) store_->clear_keys();
     if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
     broadcast("START", {attempt_, w_.master_port});
     start_attempt();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -44,6 +45,7 @@ void say(const std::string& line) {
 struct AgentStore::Impl {
   int listen_fd = -1, wake_fd = -1;
   std::thread thread;
+  std::mutex mu;  // held while serving what a poll found, and by clear_keys()
   StoreProtocol protocol;
   std::map<StoreProtocol::ConnId, Conn> conns;  // in the order they were accepted
 
@@ -134,6 +136,7 @@ void AgentStore::Impl::run() {
       return;
     }
     if (fds[0].revents) return;  // stopping
+    const std::lock_guard<std::mutex> lock(mu);
     for (std::size_t i = 0; i < order.size(); ++i)
       if (fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR)) read_from(*order[i]);
     if (fds[1].revents & POLLIN) accept_new();
@@ -169,6 +172,11 @@ AgentStore::AgentStore(int listen_fd) : impl_(std::make_unique<Impl>()) {
     for (auto& [id, c] : impl->conns) close(c.fd);
     impl->conns.clear();
   });
+}
+
+void AgentStore::clear_keys() {
+  const std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->protocol.clear_keys();
 }
 
 AgentStore::~AgentStore() {

@@ -23,6 +23,10 @@ class AgentStore {
   AgentStore(const AgentStore&) = delete;
   AgentStore& operator=(const AgentStore&) = delete;
 
+  // Drops every key (StoreProtocol::clear_keys) before it returns; call it
+  // between attempts, once no worker of the last one is left.
+  void clear_keys();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -14,15 +14,26 @@ expect_count "$TMP/client" '^\[rank[0-2]\]: STORE rank=[0-2] world=3 restart=0 p
 expect_contains "$TMP/client" "agent store: closing the connection from 127.0.0.1: unknown query type 200"
 
 # Restart: attempt 0 reaches init_process_group and an all_reduce, then rank 1
-# fails; attempt 1 meets on the same store and port under its own prefix.
+# fails; attempt 1 meets on the same store and port, emptied: torch 2.x's env://
+# no longer prefixes keys by attempt, and a key left from attempt 0 (gloo's
+# addresses) sent attempt 1 to dead peers now and then. Each attempt leaves a
+# key; attempt 1 must not find attempt 0's.
 cat >"$TMP/flaky.py" <<'EOS'
 import os, sys, torch, torch.distributed as dist
+from datetime import timedelta
 sys.path.insert(0, sys.argv[1])
 import torch_store  # USE_LIBUV=0 only on a torch built without libuv (tests/clients)
+attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, False,
+                      timedelta(seconds=30), **torch_store.tcpstore_kwargs())
+for a in range(int(attempt)):  # compare_set answers the desired value only for a missing key
+    left = store.compare_set(f"left/{a}/{rank}", "", "new")
+    assert left == b"new", f"attempt {attempt} found attempt {a}'s key: {left!r}"
+store.set(f"left/{attempt}/{rank}", "x")
 dist.init_process_group("gloo", init_method="env://")
 t = torch.ones(1)
 dist.all_reduce(t)
-attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
 if attempt == "0" and dist.get_rank() == 1:
     sys.exit(5)
 if attempt == "0":

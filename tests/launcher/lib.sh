@@ -16,9 +16,14 @@ pass() { echo "PASS: $*"; }
 # mpirun with N fake nodes of K slots each (mpirun_fake "a:2,b:2" -np 4 ...).
 # No retry: a run that hangs is a finding (exec mode's PMIx hand-over once hung
 # one run in twenty; see launcher/src/pmix_handoff.hpp).
+# --map-by slot: fill each fake node up to its slots. Open MPI 5's mpirun (PRRTE)
+# otherwise maps by core and, with --oversubscribe, put all of "a:2,b:2 -np 4"
+# on the first node (its daemon sees this machine's 2 cores), so every rank
+# rightly saw PMIX_LOCAL_SIZE=4; Open MPI 4.1 filled slots by default.
 mpirun_fake() {
   local hosts=$1; shift
-  timeout "${MPIRUN_TIMEOUT:-60}" mpirun --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
+  timeout "${MPIRUN_TIMEOUT:-60}" mpirun --allow-run-as-root --oversubscribe --map-by slot \
+    --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
     --mca rtc ^hwloc -host "$hosts" "$@"  # rtc/hwloc: orted segfaults now and then in its shmem topology write
 }
 

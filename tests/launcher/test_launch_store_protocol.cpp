@@ -312,3 +312,19 @@ TEST_CASE("store protocol: VALIDATE and its magic number pick the numbering") {
   CHECK(Client(p).refused(u8(0) + u32(0x12345678) + u32(0x9abcdef0)) ==
         "a key or value of 11150031900141442680 bytes");
 }
+
+TEST_CASE("store protocol: clear_keys starts a new round; connections and their WAITs stay") {
+  StoreProtocol p;
+  Client old(p), waiter(p), fresh(p);
+  CHECK(old.ask(u8(legacy::SET) + str("/0/rank_0") + str("127.0.0.1:1234")).empty());
+  CHECK(old.ask(u8(legacy::ADD) + str("init/") + i64(1)) == i64(1));
+  CHECK(waiter.ask(u8(legacy::WAIT) + keys({"w"})).empty());
+  REQUIRE(p.num_keys() == 2);
+  p.clear_keys();
+  CHECK(p.num_keys() == 0);
+  CHECK(fresh.ask(kHello + u8(later::CHECK) + keys({"/0/rank_0"})) == u8(1));  // not ready
+  CHECK(fresh.ask(u8(later::ADD) + str("init/") + i64(1)) == i64(1));          // counts anew
+  CHECK(old.ask(u8(legacy::GETNUMKEYS)) == i64(1));
+  const auto o = p.feed(fresh.id, u8(later::SET) + str("w") + str("1"));
+  CHECK(o.to(waiter.id) == u8(0));  // the WAIT from before still ends
+}

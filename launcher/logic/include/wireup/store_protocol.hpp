@@ -51,6 +51,10 @@ class StoreProtocol {
   ConnId open();                                   // a new connection
   Output feed(ConnId id, std::string_view bytes);  // bytes it sent, in any pieces
   void close(ConnId id);  // it is gone: its pending WAIT and its watches too
+  // A new round after a restart: every key goes, as from the fresh store torchrun
+  // makes per round (torch 2.x's env:// no longer prefixes keys by attempt when it
+  // uses the agent store). Connections, their pending WAITs and watches stay.
+  void clear_keys() { data_.clear(); }
 
   std::size_t num_keys() const { return data_.size(); }
 
