@@ -10,8 +10,10 @@ trap 'rm -rf "$TMP"' EXIT
 # finds exactly this test's processes and no one else's.
 TOKEN="300.$$"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "PASS: $*"; }
+# A failed check ends the test at once: later steps need the earlier ones.
+WIREUP_FAIL_FAST=1
+# shellcheck source=../lib/assert.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 # mpirun with N fake nodes of K slots each (mpirun_fake "a:2,b:2" -np 4 ...).
 # No retry: a run that hangs is a finding (exec mode's PMIx hand-over once hung
