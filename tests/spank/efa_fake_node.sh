@@ -42,17 +42,27 @@ out=$(timeout 30 srun -N1 -n1 --wireup bash -c "$show")
 check "g5: never FI_EFA_USE_DEVICE_RDMA" "$out" \
   "prov=unset rdma=unset tuner=/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-ofi-tuner.so shm=1 ld=/opt/amazon/ofi-nccl/lib"
 
-# The installed aws-ofi-nccl's release decides. This host's libfabric is 1.17 (< 1.18), so
-# device RDMA stays on for GPUDirect types even with a new plugin.
+# The installed aws-ofi-nccl's release decides, with the libfabric the plugin loads:
+# below 1.18 device RDMA stays on for GPUDirect types even with a new plugin; from
+# 1.18 (trixie's 2.1) the plugin uses RDMA read by itself and it is not set.
+lf=$(/usr/bin/python3 -c 'import ctypes; v = ctypes.CDLL("libfabric.so.1").fi_version(); print(v >> 16, v & 0xffff)')
+read -r lf_major lf_minor <<<"$lf"
+if ((lf_major > 1 || lf_minor >= 18)); then rdma="unset"; else rdma="1"; fi
 # shellcheck disable=SC2016  # expanded by the task's shell
 release='echo "net=${NCCL_NET_PLUGIN-unset} prov=${FI_PROVIDER-unset} proto=${NCCL_PROTO-unset} fork=${FI_EFA_FORK_SAFE-unset} rdma=${FI_EFA_USE_DEVICE_RDMA-unset} tuner=${NCCL_TUNER_PLUGIN-unset} ld=${LD_LIBRARY_PATH-unset}"'
 plugstack default=off "sysroot=$WORK/new"
 out=$(timeout 30 srun -N2 -n2 --wireup bash -c "$release" | sort -u)
 check "aws-ofi-nccl 1.16 on p5en: NCCL_NET_PLUGIN=ofi, no fork/provider/tuner variables" "$out" \
-  "net=ofi prov=unset proto=unset fork=unset rdma=1 tuner=unset ld=/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu"
+  "net=ofi prov=unset proto=unset fork=unset rdma=$rdma tuner=unset ld=/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu"
 err=$(timeout 30 srun -N1 -n1 --wireup-verbose true 2>&1 >/dev/null)
 contains "verbose: the version read from the library" "$err" "FI_EFA_FORK_SAFE not set: aws-ofi-nccl 1.16.2 sets it itself"
-contains "verbose: why device RDMA is still set" "$err" "p5en.48xlarge supports GPUDirect RDMA read; aws-ofi-nccl 1.16.2, libfabric 1.17"
+if [[ $rdma == 1 ]]; then
+  contains "verbose: why device RDMA is still set" "$err" \
+    "p5en.48xlarge supports GPUDirect RDMA read; aws-ofi-nccl 1.16.2, libfabric $lf_major.$lf_minor"
+else
+  contains "verbose: why device RDMA is not set" "$err" \
+    "FI_EFA_USE_DEVICE_RDMA not set: aws-ofi-nccl 1.16.2 with libfabric $lf_major.$lf_minor uses RDMA read by default"
+fi
 plugstack default=off "sysroot=$WORK/old"
 out=$(timeout 30 srun -N1 -n1 --wireup bash -c "$release")
 check "aws-ofi-nccl 1.5 on p4d: the old rules (no FI_PROVIDER: this libfabric lacks efa)" "$out" \
