@@ -75,7 +75,12 @@ yes "the quick brown fox jumps over the lazy dog near river seventeen" | tr '\n'
 tok=$work/out-ok/tokenizer.model
 out=$work/out-big
 rss_limit_kb=$((1024 * 1024))
-/usr/bin/time -f "%M" -o "$work/big.rss" \
+# The child's peak RSS in KiB from getrusage (python3 is in every lane; GNU time is not).
+/usr/bin/python3 -c '
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$work/big.rss" \
   "$prep" --tokenizer "$tok" -q -j 2 --val-fraction 0 -o "$out" "$big"
 rc=$?
 rss_kb=$(tail -n 1 "$work/big.rss")
