@@ -16,17 +16,9 @@ namespace wireup {
 namespace fs = std::filesystem;
 
 WorkerSpec Agent::job_spec() const {
-  WorkerSpec spec;
-  spec.world_size = w_.world_size;
+  WorkerSpec spec = job_worker_spec(o_, w_);
   spec.local_world_size = w_.nproc;
-  spec.group_rank = w_.group_rank;
-  spec.group_world_size = w_.group_count;
-  spec.role = o_.role;
-  spec.master_addr = w_.master_addr;
-  spec.master_port = w_.master_port;
   spec.restart_count = attempt_;
-  spec.max_restarts = o_.max_restarts;
-  spec.run_id = w_.run_id;
   spec.agent_store = w_.agent_store;
   return spec;
 }

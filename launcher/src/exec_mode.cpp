@@ -49,18 +49,10 @@ struct Program {
 };
 
 Program program_of(const LaunchOptions& o, const Wiring& w) {
-  WorkerSpec spec;
+  WorkerSpec spec = job_worker_spec(o, w);
   spec.rank = w.first_rank;
   spec.local_rank = w.local_rank;
-  spec.world_size = w.world_size;
   spec.local_world_size = w.local_size;
-  spec.group_rank = w.group_rank;
-  spec.group_world_size = w.group_count;
-  spec.role = o.role;
-  spec.master_addr = w.master_addr;
-  spec.master_port = w.master_port;
-  spec.max_restarts = o.max_restarts;
-  spec.run_id = w.run_id;
   spec.keep_task_identity = true;
   if (!o.log_dir.empty()) {
     // No supervisor reads it, but the file is kept where the user looks.

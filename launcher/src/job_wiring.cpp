@@ -67,8 +67,8 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   w.job_id = job ? *job : std::hash<std::string>{}(p.nspace()) % 1000003;
   w.step_id = step.value_or(0);
   w.run_id = !o.run_id.empty() ? o.run_id
-             : job            ? std::to_string(*job) + "." + std::to_string(w.step_id)
-                              : p.nspace();
+             : job             ? std::to_string(*job) + "." + std::to_string(w.step_id)
+                               : p.nspace();
 
   PeerRecord me{node_id, nproc, w.host, "", ""};
   if (w.task_rank == 0) {
@@ -146,8 +146,10 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
   if (agent_mode && o.agent_store) {
     // Only PMIx tells every agent where agent 0's store listens; alone, we know.
     if (id.source != "standalone")
-      throw InputError("--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone; "
-                       "found a " + id.source + " job, where agent 0 may not be at MASTER_ADDR");
+      throw InputError(
+          "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone; "
+          "found a " +
+          id.source + " job, where agent 0 may not be at MASTER_ADDR");
     w.agent_store = true;
   }
   if (agent_mode) {
@@ -158,9 +160,10 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
     w.world_size = id.size * nproc;
     w.nproc = nproc;
     if (o.max_restarts > 0 && id.size > 1)
-      throw InputError("--max-restarts with several agents needs PMIx to coordinate them "
-                       "(run under `srun --mpi=pmix`); found a " + id.source + " job of " +
-                       std::to_string(id.size) + " tasks");
+      throw InputError(
+          "--max-restarts with several agents needs PMIx to coordinate them "
+          "(run under `srun --mpi=pmix`); found a " +
+          id.source + " job of " + std::to_string(id.size) + " tasks");
   } else {
     w.group_rank = id.node_rank;
     w.group_count = id.num_nodes;
@@ -178,9 +181,8 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
 void settle_master_addr(const LaunchOptions& o, JobIdentity& id) {
   if (o.master_addr || is_ipv4_literal(id.master_addr)) return;
   const std::string node = id.master_addr;
-  const NodeAddress a =
-      find_node_ipv4(node, system_address_sources(slurm_conf_candidates(getenv_opt("SLURM_CONF"),
-                                                                        std::nullopt)));
+  const NodeAddress a = find_node_ipv4(
+      node, system_address_sources(slurm_conf_candidates(getenv_opt("SLURM_CONF"), std::nullopt)));
   if (a.ipv4.empty())
     throw InputError(no_address_message(node, "first node of SLURM_STEP_NODELIST", a,
                                         "pass --master-addr=IPV4"));
@@ -213,15 +215,30 @@ Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
     id.num_nodes = id.size;
     id.node_rank = id.rank;
     if (id.rank >= id.size)
-      throw InputError("--node-rank=" + std::to_string(id.rank) + " is not below --nnodes=" + *o.nnodes);
+      throw InputError("--node-rank=" + std::to_string(id.rank) +
+                       " is not below --nnodes=" + *o.nnodes);
   } else {
     throw InputError(no_job_message());
   }
   id.run_id = "none";
   id.master_addr = "127.0.0.1";
   if (!o.master_port)
-    id.master_port = pick_free_port(derive_port(PortPolicy{}, static_cast<std::uint64_t>(getpid()), 0));
+    id.master_port =
+        pick_free_port(derive_port(PortPolicy{}, static_cast<std::uint64_t>(getpid()), 0));
   return from_identity(o, id, agent_mode, nproc);
+}
+
+WorkerSpec job_worker_spec(const LaunchOptions& o, const Wiring& w) {
+  WorkerSpec spec;
+  spec.world_size = w.world_size;
+  spec.group_rank = w.group_rank;
+  spec.group_world_size = w.group_count;
+  spec.role = o.role;
+  spec.master_addr = w.master_addr;
+  spec.master_port = w.master_port;
+  spec.max_restarts = o.max_restarts;
+  spec.run_id = w.run_id;
+  return spec;
 }
 
 }  // namespace wireup
