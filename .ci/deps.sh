@@ -11,6 +11,7 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-openmp         # trainer (OpenBLAS: ~50x faster GEMM)
   libdnnl-dev                                          # trainer: oneDNN sgemm for the linear layers
   libsentencepiece-dev sentencepiece zlib1g-dev libssl-dev  # wireup-prep
+  libpcre2-dev libzstd-dev zstd                        # wireup-prep: Llama 3 pre-tokenizer, .zst input
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   clang libclang-rt-14-dev                             # libFuzzer target

@@ -6,7 +6,10 @@
 #
 # The root lives in $WIREUP_LANES_DIR/SUITE (default /var/cache/wireup-lanes/SUITE) and is
 # reused while the stamp in it (a hash of the package list, the suite and the mirror)
-# matches; otherwise it is rebuilt from scratch. The source tree is bind-mounted read-only
+# matches. When only the package list changed, the missing packages are installed into
+# the existing root; a root that cannot be updated (or another suite or mirror) is
+# rebuilt from scratch. One run at a time per suite: a second waits on a lock (the root's
+# /src, /build and test-cluster ports are shared). The source tree is bind-mounted read-only
 # at /src; the build directory (/build) and ccache (/ccache) live in the root, so a rerun
 # only rebuilds what changed. proc, sys, dev, dev/pts and dev/shm are mounted for the run
 # and unmounted on every exit.
@@ -61,6 +64,16 @@ mirror=${WIREUP_LANE_MIRROR:-$(host_mirror | head -n 1 || true)}
 [[ -n $mirror ]] || die "no Debian mirror found in /etc/apt/sources.list(.d) (set WIREUP_LANE_MIRROR)"
 
 stamp=$( { echo "$suite"; echo "$mirror"; printf '%s\n' "${packages[@]}"; } | sha256sum | cut -c1-16)
+# The root's origin (suite and mirror) without the package list: an update in place is
+# allowed only while this matches.
+origin=$( { echo "$suite"; echo "$mirror"; } | sha256sum | cut -c1-16)
+
+mkdir -p "$lanes"
+exec 9>"$lanes/$suite.lock"
+if ! flock -n 9; then
+  note "another $suite lane run holds $lanes/$suite.lock; waiting"
+  flock 9
+fi
 
 # ------------------------------------------------------------------ mounts
 mounted=()
@@ -130,12 +143,26 @@ create_root() {
   in_root sh -c 'alt=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3;
     [ ! -e $alt ] || update-alternatives --set libblas.so.3-x86_64-linux-gnu $alt >/dev/null'
   echo "$stamp" >"$root/.wireup-lane-stamp"
+  echo "$origin" >"$root/.wireup-lane-origin"
+}
+
+# Installs the packages the list gained into the existing root (apt skips those present).
+update_root() {
+  note "updating the $suite root in $root to the package list (stamp $stamp)"
+  mount_all
+  in_root apt-get update -qq &&
+    in_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >"$lanes/$suite.apt.log" 2>&1 &&
+    in_root apt-get clean || return 1
+  echo "$stamp" >"$root/.wireup-lane-stamp"
 }
 
 if [[ -f $root/.wireup-lane-stamp && $(cat "$root/.wireup-lane-stamp") == "$stamp" ]]; then
   note "reusing the $suite root in $root (stamp $stamp)"
   mount_all
+elif [[ -f $root/.wireup-lane-origin && $(cat "$root/.wireup-lane-origin") == "$origin" ]] && update_root; then
+  :
 else
+  unmount_all
   create_root
 fi
 cp /etc/hosts "$root/etc/hosts"
