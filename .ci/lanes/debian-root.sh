@@ -14,7 +14,9 @@
 # only rebuilds what changed. proc, sys, dev, dev/pts and dev/shm are mounted for the run
 # and unmounted on every exit.
 # Knobs: WIREUP_LANES_DIR, WIREUP_LANE_MIRROR (default: read from /etc/apt),
-#        WIREUP_LANE_CTEST_ARGS (extra ctest arguments, e.g. "-R unit").
+#        WIREUP_LANE_CTEST_ARGS (extra ctest arguments, e.g. "-R unit"),
+#        WIREUP_LANE_COMMAND (a bash command run in /build instead of ctest, e.g. a
+#        benchmark or a loop over one test script).
 set -euo pipefail
 
 readonly PROG=${0##*/}
@@ -181,8 +183,12 @@ in_root bash -c 'set -e; cd /src
   cmake --build /build -j "$(nproc)"' || die "the $suite build failed"
 t1=$(date +%s)
 rc=0
-# shellcheck disable=SC2086 # extra ctest arguments split on purpose
-in_root bash -c "cd /build && ctest --output-on-failure -j 2 --timeout 900 ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
+if [[ -n ${WIREUP_LANE_COMMAND:-} ]]; then
+  in_root bash -c "cd /build && $WIREUP_LANE_COMMAND" || rc=$?
+else
+  # shellcheck disable=SC2086 # extra ctest arguments split on purpose
+  in_root bash -c "cd /build && ctest --output-on-failure -j 2 --timeout 900 ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
+fi
 t2=$(date +%s)
 echo "lane $suite: build $((t1 - t0)) s, tests $((t2 - t1)) s, ctest exit $rc" >"$lanes/$suite.last"
 cat "$lanes/$suite.last"
