@@ -45,23 +45,22 @@ extern "C" int wireup_pmix_broadcast(void* buf, size_t size, int root, char* err
     auto& p = session();
     const std::uint32_t n = p.job_size();
     if (root < 0 || static_cast<std::uint32_t>(root) >= n)
-      return fail(err, errlen, "wireup_pmix_broadcast: root " + std::to_string(root) +
-                                   " is not a rank of this job of " + std::to_string(n));
+      return fail(err, errlen,
+                  "wireup_pmix_broadcast: root " + std::to_string(root) +
+                      " is not a rank of this job of " + std::to_string(n));
     const std::string key = "wireup.bcast." + std::to_string(g_round++);
     if (p.rank() == static_cast<std::uint32_t>(root))
       p.put(key, std::string(static_cast<const char*>(buf), size));
     p.commit();
     p.fence_collect(600);
-    const std::string got = p.get(static_cast<std::uint32_t>(root), key);
+    const std::string got = p.get(static_cast<std::uint32_t>(root), key, 600);
     if (got.size() != size)
-      return fail(err, errlen, "wireup_pmix_broadcast: root sent " + std::to_string(got.size()) +
-                                   " bytes, this rank expected " + std::to_string(size));
+      return fail(err, errlen,
+                  "wireup_pmix_broadcast: root sent " + std::to_string(got.size()) +
+                      " bytes, this rank expected " + std::to_string(size));
     std::memcpy(buf, got.data(), size);
-    // Nobody leaves before every rank has the value: under Open MPI 5's mpirun
-    // (PRRTE, PMIx 5) a PMIx_Get after the collecting fence may still ask the
-    // root's node for it, and hung when the root had finalized and exited
-    // (pmix_blob_check, 2 nodes: about half the runs under load).
-    p.fence_collect(600);
+    // Nobody leaves before every rank has the value (PmixClient::barrier).
+    p.barrier(600);
     return 0;
   } catch (const std::exception& e) {
     return fail(err, errlen, std::string("wireup_pmix_broadcast: ") + e.what());

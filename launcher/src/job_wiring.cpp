@@ -99,11 +99,13 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   std::vector<std::uint32_t> node_ids, nprocs;
   PeerRecord first;
   for (std::uint32_t r = 0; r < w.task_count; ++r) {
-    PeerRecord peer = decode_peer(p.get(r, kPeerKey));
+    PeerRecord peer = r == w.task_rank ? me : decode_peer(p.get(r, kPeerKey, fence_timeout_s()));
     node_ids.push_back(peer.node_id);
     nprocs.push_back(peer.nproc);
     if (r == 0) first = peer;
   }
+  // No rank exits (or finalizes) while another still reads its record.
+  p.barrier(fence_timeout_s());
   const NodeGroups groups = group_by_node(node_ids);
   if (o.nnodes) check_nnodes(*o.nnodes, groups.count);
   const auto [maddr, mport] = split_endpoint("rank 0's published address", first.master);

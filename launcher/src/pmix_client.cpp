@@ -51,12 +51,24 @@ std::uint32_t PmixClient::get_u32(bool wildcard, const char* key) {
   std::uint64_t out = 0;
   bool ok = true;
   switch (v->type) {
-    case PMIX_UINT32: out = v->data.uint32; break;
-    case PMIX_UINT16: out = v->data.uint16; break;
-    case PMIX_UINT64: out = v->data.uint64; break;
-    case PMIX_INT: ok = v->data.integer >= 0; out = static_cast<std::uint64_t>(v->data.integer); break;
-    case PMIX_PROC_RANK: out = v->data.rank; break;
-    default: ok = false;
+    case PMIX_UINT32:
+      out = v->data.uint32;
+      break;
+    case PMIX_UINT16:
+      out = v->data.uint16;
+      break;
+    case PMIX_UINT64:
+      out = v->data.uint64;
+      break;
+    case PMIX_INT:
+      ok = v->data.integer >= 0;
+      out = static_cast<std::uint64_t>(v->data.integer);
+      break;
+    case PMIX_PROC_RANK:
+      out = v->data.rank;
+      break;
+    default:
+      ok = false;
   }
   const auto type = v->type;
   PMIX_VALUE_RELEASE(v);
@@ -74,7 +86,8 @@ std::uint32_t PmixClient::node_id() { return get_u32(false, PMIX_NODEID); }
 std::optional<std::string> PmixClient::hostname() {
   const pmix_proc_t p = proc_of(nspace_, rank_);
   pmix_value_t* v = nullptr;
-  if (PMIx_Get(&p, PMIX_HOSTNAME, nullptr, 0, &v) != PMIX_SUCCESS || v == nullptr) return std::nullopt;
+  if (PMIx_Get(&p, PMIX_HOSTNAME, nullptr, 0, &v) != PMIX_SUCCESS || v == nullptr)
+    return std::nullopt;
   std::optional<std::string> out;
   if (v->type == PMIX_STRING && v->data.string != nullptr) out = v->data.string;
   PMIX_VALUE_RELEASE(v);
@@ -96,10 +109,12 @@ void PmixClient::commit() {
   if (rc != PMIX_SUCCESS) throw PmixError("PMIx_Commit failed: " + why(rc));
 }
 
-void PmixClient::fence_collect(int timeout_s) {
+void PmixClient::fence_collect(int timeout_s) { fence(true, timeout_s); }
+void PmixClient::barrier(int timeout_s) { fence(false, timeout_s); }
+
+void PmixClient::fence(bool collect, int timeout_s) {
   const pmix_proc_t all = proc_of(nspace_, PMIX_RANK_WILDCARD);
   pmix_info_t info[2];
-  bool collect = true;
   int timeout = timeout_s;
   PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
   PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
@@ -107,16 +122,21 @@ void PmixClient::fence_collect(int timeout_s) {
   PMIX_INFO_DESTRUCT(&info[0]);
   PMIX_INFO_DESTRUCT(&info[1]);
   if (rc != PMIX_SUCCESS)
-    throw PmixError("PMIx_Fence (collect, timeout " + std::to_string(timeout_s) + " s) failed: " +
-                    why(rc));
+    throw PmixError(std::string("PMIx_Fence (") + (collect ? "collect" : "barrier") + ", timeout " +
+                    std::to_string(timeout_s) + " s) failed: " + why(rc));
 }
 
-std::string PmixClient::get(std::uint32_t rank, const std::string& key) {
+std::string PmixClient::get(std::uint32_t rank, const std::string& key, int timeout_s) {
   const pmix_proc_t p = proc_of(nspace_, rank);
   pmix_value_t* v = nullptr;
-  const pmix_status_t rc = PMIx_Get(&p, key.c_str(), nullptr, 0, &v);
+  pmix_info_t info;
+  int timeout = timeout_s;
+  PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+  const pmix_status_t rc = PMIx_Get(&p, key.c_str(), &info, 1, &v);
+  PMIX_INFO_DESTRUCT(&info);
   if (rc != PMIX_SUCCESS || v == nullptr)
-    throw PmixError("PMIx_Get(" + key + " of rank " + std::to_string(rank) + ") failed: " + why(rc));
+    throw PmixError("PMIx_Get(" + key + " of rank " + std::to_string(rank) + ", timeout " +
+                    std::to_string(timeout_s) + " s) failed: " + why(rc));
   std::string out;
   const bool ok = v->type == PMIX_BYTE_OBJECT;
   if (ok) out.assign(v->data.bo.bytes, v->data.bo.size);

@@ -25,21 +25,28 @@ class PmixClient {
   PmixClient(const PmixClient&) = delete;
   PmixClient& operator=(const PmixClient&) = delete;
 
-  std::uint32_t rank() const { return rank_; }  // from PMIx_Init's proc (PMIX_RANK is not served by mpirun)
+  std::uint32_t rank() const {
+    return rank_;
+  }  // from PMIx_Init's proc (PMIX_RANK is not served by mpirun)
   const std::string& nspace() const { return nspace_; }
 
-  std::uint32_t job_size();    // PMIX_JOB_SIZE (wildcard)
-  std::uint32_t local_size();  // PMIX_LOCAL_SIZE (wildcard)
-  std::uint32_t local_rank();  // PMIX_LOCAL_RANK (own)
-  std::uint32_t node_id();     // PMIX_NODEID (own)
+  std::uint32_t job_size();               // PMIX_JOB_SIZE (wildcard)
+  std::uint32_t local_size();             // PMIX_LOCAL_SIZE (wildcard)
+  std::uint32_t local_rank();             // PMIX_LOCAL_RANK (own)
+  std::uint32_t node_id();                // PMIX_NODEID (own)
   std::optional<std::string> hostname();  // PMIX_HOSTNAME (own); absent on huge jobs
 
   // Publish under `key` for every rank, then fence with data collection.
   void put(const std::string& key, const std::string& bytes);
   void commit();
   void fence_collect(int timeout_s);
-  // After fence_collect: what `rank` put under `key`.
-  std::string get(std::uint32_t rank, const std::string& key);
+  // A fence that collects nothing: every rank has reached it. After reading its
+  // peers' records each rank waits here, so none exits (and takes its data with
+  // it) while another still asks for that data: under PRRTE (Open MPI 5) a
+  // PMIx_Get of a rank that had already exited waited forever.
+  void barrier(int timeout_s);
+  // After fence_collect: what `rank` put under `key`; an error after timeout_s.
+  std::string get(std::uint32_t rank, const std::string& key, int timeout_s);
 
   // Tears down the whole job or step (every node) with `status`.
   void abort(int status, const std::string& message);
@@ -47,6 +54,7 @@ class PmixClient {
 
  private:
   std::uint32_t get_u32(bool wildcard, const char* key);
+  void fence(bool collect, int timeout_s);
 
   std::string nspace_;
   std::uint32_t rank_ = 0;

@@ -15,6 +15,6 @@ expect_count "$TMP/agent.out" 'ERROR_FILE=/.*/attempt_0/[0-3]/error.json' 4
 
 # One worker per agent: no OMP_NUM_THREADS, ranks follow agents.
 mpirun_fake a:1,b:1 -np 2 "$WL" --nproc-per-node=1 -- "$HERE/print_env.sh" >"$TMP/one.out" 2>&1 ||
-  fail "one worker per agent"
+  { cat "$TMP/one.out"; fail "one worker per agent run failed"; }
 python3 "$HERE/check_env_lines.py" "$TMP/one.out" 2 1 2 agent || fail "one worker per agent env"
 pass "mpirun env in exec and agent mode"
