@@ -4,7 +4,7 @@
 A plain implementation, the way users write it (Meta/torchtitan style):
 separate bias-free Linear layers for wq/wk/wv/wo and w1/w2/w3, RMSNorm with
 eps 1e-5, Meta's interleaved RoPE through complex numbers, grouped-query
-attention by repeating the KV heads, SwiGLU, an untied output head, the
+attention by repeating the KV heads, SwiGLU, an untied output head (tied with --tie), the
 causal scaled-dot-product attention kernel, cross-entropy, gradient clipping
 at 1.0 and torch.optim.AdamW(lr 3e-4, weight decay 0.1, betas (0.9, 0.95)).
 Init: N(0, 0.02), wo and w2 scaled by 1/sqrt(2 * layers), norm weights 1.
@@ -136,6 +136,8 @@ class Llama(nn.Module):
         self.layers = nn.ModuleList(Block(a) for _ in range(a.layers))
         self.norm = RMSNorm(a.hidden)
         self.output = nn.Linear(a.hidden, a.vocab, bias=False)
+        if a.tie:  # Llama 3.2 1B/3B: the output head is the embedding matrix
+            self.output.weight = self.tok_embeddings.weight
         # A plain attribute, as in Meta's reference: Gloo cannot broadcast a complex buffer.
         self.freqs = rope_table(a.hidden // a.heads, a.seq, a.rope_theta)
         out_std = 0.02 / math.sqrt(2 * a.layers)
@@ -163,6 +165,7 @@ def main():
     p.add_argument("--vocab", type=int, default=8000)
     p.add_argument("--seq", type=int, default=256)
     p.add_argument("--rope_theta", type=float, default=10000.0)
+    p.add_argument("--tie", action="store_true", help="tie the output head to the embedding")
     p.add_argument("--batch", type=int, default=4, help="sequences per rank per step")
     p.add_argument("--steps", type=int, default=6, help="timed steps")
     p.add_argument("--warmup", type=int, default=2, help="untimed steps first")
