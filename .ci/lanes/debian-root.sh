@@ -14,7 +14,9 @@
 # only rebuilds what changed. proc, sys, dev, dev/pts and dev/shm are mounted for the run
 # and unmounted on every exit.
 # Knobs: WIREUP_LANES_DIR, WIREUP_LANE_MIRROR (default: read from /etc/apt),
-#        WIREUP_LANE_CTEST_ARGS (extra ctest arguments, e.g. "-R unit").
+#        WIREUP_LANE_CTEST_ARGS (extra ctest arguments, e.g. "-R unit"),
+#        WIREUP_LANE_COMMAND (a bash command run in /src after the build instead of ctest,
+#        e.g. "bench/launcher/run.sh /build /build/bench-launcher.md"; its exit code is the run's).
 set -euo pipefail
 
 readonly PROG=${0##*/}
@@ -181,6 +183,11 @@ in_root bash -c 'set -e; cd /src
   cmake --build /build -j "$(nproc)"' || die "the $suite build failed"
 t1=$(date +%s)
 rc=0
+if [[ -n ${WIREUP_LANE_COMMAND:-} ]]; then
+  in_root bash -c "cd /src && $WIREUP_LANE_COMMAND" || rc=$?
+  echo "lane $suite: build $((t1 - t0)) s, command $(($(date +%s) - t1)) s, exit $rc"
+  exit "$rc"
+fi
 # shellcheck disable=SC2086 # extra ctest arguments split on purpose
 in_root bash -c "cd /build && ctest --output-on-failure -j 2 --timeout 900 ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
 t2=$(date +%s)
