@@ -57,16 +57,17 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 export GLOO_SOCKET_IFNAME=lo
 
-# Debian's torchrun 1.13 on Python 3.11 dies at start (Std.from_str("0") is None); the
-# patch in torchrun_patch/ fixes that in the torchrun process. Used only where it is broken.
+# Debian's torchrun is broken where Debian builds torch differently (bookworm: Std.from_str
+# on Python 3.11; trixie: no libuv); torchrun_patch/ fixes what this torch needs, in the
+# torchrun process only, and only when it needs any.
+fixes=$("$PY" "$HERE/torchrun_patch/torchrun_fixes.py" 2>"$WORK/why") ||
+  die "cannot probe torchrun's torch: $(tail -n 3 "$WORK/why")"
 TR_PYTHONPATH=""
-if "$PY" -c 'import sys
-from torch.distributed.elastic.multiprocessing.api import Std
-sys.exit(Std.from_str("0") is None)' 2>/dev/null; then
+if [[ $fixes == none ]]; then
   patch_note="as installed"
 else
   TR_PYTHONPATH=$HERE/torchrun_patch
-  patch_note="patched by bench/launcher/torchrun_patch: Std.from_str"
+  patch_note="patched by bench/launcher/torchrun_patch: $fixes"
 fi
 {
   # shellcheck disable=SC1091
