@@ -22,11 +22,15 @@ for v in WIREUP_BENCH_NODES WIREUP_BENCH_CLUSTER_PORT WIREUP_BENCH_LIGHT_PER_NOD
   [[ -z ${!v:-} ]] || knobs+="$v=$(printf '%q' "${!v}") "
 done
 mkdir -p "$(dirname "$report")" || die "cannot create the directory of $report"
-rm -f "$lanes/$suite$inner"
+rm -f "$lanes/$suite$inner" "$lanes/$suite${inner%.md}.raw.txt"
 rc=0
 WIREUP_LANE_COMMAND="${knobs}bash bench/launcher/scale_bench.sh /build $inner $reps" \
   bash "$here/../../.ci/lanes/debian-root.sh" "$suite" || rc=$?
-[[ -f $lanes/$suite$inner ]] || die "the $suite lane wrote no report (exit $rc)"
+if [[ ! -f $lanes/$suite$inner ]]; then
+  [[ ! -f $lanes/$suite${inner%.md}.raw.txt ]] || cp "$lanes/$suite${inner%.md}.raw.txt" "${report%.md}.raw.txt"
+  die "the $suite lane wrote no report (exit $rc; runs so far: ${report%.md}.raw.txt)"
+fi
 cp "$lanes/$suite$inner" "$report"
+cp "$lanes/$suite${inner%.md}.raw.txt" "${report%.md}.raw.txt"
 echo "report: $report"
 exit "$rc"

@@ -83,13 +83,27 @@ fi
 } >"$WORK/meta" || die "cannot read the versions (srun, python3 with torch)"
 
 # Waits until every node is idle again, so the next srun does not wait for the last job.
+# A node Slurm drained or downed after a run (on this loaded machine: KillTaskFailed, a step
+# that outlived UnkillableStepTimeout) is named with its reason and resumed; the count goes
+# into the report. Dies when the nodes are not idle within 60 s.
 wait_idle() {
-  local i
+  local i node state reason
   for ((i = 0; i < 300; i++)); do
-    timeout 15 sinfo -h -N -o '%t' | grep -qvx idle || return 0
+    local busy=0
+    while read -r node state; do
+      [[ $state == idle ]] && continue
+      busy=1
+      if [[ $state == drain* || $state == drng* || $state == down* || $state == fail* ]]; then
+        reason=$(scontrol show node "$node" | sed -n 's/^ *Reason=//p')
+        echo "$PROG: node $node is $state (${reason:-no reason}): resuming it" >&2
+        scontrol update nodename="$node" state=resume >&2 || true
+        RECOVERED+=("$node $state ${reason:-}")
+      fi
+    done < <(timeout 15 sinfo -h -N -o '%N %t')
+    ((busy)) || return 0
     sleep 0.2
   done
-  echo "$PROG: nodes not idle after 60 s: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')" >&2
+  die "nodes not idle after 60 s: $(sinfo -h -N -o '%N %t' | grep -vw idle | tr '\n' ' ')"
 }
 
 # One run: prints "SECONDS STEP_SECONDS" or "FAILED FAILED" (and the reason on stderr).
@@ -121,7 +135,6 @@ run_one() { # KIND CONTENDER NODES
           --rdzv_endpoint="$2" --rdzv_id="bench$3" --rdzv_conf=is_host=$h --max_restarts=0 \
           $4 "$5"' "$n" "$k" "$ADDR0:$RDZV_PORT" "$RDZV_PORT" "$np" "${prog[-1]}") ;;
   esac
-  wait_idle
   t0=$EPOCHREALTIME
   timeout 300 "${cmd[@]}" >"$out" 2>&1
   rc=$?
@@ -136,8 +149,10 @@ run_one() { # KIND CONTENDER NODES
 }
 
 CONTENDERS=(spank launch store torchrun)
-echo "kind contender nodes rep seconds step_seconds" >"$WORK/raw"
+RAW=${REPORT%.md}.raw.txt # every run as it ends, kept when the benchmark is stopped
+echo "kind contender nodes rep seconds step_seconds" >"$RAW" || die "cannot write $RAW"
 failed=0
+RECOVERED=()
 for n in $NODE_COUNTS; do
   k_max=$LIGHT_K
   ((TORCH_K > k_max)) && k_max=$TORCH_K
@@ -153,15 +168,20 @@ for n in $NODE_COUNTS; do
     for kind in light torch; do
       for ((i = 0; i < ${#CONTENDERS[@]}; i++)); do # rotated: no contender always goes first
         who=${CONTENDERS[(i + rep - 1) % ${#CONTENDERS[@]}]}
+        wait_idle
         line=$(run_one "$kind" "$who" "$n")
         [[ $line == FAILED* ]] && failed=$((failed + 1))
-        echo "$kind $who $n $rep $line" | tee -a "$WORK/raw" >&2
+        echo "$kind $who $n $rep $line" | tee -a "$RAW" >&2
       done
     done
   done
   bash "$CLUSTER" stop "$CDIR" >/dev/null 2>&1
   CDIR=""
 done
-echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/meta"
-python3 "$RESULTS" report "$WORK/raw" "$WORK/meta" "$REPORT" || die "the report failed"
+{
+  echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "recovered=${#RECOVERED[@]}"
+  for r in "${RECOVERED[@]}"; do echo "recovered_node=$r"; done
+} >>"$WORK/meta"
+python3 "$RESULTS" report "$RAW" "$WORK/meta" "$REPORT" || die "the report failed"
 ((failed == 0)) || die "$failed run(s) failed to wire (see above and $REPORT)"

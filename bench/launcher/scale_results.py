@@ -75,12 +75,9 @@ def report(raw_path, meta_path, out_path):
         for line in f.read().splitlines()[1:]:
             kind, who, nodes, rep, secs, step = line.split()
             rows.append((kind, who, int(nodes), int(rep), secs, step))
-    meta = {}
     with open(meta_path) as f:
-        for line in f:
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                meta[k] = v
+        meta_lines = [tuple(line.rstrip("\n").split("=", 1)) for line in f if "=" in line]
+    meta = dict(meta_lines)
     node_counts = sorted({r[2] for r in rows})
 
     def median(kind, who, n):
@@ -105,6 +102,11 @@ def report(raw_path, meta_path, out_path):
            "(tests/launcher/gloo_allreduce.py, gloo on CPU). Medians in seconds from srun's "
            "start; ratio = contender / torchrun at the same node count; growth = the median at "
            "one node count over the median at the previous one (node factor in brackets).", ""]
+    recovered = [v for k, v in meta_lines if k == "recovered_node"]
+    if recovered:
+        out += [f"Slurm drained or downed a node after a run {len(recovered)} time(s); the "
+                "benchmark resumed it before the next run (node, state, reason): " +
+                "; ".join(recovered) + ".", ""]
     targets = []
     for kind, title in KINDS.items():
         if not any(r[0] == kind for r in rows):
@@ -128,9 +130,10 @@ def report(raw_path, meta_path, out_path):
             if kind == "light" and who != "torchrun":
                 big = node_counts[-1]
                 r = ratios[-1]
+                verdict = "not measured" if r is None else \
+                    "met" if r <= WIRING_RATIO_TARGET else "NOT met"
                 targets.append(f"{name}: wiring at {big} nodes {fmt(r)}x torchrun's "
-                               f"(target <= {WIRING_RATIO_TARGET}): "
-                               f"{'met' if r is not None and r <= WIRING_RATIO_TARGET else 'NOT met'}")
+                               f"(target <= {WIRING_RATIO_TARGET}): {verdict}")
                 lin = all(g is not None and g <= b / a for g, a, b in
                           zip(growth, node_counts, node_counts[1:]))
                 verdict = ("met" if lin else "NOT met") if growth else "needs two node counts"
