@@ -24,7 +24,9 @@ done
 mkdir -p "$(dirname "$report")" || die "cannot create the directory of $report"
 rm -f "$lanes/$suite$inner" "$lanes/$suite${inner%.md}.raw.txt"
 rc=0
-WIREUP_LANE_COMMAND="${knobs}bash bench/launcher/scale_bench.sh /build $inner $reps" \
+# shellcheck disable=SC2016 # $WIREUP_LANE_BUILD: the lane's build directory, set in the root
+WIREUP_LANE_COMMAND="${knobs}"'bash bench/launcher/scale_bench.sh "$WIREUP_LANE_BUILD"'" $inner $reps" \
+  WIREUP_LANE_BUILD_TARGETS="spank_wireup wireup-launch" \
   bash "$here/../../.ci/lanes/debian-root.sh" "$suite" || rc=$?
 if [[ ! -f $lanes/$suite$inner ]]; then
   [[ ! -f $lanes/$suite${inner%.md}.raw.txt ]] || cp "$lanes/$suite${inner%.md}.raw.txt" "${report%.md}.raw.txt"
