@@ -10,13 +10,16 @@
 # the existing root; a root that cannot be updated (or another suite or mirror) is
 # rebuilt from scratch. One run at a time per suite: a second waits on a lock (the root's
 # /src, /build and test-cluster ports are shared). The source tree is bind-mounted read-only
-# at /src; the build directory (/build) and ccache (/ccache) live in the root, so a rerun
-# only rebuilds what changed. proc, sys, dev, dev/pts and dev/shm are mounted for the run
-# and unmounted on every exit.
+# at /src; the build directory (/build/TREE, one per source tree: worktrees take turns at
+# /src, and make's timestamps would keep another tree's newer objects) and ccache (/ccache)
+# live in the root, so a rerun only rebuilds what changed. proc, sys, dev, dev/pts and
+# dev/shm are mounted for the run and unmounted on every exit.
 # Knobs: WIREUP_LANES_DIR, WIREUP_LANE_MIRROR (default: read from /etc/apt),
 #        WIREUP_LANE_CTEST_ARGS (extra ctest arguments, e.g. "-R unit"),
-#        WIREUP_LANE_COMMAND (a bash command run in /build instead of ctest, e.g. a
-#        benchmark or a loop over one test script).
+#        WIREUP_LANE_COMMAND (a bash command run in /src after the build instead of ctest,
+#        with WIREUP_LANE_BUILD=/build/TREE set, e.g. 'bench/launcher/run.sh "$WIREUP_LANE_BUILD"
+#        /build/bench.md'; its exit code is the run's),
+#        WIREUP_LANE_BUILD_TARGETS (build only these targets, e.g. for a WIREUP_LANE_COMMAND).
 set -euo pipefail
 
 readonly PROG=${0##*/}
@@ -117,7 +120,7 @@ mount_all() {
 in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    CCACHE_DIR=/ccache DEBIAN_FRONTEND=noninteractive "$@"
+    CCACHE_DIR=/ccache CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=true DEBIAN_FRONTEND=noninteractive "$@"
 }
 
 # ------------------------------------------------------------------ the root
@@ -173,7 +176,9 @@ else
   create_root
 fi
 cp /etc/hosts "$root/etc/hosts"
-mkdir -p "$root/build" "$root/ccache"
+# This source tree's build directory in the root: its path's hash.
+build=/build/$(printf '%s' "$src" | sha256sum | cut -c1-12)
+mkdir -p "$root$build" "$root/ccache"
 
 # shellcheck disable=SC2016 # dpkg-query's format
 versions=$(in_root dpkg-query -W -f='${Package} ${Version}\n' slurmd libpmix-dev openmpi-bin \
@@ -184,16 +189,17 @@ t0=$(date +%s)
 # shellcheck disable=SC2016 # expanded inside the root
 in_root bash -c 'set -e; cd /src
   launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  cmake -S /src -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWIREUP_CLUSTER_PORT='"$port"' "${launcher[@]}"
-  cmake --build /build -j "$(nproc)"' || die "the $suite build failed"
+  cmake -S /src -B '"$build"' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWIREUP_CLUSTER_PORT='"$port"' "${launcher[@]}"
+  cmake --build '"$build"' -j "$(nproc)" '"${WIREUP_LANE_BUILD_TARGETS:+--target $WIREUP_LANE_BUILD_TARGETS}" || die "the $suite build failed"
 t1=$(date +%s)
 rc=0
 if [[ -n ${WIREUP_LANE_COMMAND:-} ]]; then
-  in_root bash -c "cd /build && $WIREUP_LANE_COMMAND" || rc=$?
-else
-  # shellcheck disable=SC2086 # extra ctest arguments split on purpose
-  in_root bash -c "cd /build && ctest --output-on-failure -j 2 --timeout 900 ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
+  in_root bash -c "cd /src && export WIREUP_LANE_BUILD=$build && $WIREUP_LANE_COMMAND" || rc=$?
+  echo "lane $suite: build $((t1 - t0)) s, command $(($(date +%s) - t1)) s, exit $rc"
+  exit "$rc"
 fi
+# shellcheck disable=SC2086 # extra ctest arguments split on purpose
+in_root bash -c "cd $build && ctest --output-on-failure -j 2 --timeout 900 ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
 t2=$(date +%s)
 echo "lane $suite: build $((t1 - t0)) s, tests $((t2 - t1)) s, ctest exit $rc" >"$lanes/$suite.last"
 cat "$lanes/$suite.last"

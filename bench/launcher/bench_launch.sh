@@ -40,6 +40,7 @@ run_one() {  # METHOD NODES PER_NODE PORT
   local method=$1 nodes=$2 k=$3 port=$4 out=$WORK/run.out t0
   t0=$(date +%s.%N)
   if [ "$method" = torchrun ]; then
+    # shellcheck disable=SC2016 # $SLURM_NODEID and $h are the task's
     PYTHONPATH=$HERE/torchrun_patch timeout 300 srun -N"$nodes" --ntasks-per-node=1 bash -c '
       [ "$SLURM_NODEID" = 0 ] && h=1 || h=0
       exec /usr/bin/torchrun --nnodes='"$nodes"' --nproc_per_node='"$k"' --rdzv_backend=c10d \

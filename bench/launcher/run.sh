@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/run.sh's entry for the launcher: torchrun vs wireup-launch, launch to
-# first all_reduce (bench_launch.sh). Usage: run.sh BUILD_DIR OUT.md [REPS]
+# bench/run.sh's entry for the launcher: wireup (srun --wireup, wireup-launch plain and with
+# --agent-store) vs torchrun at 2, 8 and 32 emulated nodes, to all ranks wired and to the
+# first all_reduce (scale_bench.sh; docs/bench-launcher.md).
+#   run.sh BUILD_DIR OUT.md [REPS]     knobs: WIREUP_BENCH_REPS, WIREUP_BENCH_NODES, ...
 set -euo pipefail
-build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-5}}
-wl=$build/launcher/wireup-launch
-[[ -x $wl ]] || { echo "no $wl: build first" >&2; exit 1; }
-bash "$(dirname "$0")/bench_launch.sh" "$wl" "$out" "$reps"
+build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-3}}
+exec bash "$(dirname "$0")/scale_bench.sh" "$build" "$out" "$reps"
