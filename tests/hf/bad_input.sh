@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Export and import refuse bad input with exit 2 and a message naming the file:
 # missing or incomplete checkpoints, corrupted or truncated shards, a config.json
-# that does not match the model flags, missing or damaged safetensors.
+# that does not match the model flags or holds fields wireup cannot represent
+# (all listed in one error), missing or damaged safetensors, a missing shard
+# or an index naming a tensor its shard lacks.
 source "$(dirname "$0")/lib.sh"
 common=(--preset tiny --synthetic_data --num_threads 1 --train_batch_size 2)
 
@@ -95,4 +97,41 @@ printf 'garbage!' >"$WORK/bad/model.safetensors"
 expect_error "not safetensors" "$WORK/bad/model.safetensors: not a safetensors file" init "$WORK/bad"
 rm "$WORK/bad/model.safetensors"
 expect_error "missing model.safetensors" "$WORK/bad/model.safetensors: missing" init "$WORK/bad"
+
+# Fields wireup's Llama cannot represent: one error lists each of them.
+cp "$WORK/hf/config.json" "$WORK/bad/config.json"
+sed -i -e 's/"rope_scaling": null/"rope_scaling": {"rope_type": "yarn", "factor": 4.0}/' \
+  -e 's/"attention_bias": false/"attention_bias": true/' -e 's/"head_dim": 16/"head_dim": 32/' \
+  -e 's/"num_hidden_layers": 2/"sliding_window": 4096, "num_hidden_layers": 3/' "$WORK/bad/config.json"
+set +e
+out=$(init "$WORK/bad" 2>&1 >/dev/null)
+rc=$?
+set -e
+missing=()
+for needle in "$WORK/bad/config.json: fields wireup's Llama cannot represent:" \
+  'rope_scaling={"factor":4.0,"rope_type":"yarn"} (wireup supports rope_type llama3 or none)' \
+  "attention_bias=true" "head_dim=32" "sliding_window=4096" "does not match the model flags:" \
+  "num_hidden_layers=3 but --num_layers 2"; do
+  [[ $out == *"$needle"* ]] || missing+=("$needle")
+done
+((rc == 2 && ${#missing[@]} == 0)) && pass "unsupported fields and a mismatch: one error listing each" ||
+  fail "unsupported fields: exit $rc, missing ${missing[*]} in: $out"
+
+# Sharded checkpoints (export above --max_shard_size): they load; a missing
+# shard, or an index naming a tensor its shard lacks, is named before any step.
+expect_error "bad --max_shard_size" "--max_shard_size 5XB: expected a size in bytes" \
+  "$WIREUP_TRAIN" export --checkpoint "$WORK/ck" --out "$WORK/o" --max_shard_size 5XB
+"$WIREUP_TRAIN" export --checkpoint "$WORK/ck" --out "$WORK/sh" --max_shard_size 200KB >/dev/null
+init "$WORK/sh" >/dev/null && pass "a sharded export imports" || fail "sharded import failed"
+second=$(cd "$WORK/sh" && echo model-00002-of-*.safetensors)
+cp -a "$WORK/sh" "$WORK/sh-missing"
+rm "$WORK/sh-missing/$second"
+expect_error "missing shard" "$WORK/sh-missing/$second: missing (model.safetensors.index.json maps" \
+  init "$WORK/sh-missing"
+cp -a "$WORK/sh" "$WORK/sh-wrong"
+sed -i "s/\"model.norm.weight\": \"[^\"]*\"/\"model.norm.weight\": \"$second\"/" \
+  "$WORK/sh-wrong/model.safetensors.index.json"
+expect_error "index names a tensor its shard lacks" \
+  "$WORK/sh-wrong/$second: no tensor model.norm.weight (named in model.safetensors.index.json)" \
+  init "$WORK/sh-wrong"
 finish

@@ -1,16 +1,23 @@
 #!/usr/bin/python3
 """A Hugging Face Llama in plain PyTorch (no transformers), for the export tests.
 
-It follows transformers' modeling_llama.py: rotate-half RoPE, GQA by
-repeat_kv, RMSNorm computed in fp32, SwiGLU MLP, untied lm_head. Weights come
-from model.safetensors through a small reader (JSON header + torch.frombuffer).
+It follows transformers' modeling_llama.py: rotate-half RoPE (with Llama 3.1's
+"llama3" rope_scaling as _compute_llama3_parameters computes it), GQA by
+repeat_kv, RMSNorm computed in fp32, SwiGLU MLP, lm_head or, with
+tie_word_embeddings, the embedding matrix. Weights come from model.safetensors
+or the shards model.safetensors.index.json names, through a small reader (JSON
+header + torch.frombuffer).
 
-  hf_llama.py loss HF_DIR --seed S --rows N --context T   mean next-token loss on
-        wireup's synthetic batch of step 1 (tokens regenerated exactly as the trainer does)
+  hf_llama.py loss HF_DIR --seed S --rows N --context T [--wrong_rope] [--no_scaling]
+        mean next-token loss on wireup's synthetic batch of step 1 (tokens regenerated
+        exactly as the trainer does); --wrong_rope, --no_scaling: a second line, the loss
+        without the import's RoPE permutation, or without rope_scaling
   hf_llama.py same A_DIR B_DIR [--bf16]   B's tensors equal A's bit for bit
         (--bf16: A's rounded to bfloat16)
   hf_llama.py make HF_DIR --preset tiny --seed S [--qk_scale X] [--dtype F32|BF16]
-        write a random HF Llama checkpoint (config.json + model.safetensors)
+        [--tied] [--shards N] [--override KEY JSON]...
+        write a random HF Llama checkpoint (config.json + model.safetensors, or N
+        model-0000i-of-0000N.safetensors shards and model.safetensors.index.json)
 """
 import argparse
 import json
@@ -69,12 +76,43 @@ def write_safetensors(path, tensors, metadata=None):
             f.write(b)
 
 
+def read_weights(hf_dir):
+    """Every tensor of an HF directory: model.safetensors, or the index's shards."""
+    single = os.path.join(hf_dir, "model.safetensors")
+    if os.path.exists(single):
+        return read_safetensors(single)[0]
+    with open(os.path.join(hf_dir, "model.safetensors.index.json")) as f:
+        weight_map = json.load(f)["weight_map"]
+    out = {}
+    for file in sorted(set(weight_map.values())):
+        t, _ = read_safetensors(os.path.join(hf_dir, file))
+        out.update({k: v for k, v in t.items() if weight_map.get(k) == file})
+    if set(out) != set(weight_map):
+        sys.exit(f"{hf_dir}: the index names tensors the shards lack")
+    return out
+
+
+def llama3_inv_freq(inv_freq, r):
+    """transformers' _compute_llama3_parameters, in float32 as it computes."""
+    factor, low, high = r["factor"], r["low_freq_factor"], r["high_freq_factor"]
+    old = r["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+    return torch.where(medium, smoothed, scaled)
+
+
 class HfLlama:
     def __init__(self, hf_dir):
         with open(os.path.join(hf_dir, "config.json")) as f:
             self.cfg = json.load(f)
-        w, _ = read_safetensors(os.path.join(hf_dir, "model.safetensors"))
-        self.w = {k: v.float() for k, v in w.items()}
+        self.w = {k: v.float() for k, v in read_weights(hf_dir).items()}
+        if self.cfg.get("tie_word_embeddings", False):
+            self.w["lm_head.weight"] = self.w["model.embed_tokens.weight"]
+        self.scaling = True
 
     def rms_norm(self, x, weight):
         eps = self.cfg["rms_norm_eps"]
@@ -92,6 +130,10 @@ class HfLlama:
         H, nh, kvh = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
         hd = H // nh
         inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+        r = c.get("rope_scaling")
+        if r and self.scaling:
+            assert r["rope_type"] == "llama3", r
+            inv_freq = llama3_inv_freq(inv_freq, r)
         freqs = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]  # [1,1,T,hd]
@@ -152,12 +194,15 @@ def cmd_loss(a):
                 model.w[p + "k_proj.weight"] = meta_to_hf_rows(model.w[p + "k_proj.weight"],
                                                                c["num_key_value_heads"])
             print(f"{model.loss(tokens):.9g}")
+        if a.no_scaling:
+            # What a model without Llama 3.1's rope scaling would compute.
+            model.scaling = False
+            print(f"{model.loss(tokens):.9g}")
 
 
 def cmd_same(a):
     """Exit 0 if B's tensors equal A's bit for bit (or A's rounded to bf16)."""
-    ta, _ = read_safetensors(os.path.join(a.a, "model.safetensors"))
-    tb, _ = read_safetensors(os.path.join(a.b, "model.safetensors"))
+    ta, tb = read_weights(a.a), read_weights(a.b)
     bad = sorted(set(ta) ^ set(tb))
     for name in sorted(set(ta) & set(tb)):
         x, y = ta[name], tb[name]
@@ -176,7 +221,7 @@ def cmd_same(a):
 def cmd_make(a):
     c = dict(PRESETS[a.preset])
     c.update(architectures=["LlamaForCausalLM"], model_type="llama", rope_theta=10000.0,
-             rms_norm_eps=1e-5, hidden_act="silu", tie_word_embeddings=False,
+             rms_norm_eps=1e-5, hidden_act="silu", tie_word_embeddings=a.tied,
              torch_dtype={"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[a.dtype])
     for k, v in (a.override or []):
         c[k] = json.loads(v)
@@ -201,10 +246,26 @@ def cmd_make(a):
         t[p + "mlp.up_proj.weight"] = rnd(I, H, std=0.1)
         t[p + "mlp.down_proj.weight"] = rnd(H, I, std=0.1)
     t["model.norm.weight"] = 1 + rnd(H, std=0.1)
-    t["lm_head.weight"] = rnd(V, H, std=0.2)
+    if a.tied:  # the output projection is the embedding: no lm_head in the file
+        t["model.embed_tokens.weight"] *= 0.2
+    else:
+        t["lm_head.weight"] = rnd(V, H, std=0.2)
     t = {k: v.to(DTYPES[a.dtype]) for k, v in t.items()}
     os.makedirs(a.hf_dir, exist_ok=True)
-    write_safetensors(os.path.join(a.hf_dir, "model.safetensors"), t, {"format": "pt"})
+    if a.shards <= 1:
+        write_safetensors(os.path.join(a.hf_dir, "model.safetensors"), t, {"format": "pt"})
+    else:  # transformers' layout: tensors in order, N files, an index
+        names = list(t)
+        weight_map = {}
+        for i in range(a.shards):
+            part = names[i * len(names) // a.shards:(i + 1) * len(names) // a.shards]
+            file = f"model-{i + 1:05d}-of-{a.shards:05d}.safetensors"
+            write_safetensors(os.path.join(a.hf_dir, file), {k: t[k] for k in part},
+                              {"format": "pt"})
+            weight_map.update({k: file for k in part})
+        total = sum(v.numel() * v.element_size() for v in t.values())
+        with open(os.path.join(a.hf_dir, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
     with open(os.path.join(a.hf_dir, "config.json"), "w") as f:
         json.dump(c, f, indent=2)
 
@@ -218,6 +279,7 @@ def main():
     l.add_argument("--rows", type=int, required=True)
     l.add_argument("--context", type=int, required=True)
     l.add_argument("--wrong_rope", action="store_true")
+    l.add_argument("--no_scaling", action="store_true")
     m = sub.add_parser("make")
     m.add_argument("hf_dir")
     m.add_argument("--preset", default="tiny")
@@ -225,6 +287,8 @@ def main():
     m.add_argument("--qk_scale", type=float, default=0.5)
     m.add_argument("--dtype", default="F32", choices=list(DTYPES))
     m.add_argument("--override", nargs=2, action="append", metavar=("KEY", "JSON"))
+    m.add_argument("--tied", action="store_true")
+    m.add_argument("--shards", type=int, default=1)
     s = sub.add_parser("same")
     s.add_argument("a")
     s.add_argument("b")

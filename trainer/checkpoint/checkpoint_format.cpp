@@ -1,9 +1,8 @@
 #include "checkpoint/checkpoint_format.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
 
@@ -14,8 +13,12 @@ using nlohmann::json;
 namespace {
 
 json chunk_json(const ChunkRef& c) {
-  return {{"unit", c.unit}, {"kind", c.kind}, {"global_offset", c.global_offset},
-          {"numel", c.numel}, {"file_offset", c.file_offset}, {"sha256", c.sha256}};
+  return {{"unit", c.unit},
+          {"kind", c.kind},
+          {"global_offset", c.global_offset},
+          {"numel", c.numel},
+          {"file_offset", c.file_offset},
+          {"sha256", c.sha256}};
 }
 
 json file_json(const RankFile& f) {
@@ -80,6 +83,14 @@ std::string to_json(const CheckpointMeta& m) {
   json files = json::array();
   for (const auto& f : m.files) files.push_back(file_json(f));
   const auto& c = m.model;
+  const auto& rs = c.rope_scaling;
+  const json rope_scaling = rs.enabled()
+                                ? json{{"rope_type", rs.type},
+                                       {"factor", rs.factor},
+                                       {"low_freq_factor", rs.low_freq_factor},
+                                       {"high_freq_factor", rs.high_freq_factor},
+                                       {"original_max_position_embeddings", rs.original_context}}
+                                : json(nullptr);
   json j = {
       {"format", "wireup-checkpoint"},
       {"version", m.version},
@@ -87,14 +98,31 @@ std::string to_json(const CheckpointMeta& m) {
       {"step", m.step},
       {"seed", m.seed},
       {"model",
-       {{"preset", m.preset}, {"context", c.context}, {"vocab", c.vocab}, {"hidden", c.hidden},
-        {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kv_heads},
-        {"intermediate", c.intermediate}, {"rope_theta", c.rope_theta},
-        {"norm_eps", c.norm_eps}}},
-      {"world", {{"world_size", m.world_size}, {"shard_group_size", m.shard_group_size},
-                 {"sharding", m.sharding}}},
-      {"optimizer", {{"type", "adamw"}, {"steps", m.optimizer_steps}, {"beta1", m.beta1},
-                     {"beta2", m.beta2}, {"eps", m.eps}, {"weight_decay", m.weight_decay}}},
+       {{"preset", m.preset},
+        {"context", c.context},
+        {"vocab", c.vocab},
+        {"hidden", c.hidden},
+        {"layers", c.layers},
+        {"heads", c.heads},
+        {"kv_heads", c.kv_heads},
+        {"intermediate", c.intermediate},
+        {"rope_theta", c.rope_theta},
+        {"norm_eps", c.norm_eps},
+        {"rope_scaling", rope_scaling},
+        {"tie_word_embeddings", c.tied},
+        {"bos_token_id", c.bos_token_id},
+        {"eos_token_id", c.eos_token_id}}},
+      {"world",
+       {{"world_size", m.world_size},
+        {"shard_group_size", m.shard_group_size},
+        {"sharding", m.sharding}}},
+      {"optimizer",
+       {{"type", "adamw"},
+        {"steps", m.optimizer_steps},
+        {"beta1", m.beta1},
+        {"beta2", m.beta2},
+        {"eps", m.eps},
+        {"weight_decay", m.weight_decay}}},
       {"data_position", m.data_position},
       {"units", units},
       {"files", files},
@@ -123,6 +151,18 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     m.model.intermediate = mo.at("intermediate");
     m.model.rope_theta = mo.at("rope_theta");
     m.model.norm_eps = mo.at("norm_eps");
+    // Checkpoints of untied models without rope scaling may lack these.
+    if (mo.contains("rope_scaling") && !mo["rope_scaling"].is_null()) {
+      const auto& r = mo["rope_scaling"];
+      m.model.rope_scaling.type = r.at("rope_type").get<std::string>();
+      m.model.rope_scaling.factor = r.at("factor");
+      m.model.rope_scaling.low_freq_factor = r.at("low_freq_factor");
+      m.model.rope_scaling.high_freq_factor = r.at("high_freq_factor");
+      m.model.rope_scaling.original_context = r.at("original_max_position_embeddings");
+    }
+    m.model.tied = mo.value("tie_word_embeddings", false);
+    m.model.bos_token_id = mo.value("bos_token_id", std::int64_t{-1});
+    m.model.eos_token_id = mo.value("eos_token_id", std::int64_t{-1});
     const auto& w = j.at("world");
     m.world_size = w.at("world_size");
     m.shard_group_size = w.at("shard_group_size");

@@ -284,8 +284,12 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
       const auto& m = meta.model;
       if (m.hidden != expect.hidden || m.layers != expect.layers || m.heads != expect.heads ||
           m.kv_heads != expect.kv_heads || m.intermediate != expect.intermediate ||
-          m.vocab != expect.vocab)
+          m.vocab != expect.vocab || m.tied != expect.tied)
         throw InputError(step_dir.string() + ": saved from a different model shape");
+      if (m.rope_scaling != expect.rope_scaling)
+        throw InputError(step_dir.string() + ": saved with --rope_scaling " +
+                         rope_scaling_str(m.rope_scaling) + ", this run has " +
+                         rope_scaling_str(expect.rope_scaling));
       load_from(step_dir, meta);
     } catch (const std::exception& e) {
       error = e.what();

@@ -20,6 +20,7 @@
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/hf_config.hpp"
 #include "checkpoint/hf_layout.hpp"
 #include "checkpoint/safetensors.hpp"
 #include "fsdp/fsdp_llama.hpp"
@@ -34,11 +35,13 @@ namespace {
 
 const char* const kUsage =
     "usage: wireup-train export --checkpoint DIR_OR_STEP_DIR --out OUTDIR "
-    "[--dtype float32|bfloat16]\n"
+    "[--dtype float32|bfloat16] [--max_shard_size SIZE]\n"
     "  --checkpoint  a step directory (DIR/step-NNNNNNNN) or a checkpoint directory\n"
     "                (its newest complete step)\n"
     "  --out         where model.safetensors and config.json go (created if missing)\n"
-    "  --dtype       float32 (default: the checkpoint's exact values) or bfloat16\n";
+    "  --dtype       float32 (default: the checkpoint's exact values) or bfloat16\n"
+    "  --max_shard_size  above this, model-0000i-of-0000n.safetensors files and\n"
+    "                model.safetensors.index.json (default 5GB, as Hugging Face)\n";
 
 bool rank0() {
   const char* r = std::getenv("RANK");
@@ -129,6 +132,9 @@ class HfWeights {
       if (file.empty() || file.find('/') != std::string::npos)
         throw InputError(index.string() + ": bad file name '" + file + "'");
       auto o = opened.find(file);
+      if (o == opened.end() && !fs::exists(dir / file))
+        throw InputError((dir / file).string() + ": missing (" + index.filename().string() +
+                         " maps " + it.key() + " to it)");
       if (o == opened.end()) {
         readers_.push_back(std::make_unique<safetensors::Reader>(dir / file));
         o = opened.emplace(file, readers_.size() - 1).first;
@@ -164,35 +170,29 @@ class HfWeights {
 
 // ------------------------------------------------------------ export
 
-std::string hf_config_json(const ModelConfig& m, const std::string& torch_dtype) {
-  json j = {
-      {"architectures", {"LlamaForCausalLM"}},
-      {"model_type", "llama"},
-      {"hidden_size", m.hidden},
-      {"intermediate_size", m.intermediate},
-      {"num_attention_heads", m.heads},
-      {"num_key_value_heads", m.kv_heads},
-      {"num_hidden_layers", m.layers},
-      {"head_dim", m.head_dim()},
-      {"vocab_size", m.vocab},
-      {"max_position_embeddings", m.context},
-      {"rope_theta", m.rope_theta},
-      {"rope_scaling", nullptr},
-      {"rms_norm_eps", m.norm_eps},
-      {"hidden_act", "silu"},
-      {"attention_bias", false},
-      {"attention_dropout", 0.0},
-      {"mlp_bias", false},
-      {"pretraining_tp", 1},
-      {"initializer_range", 0.02},
-      {"tie_word_embeddings", false},
-      {"use_cache", true},
-      {"torch_dtype", torch_dtype},
-  };
-  return j.dump(2) + "\n";
+namespace {
+
+// Removes the staging directory of an export that did not finish.
+struct StageGuard {
+  fs::path dir;
+  ~StageGuard() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+// The weight files and index of an earlier export that this one replaces.
+bool stale_weight_file(const std::string& name) {
+  return name == "model.safetensors" || name == "model.safetensors.index.json" ||
+         (name.rfind("model-", 0) == 0 && name.size() > 12 &&
+          name.compare(name.size() - 12, 12, ".safetensors") == 0 &&
+          name.find("-of-") != std::string::npos);
 }
 
-ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const std::string& dtype) {
+}  // namespace
+
+ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const std::string& dtype,
+                       std::uint64_t max_shard_bytes) {
   if (dtype != "float32" && dtype != "bfloat16")
     throw InputError("--dtype " + dtype + ": expected float32 or bfloat16");
   ExportResult r;
@@ -208,43 +208,91 @@ ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const st
   if (ec || !fs::is_directory(out))
     throw InputError(out.string() + ": cannot create the output directory" +
                      (ec ? " (" + ec.message() + ")" : ""));
+  // Everything is written into a staging directory first and moved in at the
+  // end: a failed export leaves an earlier one as it was.
+  StageGuard stage{out / ".wireup-export-partial"};
+  fs::remove_all(stage.dir, ec);
+  fs::create_directory(stage.dir, ec);
+  if (ec) throw InputError(stage.dir.string() + ": cannot create (" + ec.message() + ")");
 
+  // The tensors in file order (a tied model has no lm_head.weight), split into
+  // shards; one shard is model.safetensors.
+  const std::string st_dtype = dtype == "bfloat16" ? "BF16" : "F32";
   std::vector<safetensors::TensorEntry> entries;
+  std::vector<std::uint64_t> sizes;
   for (std::size_t u = 0; u < hf::num_units(m); ++u)
     for (const auto& t : hf::unit_tensors(m, u)) {
       safetensors::TensorEntry e;
       e.name = t.name;
-      e.dtype = dtype == "bfloat16" ? "BF16" : "F32";
+      e.dtype = st_dtype;
       e.shape = t.shape;
+      sizes.push_back(e.numel() * safetensors::dtype_size(st_dtype));
       entries.push_back(e);
     }
+  const auto shard_of = hf::plan_shards(sizes, max_shard_bytes);
+  const std::size_t shards = shard_of.empty() ? 1 : shard_of.back() + 1;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    files.push_back(shards == 1 ? "model.safetensors" : hf::shard_file_name(shard_of[i], shards));
   r.tensors = static_cast<std::int64_t>(entries.size());
-  safetensors::Writer writer(out / "model.safetensors", entries,
-                             {{"format", "pt"},
-                              {"wireup_step", std::to_string(meta.step)},
-                              {"wireup_source", r.step_dir.filename().string()}});
+  r.files = shards;
+
+  const std::map<std::string, std::string> st_meta = {
+      {"format", "pt"},
+      {"wireup_step", std::to_string(meta.step)},
+      {"wireup_source", r.step_dir.filename().string()}};
+  std::unique_ptr<safetensors::Writer> writer;
+  std::size_t next = 0;  // index of the next tensor to write
+  auto open_shard = [&] {
+    std::vector<safetensors::TensorEntry> mine;
+    for (std::size_t i = next; i < entries.size() && files[i] == files[next]; ++i)
+      mine.push_back(entries[i]);
+    writer = std::make_unique<safetensors::Writer>(stage.dir / files[next], mine, st_meta);
+  };
   ChunkReader reader(r.step_dir, meta);
   for (std::size_t u = 0; u < hf::num_units(m); ++u) {
     const std::int64_t numel = meta.units[u].numel;
     at::Tensor flat = at::empty({numel}, at::kFloat);
     reader.read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
-    const auto specs = hf::unit_tensors(m, u);
     const auto tensors = hf::unit_to_hf(m, u, flat);
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      writer.write_next(specs[i].name, tensors[i].data_ptr<float>(),
-                        static_cast<std::uint64_t>(tensors[i].numel()));
-      r.params += tensors[i].numel();
+    for (const auto& t : tensors) {
+      if (!writer) open_shard();
+      writer->write_next(entries[next].name, t.data_ptr<float>(),
+                         static_cast<std::uint64_t>(t.numel()));
+      r.params += t.numel();
+      ++next;
+      if (next == entries.size() || files[next] != files[next - 1]) {
+        writer->commit();
+        r.bytes += writer->bytes_written();
+        writer.reset();
+      }
     }
   }
-  writer.commit();
-  r.bytes = writer.bytes_written();
-  // config.json last: a directory with it holds a complete export.
-  write_atomically(out / "config.json", hf_config_json(m, dtype));
+  std::uint64_t total = 0;
+  for (const auto b : sizes) total += b;
+  if (shards > 1) {
+    std::vector<std::string> names;
+    for (const auto& e : entries) names.push_back(e.name);
+    write_atomically(stage.dir / "model.safetensors.index.json",
+                     hf::index_json(names, files, total));
+  }
+
+  // Moved in: the old config.json goes first (a directory with config.json
+  // holds a complete export), then the earlier weights, then the new ones,
+  // config.json last.
+  fs::remove(out / "config.json", ec);
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.is_regular_file() && stale_weight_file(e.path().filename().string()))
+      fs::remove(e.path(), ec);
+  for (const auto& e : fs::directory_iterator(stage.dir))
+    fs::rename(e.path(), out / e.path().filename());
+  fsync_path(out);
+  write_atomically(out / "config.json", hf::config_json(m, dtype));
   return r;
 }
 
 int run_export(int argc, char** argv) {
-  std::string checkpoint, out, dtype = "float32";
+  std::string checkpoint, out, dtype = "float32", max_shard = "5GB";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], value;
     if (a == "-h" || a == "--help") {
@@ -257,10 +305,11 @@ int run_export(int argc, char** argv) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
     }
-    std::string* dest = a == "--checkpoint" ? &checkpoint
-                        : a == "--out"      ? &out
-                        : a == "--dtype"    ? &dtype
-                                            : nullptr;
+    std::string* dest = a == "--checkpoint"       ? &checkpoint
+                        : a == "--out"            ? &out
+                        : a == "--dtype"          ? &dtype
+                        : a == "--max_shard_size" ? &max_shard
+                                                  : nullptr;
     if (!dest) throw InputError("export: unknown argument " + a + "\n" + kUsage);
     if (!inline_value) {
       if (i + 1 >= argc) throw InputError("export: " + a + " needs a value\n" + kUsage);
@@ -271,93 +320,31 @@ int run_export(int argc, char** argv) {
   if (checkpoint.empty() || out.empty())
     throw InputError(std::string("export: --checkpoint and --out are required\n") + kUsage);
   const auto t0 = std::chrono::steady_clock::now();
-  const ExportResult r = export_hf(checkpoint, out, dtype);
+  const ExportResult r =
+      export_hf(checkpoint, out, dtype, hf::parse_byte_size(max_shard, "--max_shard_size"));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
-      "[export] step=%lld from=%s to=%s tensors=%lld params=%lld dtype=%s bytes=%llu "
+      "[export] step=%lld from=%s to=%s tensors=%lld params=%lld dtype=%s bytes=%llu files=%zu "
       "seconds=%.2f\n",
       static_cast<long long>(r.step), r.step_dir.c_str(), out.c_str(),
       static_cast<long long>(r.tensors), static_cast<long long>(r.params), dtype.c_str(),
-      static_cast<unsigned long long>(r.bytes), s);
+      static_cast<unsigned long long>(r.bytes), r.files, s);
   std::fflush(stdout);
   return 0;
 }
 
 // ------------------------------------------------------------ import
 
-void check_hf_config(const fs::path& dir, const ModelConfig& m) {
+hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
   const fs::path path = dir / "config.json";
-  json c;
-  try {
-    c = json::parse(read_text(path));
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError(path.string() + ": not JSON (" + e.what() + ")");
-  }
-  if (!c.is_object()) throw InputError(path.string() + ": not a JSON object");
-  std::vector<std::string> diffs;
-  auto integer = [&](const char* key, std::int64_t want, const char* flag,
-                     std::optional<std::int64_t> fallback = std::nullopt) {
-    std::int64_t have = 0;
-    if (c.contains(key) && c[key].is_number_integer()) {
-      have = c[key].get<std::int64_t>();
-    } else if (!c.contains(key) && fallback) {
-      have = *fallback;
-    } else {
-      diffs.push_back(std::string(key) + " is missing or not an integer");
-      return;
-    }
-    if (have != want)
-      diffs.push_back(std::string(key) + "=" + std::to_string(have) + " but " + flag + " " +
-                      std::to_string(want));
-  };
-  integer("hidden_size", m.hidden, "--hidden_width");
-  integer("intermediate_size", m.intermediate, "--intermediate_size");
-  integer("num_hidden_layers", m.layers, "--num_layers");
-  integer("num_attention_heads", m.heads, "--num_heads");
-  // HF's default for num_key_value_heads: as many as attention heads (no GQA).
-  std::optional<std::int64_t> heads;
-  if (c.contains("num_attention_heads") && c["num_attention_heads"].is_number_integer())
-    heads = c["num_attention_heads"].get<std::int64_t>();
-  integer("num_key_value_heads", m.kv_heads, "--num_key_value_heads", heads);
-  integer("vocab_size", m.vocab, "--vocab_size");
-  if (c.contains("head_dim") && !c["head_dim"].is_null())
-    integer("head_dim", m.head_dim(), "hidden/heads =");
-  auto real = [&](const char* key, double want, const char* what, double fallback) {
-    const double have = c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
-    if (std::abs(have - want) > 1e-9 * std::max(std::abs(want), 1.0)) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "%s=%g but %s %g", key, have, what, want);
-      diffs.push_back(buf);
-    }
-  };
-  real("rope_theta", m.rope_theta, "--rope_theta", 10000.0);
-  real("rms_norm_eps", m.norm_eps, "wireup's RMSNorm eps is", 1e-6);
-  if (c.contains("rope_scaling") && !c["rope_scaling"].is_null())
-    diffs.push_back("rope_scaling=" + c["rope_scaling"].dump() +
-                    " is not supported (plain RoPE only)");
-  if (c.value("hidden_act", std::string("silu")) != "silu")
-    diffs.push_back("hidden_act=" + c["hidden_act"].dump() + " (wireup's Llama uses silu)");
-  for (const char* key : {"attention_bias", "mlp_bias"})
-    if (c.contains(key) && c[key].is_boolean() && c[key].get<bool>())
-      diffs.push_back(std::string(key) + "=true (wireup's Llama has no biases)");
-  if (c.contains("model_type") && c["model_type"] != "llama")
-    diffs.push_back("model_type=" + c["model_type"].dump() + " (a llama checkpoint is expected)");
-  if (!diffs.empty()) {
-    std::string msg = path.string() + ": does not match the model flags:";
-    for (const auto& d : diffs) msg += "\n  " + d;
-    throw InputError(msg);
-  }
-  if (rank0() && c.contains("max_position_embeddings") &&
-      c["max_position_embeddings"].is_number_integer() &&
-      c["max_position_embeddings"].get<std::int64_t>() < m.context)
+  const hf::ConfigFacts facts = hf::check_config(read_text(path), path.string(), m);
+  if (rank0() && facts.max_position_embeddings && *facts.max_position_embeddings < m.context)
     std::fprintf(stderr,
                  "wireup-train: WARNING: %s: max_position_embeddings=%lld is below "
                  "--max_context_width %lld\n",
-                 path.c_str(),
-                 static_cast<long long>(c["max_position_embeddings"].get<std::int64_t>()),
+                 path.c_str(), static_cast<long long>(*facts.max_position_embeddings),
                  static_cast<long long>(m.context));
+  return facts;
 }
 
 void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
@@ -365,11 +352,8 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
   const fs::path dir(dir_str);
   if (!fs::is_directory(dir)) throw InputError("--init_from_hf " + dir_str + ": no such directory");
   const ModelConfig& m = model.config();
-  check_hf_config(dir, m);
-  const json config = json::parse(read_text(dir / "config.json"));
-  const bool tied = config.contains("tie_word_embeddings") &&
-                    config["tie_word_embeddings"].is_boolean() &&
-                    config["tie_word_embeddings"].get<bool>();
+  // Tied in the file, untied here: lm_head starts as a copy of the embedding.
+  const bool untie = check_hf_config(dir, m).tied && !m.tied;
   const HfWeights weights(dir);
   auto& units = model.units();
   if (units.size() != hf::num_units(m))
@@ -380,7 +364,7 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
     std::vector<at::Tensor> ts;
     for (const auto& spec : hf::unit_tensors(m, u)) {
       auto [reader, entry] = weights.find(spec.name);
-      if (!entry && tied && spec.name == "lm_head.weight")
+      if (!entry && untie && spec.name == "lm_head.weight")
         std::tie(reader, entry) = weights.find("model.embed_tokens.weight");
       else if (entry)
         ++used;
@@ -402,7 +386,10 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("[init] from_hf=%s tensors=%zu params=%lld ignored=%zu%s seconds=%.2f\n",
                 dir_str.c_str(), used, static_cast<long long>(params), weights.size() - used,
-                tied ? " tied_embeddings=untied" : "", s);
+                untie    ? " tied_embeddings=untied"
+                : m.tied ? " tied_embeddings=tied"
+                         : "",
+                s);
     std::fflush(stdout);
   }
 }

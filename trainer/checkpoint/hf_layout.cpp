@@ -33,18 +33,16 @@ std::vector<HfTensor> unit_tensors(const ModelConfig& m, std::size_t unit) {
     case Kind::Embedding:
       return {{"model.embed_tokens.weight", {V, H}}};
     case Kind::Head:
+      if (m.tied) return {{"model.norm.weight", {H}}};  // lm_head is embed_tokens
       return {{"model.norm.weight", {H}}, {"lm_head.weight", {V, H}}};
     case Kind::Block: {
       const std::string p = "model.layers." + std::to_string(unit - 1) + ".";
-      return {{p + "input_layernorm.weight", {H}},
-              {p + "self_attn.q_proj.weight", {H, H}},
-              {p + "self_attn.k_proj.weight", {kv, H}},
-              {p + "self_attn.v_proj.weight", {kv, H}},
-              {p + "self_attn.o_proj.weight", {H, H}},
-              {p + "post_attention_layernorm.weight", {H}},
-              {p + "mlp.gate_proj.weight", {I, H}},
-              {p + "mlp.up_proj.weight", {I, H}},
-              {p + "mlp.down_proj.weight", {H, I}}};
+      return {
+          {p + "input_layernorm.weight", {H}},      {p + "self_attn.q_proj.weight", {H, H}},
+          {p + "self_attn.k_proj.weight", {kv, H}}, {p + "self_attn.v_proj.weight", {kv, H}},
+          {p + "self_attn.o_proj.weight", {H, H}},  {p + "post_attention_layernorm.weight", {H}},
+          {p + "mlp.gate_proj.weight", {I, H}},     {p + "mlp.up_proj.weight", {I, H}},
+          {p + "mlp.down_proj.weight", {H, I}}};
     }
   }
   return {};

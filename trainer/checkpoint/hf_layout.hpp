@@ -11,7 +11,7 @@
 //
 // Units (as FsdpLlama lays them out): 0 = embedding, 1..L = blocks 0..L-1,
 // L+1 = head (final norm + output). Each unit is one flat fp32 buffer holding
-// its parameters back to back (llama_math.hpp):
+// its parameters back to back (llama_model.hpp):
 //   embedding  tok_embeddings.weight [V,H]            -> model.embed_tokens.weight
 //   block i    attention_norm.weight [H]              -> model.layers.i.input_layernorm.weight
 //              attention.wqkv.weight [H+2*kv_dim, H]  -> self_attn.{q,k,v}_proj.weight
@@ -20,6 +20,7 @@
 //              feed_forward.w13.weight [2I, H]        -> mlp.gate_proj (W1), mlp.up_proj (W3)
 //              feed_forward.w2.weight [H, I]          -> mlp.down_proj.weight
 //   head       norm.weight [H], output.weight [V,H]   -> model.norm.weight, lm_head.weight
+//              (tied: norm.weight only; lm_head is model.embed_tokens.weight)
 //
 // RoPE: wireup (like Meta) rotates consecutive pairs (2j, 2j+1) of each head;
 // Hugging Face rotates halves (j, j + head_dim/2). The Q and K rows are

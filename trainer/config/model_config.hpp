@@ -5,6 +5,27 @@
 
 namespace wireup::train {
 
+// Llama 3.1's long-context RoPE ("rope_type": "llama3" in a Hugging Face
+// config.json): rotary frequencies whose wavelength exceeds
+// original_context / low_freq_factor are divided by `factor`, those below
+// original_context / high_freq_factor are kept, the band between is blended.
+struct RopeScaling {
+  std::string type;  // "" (none) or "llama3"
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  std::int64_t original_context = 8192;  // original_max_position_embeddings
+
+  bool enabled() const { return !type.empty(); }
+  bool operator==(const RopeScaling& o) const {
+    return type == o.type &&
+           (!enabled() ||
+            (factor == o.factor && low_freq_factor == o.low_freq_factor &&
+             high_freq_factor == o.high_freq_factor && original_context == o.original_context));
+  }
+  bool operator!=(const RopeScaling& o) const { return !(*this == o); }
+};
+
 // Llama 2 / Llama 3 shapes. Every field can be overridden after a preset.
 struct ModelConfig {
   std::int64_t context = 256;        // --max_context_width
@@ -16,6 +37,10 @@ struct ModelConfig {
   std::int64_t intermediate = 1376;  // --intermediate_size
   double rope_theta = 10000.0;
   double norm_eps = 1e-5;
+  RopeScaling rope_scaling;        // --rope_scaling
+  bool tied = false;               // --tie_word_embeddings: the output projection is the embedding
+  std::int64_t bos_token_id = -1;  // for the exported config.json; -1: unknown
+  std::int64_t eos_token_id = -1;
 
   std::int64_t head_dim() const { return hidden / heads; }
   std::int64_t kv_dim() const { return kv_heads * head_dim(); }
@@ -29,13 +54,24 @@ std::vector<std::string> preset_names();
 // Throws InputError naming the first inconsistency (hidden % heads, ...).
 void validate(const ModelConfig& m);
 
+// "none", or "llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT" (the --rope_scaling
+// flag; also how logs show it). Parsing throws InputError naming the text.
+std::string rope_scaling_str(const RopeScaling& r);
+RopeScaling parse_rope_scaling(const std::string& text);
+
+// The rotary inverse frequencies, head_dim/2 of them, in double:
+// theta^(-2i/head_dim), then Llama 3.1's scaling when enabled (Hugging Face's
+// _compute_llama3_parameters). The one source of the rotary tables.
+std::vector<double> rope_inv_freq(const ModelConfig& m);
+
 // Parameter counts, in the order the trainer lays out units.
 std::int64_t embedding_params(const ModelConfig& m);
 std::int64_t block_params(const ModelConfig& m);
-std::int64_t head_params(const ModelConfig& m);  // final norm + output
+std::int64_t head_params(const ModelConfig& m);  // final norm + output (untied)
 std::int64_t total_params(const ModelConfig& m);
 
-// Training FLOPs per token: 6 * (N - N_embedding) + 12 * L * H * head_dim * T
+// Training FLOPs per token: 6 * (N - N_embedding), the output projection
+// counted (it is a GEMM whether tied or not), + 12 * L * H * head_dim * T
 // (forward + backward, attention included; the PaLM/torchtitan count).
 double flops_per_token(const ModelConfig& m);
 

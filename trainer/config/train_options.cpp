@@ -49,6 +49,13 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   shape("--intermediate_size,--llama_intermediate_size", &over.intermediate, 6, "FFN width");
   double rope_theta = 0;
   app.add_option("--rope_theta", rope_theta, "rotary base (default per preset)");
+  std::string rope_scaling;
+  app.add_option("--rope_scaling", rope_scaling,
+                 "none or llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT (default per preset)");
+  int tie = -1;
+  app.add_option("--tie_word_embeddings", tie,
+                 "1: the output projection is the embedding matrix (default per preset)")
+      ->check(CLI::IsMember({0, 1}));
 
   app.add_option("--train_batch_size", o.train_batch_size, "sequences per rank per micro-step");
   app.add_option("--val_batch_size", o.val_batch_size, "validation sequences per rank");
@@ -118,6 +125,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   for (int i = 0; i < 7; ++i)
     if (have_preset_override[i]) *dst[i] = *src[i];
   if (rope_theta > 0) m.rope_theta = rope_theta;
+  if (!rope_scaling.empty()) m.rope_scaling = parse_rope_scaling(rope_scaling);
+  if (tie >= 0) m.tied = tie == 1;
   o.model = m;
   o.bf16 = bf16 != 0;
   o.activation_checkpointing = ac != 0;

@@ -15,9 +15,14 @@ struct UnitRun {
   FlatUnit* unit = nullptr;
   FlatUnit* next = nullptr;  // gathered ahead in forward
   FlatUnit* prev = nullptr;  // gathered ahead in backward
+  // Tied embeddings: the head's output projection is the embedding unit's
+  // matrix, gathered with the head; its gradient from this use goes to that
+  // unit (summed there with the lookup's own).
+  FlatUnit* shared = nullptr;
+  FlatUnit* next_shared = nullptr;  // the next unit's shared one, gathered ahead too
   std::function<at::Tensor(const std::vector<at::Tensor>&, const at::Tensor&)> compute;
   bool checkpoint = false;
-  bool keep_after_forward = false;  // the last unit: backward starts with it
+  bool keep_after_forward = false;    // the last unit: backward starts with it
   bool backward_reads_params = true;  // not the embedding: its backward is a scatter
   bool prefetch = true;
   // Without checkpointing: the unit's graph, kept from forward to backward.
@@ -36,6 +41,14 @@ std::vector<at::Tensor> make_leaves(const std::vector<at::Tensor>& views) {
   return leaves;
 }
 
+// What a unit computes with: its own parameters, then the shared unit's.
+std::vector<at::Tensor> params_of(UnitRun& run) {
+  std::vector<at::Tensor> p = run.unit->params();
+  if (run.shared)
+    for (const auto& t : run.shared->params()) p.push_back(t);
+  return p;
+}
+
 struct UnitFunction : public torch::autograd::Function<UnitFunction> {
   // `anchor` requires grad so that every unit, the embedding included, is a
   // node of the graph: the parameters themselves are not inputs here.
@@ -43,8 +56,9 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
                             UnitRun* run) {
     (void)anchor;
     ctx->saved_data["run"] = reinterpret_cast<std::int64_t>(run);
-    const auto& params = run->unit->params();
+    const auto params = params_of(*run);
     if (run->prefetch && run->next) run->next->gather_async();
+    if (run->prefetch && run->next_shared) run->next_shared->gather_async();
     at::Tensor y;
     if (run->checkpoint) {
       at::NoGradGuard no_grad;
@@ -57,21 +71,25 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
       run->output = run->compute(run->leaves, run->input);
       y = run->output.detach();
     }
-    if (!run->keep_after_forward) run->unit->release();
+    if (!run->keep_after_forward) {
+      run->unit->release();
+      if (run->shared) run->shared->release();
+    }
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* run = reinterpret_cast<UnitRun*>(ctx->saved_data["run"].toInt());
     FlatUnit& u = *run->unit;
-    if (run->backward_reads_params) u.params();  // regathered into the memory the graph refers to
+    if (run->backward_reads_params)
+      params_of(*run);  // regathered into the memory the graph refers to
     if (run->prefetch && run->prev) run->prev->gather_async();
     at::Tensor input = run->input;
     {
       at::AutoGradMode grad_on(true);
       if (run->checkpoint) {
         if (input.is_floating_point()) input = input.detach().requires_grad_(true);
-        run->leaves = make_leaves(u.params());
+        run->leaves = make_leaves(params_of(*run));
         run->output = run->compute(run->leaves, input);
       }
       // The leaves start without gradients, so autograd hands each its
@@ -79,9 +97,16 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
       torch::autograd::backward({run->output}, {grads[0]});
     }
     u.release();
-    std::vector<at::Tensor> param_grads;
-    for (auto& l : run->leaves) param_grads.push_back(l.grad());
+    std::vector<at::Tensor> param_grads, shared_grads;
+    for (std::size_t i = 0; i < run->leaves.size(); ++i)
+      (i < u.specs().size() ? param_grads : shared_grads).push_back(run->leaves[i].grad());
     u.accumulate_grads(param_grads);
+    if (run->shared) {
+      // Reduce-scattered now, in the background like any unit's; the
+      // embedding's backward adds the lookup's gradient to the same shard.
+      run->shared->release();
+      run->shared->accumulate_grads(shared_grads);
+    }
     at::Tensor gx = input.is_floating_point() ? input.grad() : at::Tensor();
     run->input = run->output = at::Tensor();
     run->leaves.clear();
@@ -95,8 +120,12 @@ std::shared_ptr<Comm> shard_of(const CommGroups& g) { return g.shard; }
 
 FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOptions& o,
                      std::uint64_t seed)
-    : cfg_(m), opt_(o), rope_(llama::rope_to(llama::make_rope(m, m.context), o.device)) {
-  rope_.causal = rope_.causal.to(o.compute_dtype);  // added to the scores in that dtype
+    : cfg_(m),
+      opt_(o),
+      rope_(llama::rope_to(llama::make_rope(m, m.context, llama::attention_needs_mask(o.device)),
+                           o.device)) {
+  if (rope_.causal.defined())
+    rope_.causal = rope_.causal.to(o.compute_dtype);  // added to the scores in that dtype
   auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
     auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
                                         o.compute_dtype, o.device);
@@ -105,7 +134,8 @@ FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOption
     units_.push_back(std::move(u));
   };
   add("embedding", llama::embedding_specs(m));
-  for (std::int64_t i = 0; i < m.layers; ++i) add("block" + std::to_string(i), llama::block_specs(m));
+  for (std::int64_t i = 0; i < m.layers; ++i)
+    add("block" + std::to_string(i), llama::block_specs(m));
   add("head", llama::head_specs(m));
 }
 
@@ -135,6 +165,8 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
     r.backward_reads_params = i > 0;
     r.prefetch = opt_.prefetch;
     r.keep_after_forward = backward && i + 1 == n;
+    if (cfg_.tied && i + 1 == n) r.shared = units_.front().get();
+    if (cfg_.tied && i + 2 == n) r.next_shared = units_.front().get();
     // Blocks only: recomputing the embedding or the head saves little.
     r.checkpoint = opt_.activation_checkpointing && i > 0 && i + 1 < n;
     if (i == 0) {
@@ -156,10 +188,11 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
     at::NoGradGuard no_grad;
     at::Tensor x = inputs;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& p = units_[i]->params();
+      const auto p = params_of(runs[i]);
       if (opt_.prefetch && runs[i].next) runs[i].next->gather_async();
       x = runs[i].compute(p, x);
       units_[i]->release();
+      if (runs[i].shared) runs[i].shared->release();
     }
     return x.item<double>();
   }

@@ -10,8 +10,8 @@
 namespace wireup::train {
 
 struct FsdpOptions {
-  bool activation_checkpointing = false;  // recompute each unit in backward
-  bool prefetch = true;                   // gather unit i+1 (i-1 in backward) while i computes
+  bool activation_checkpointing = false;      // recompute each unit in backward
+  bool prefetch = true;                       // gather unit i+1 (i-1 in backward) while i computes
   at::ScalarType compute_dtype = at::kFloat;  // bf16 on GPU
   at::Device device = at::kCPU;
 };
@@ -19,6 +19,11 @@ struct FsdpOptions {
 // A Llama as FSDP units: [embedding] [block 0] ... [block L-1] [norm + output].
 // Forward and backward gather each unit just in time and free it after; each
 // unit's gradient is reduce-scattered into its fp32 shard as soon as it exists.
+// Tied embeddings (ModelConfig::tied): the head has only the final norm; it
+// gathers the embedding unit with its own and projects with that matrix, and
+// the embedding unit's gradient is the sum of both uses (the head's part
+// reduce-scattered when the head's backward ends, the lookup's at the end of
+// backward): one parameter, stored and updated once.
 class FsdpLlama {
  public:
   FsdpLlama(const ModelConfig& m, const CommGroups& groups, const FsdpOptions& o,

@@ -29,6 +29,7 @@ std::vector<ParamSpec> block_specs(const ModelConfig& m) {
 }
 
 std::vector<ParamSpec> head_specs(const ModelConfig& m) {
+  if (m.tied) return {{"norm.weight", {m.hidden}}};  // the output is tok_embeddings.weight
   return {{"norm.weight", {m.hidden}}, {"output.weight", {m.vocab, m.hidden}}};
 }
 
@@ -45,8 +46,8 @@ at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
     if (s.shape.size() == 1) {
       v.fill_(1.0);
     } else {
-      const bool out_proj = s.name.find("wo.") != std::string::npos ||
-                            s.name.find("w2.") != std::string::npos;
+      const bool out_proj =
+          s.name.find("wo.") != std::string::npos || s.name.find("w2.") != std::string::npos;
       v.normal_(0.0, out_proj ? out_std : 0.02, gen);
     }
     off += s.numel();
@@ -54,19 +55,32 @@ at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
   return flat;
 }
 
-Rope make_rope(const ModelConfig& m, std::int64_t seq) {
-  const std::int64_t half = m.head_dim() / 2;
-  at::Tensor inv = at::arange(half, at::kDouble).mul_(2.0 / static_cast<double>(m.head_dim()));
-  inv = at::pow(m.rope_theta, inv).reciprocal_();
+Rope make_rope(const ModelConfig& m, std::int64_t seq, bool with_causal) {
+  // theta^(-2i/d), Llama 3.1's scaling applied (model_config.cpp); made here
+  // on the host in double and moved to the device whole (rope_to), so the CPU
+  // and GPU paths rotate by the same table.
+  const std::vector<double> freqs = rope_inv_freq(m);
+  at::Tensor inv = at::empty({static_cast<std::int64_t>(freqs.size())}, at::kDouble);
+  std::copy(freqs.begin(), freqs.end(), inv.data_ptr<double>());
   at::Tensor angles = at::outer(at::arange(seq, at::kDouble), inv);
   Rope r{angles.cos().to(at::kFloat), angles.sin().to(at::kFloat), {}, {}};
   r.cis = at::view_as_complex(at::stack({r.cos, r.sin}, -1));
-  r.causal = at::full({seq, seq}, -INFINITY, at::kFloat).triu_(1);
+  if (with_causal) r.causal = at::full({seq, seq}, -INFINITY, at::kFloat).triu_(1);
   return r;
 }
 
+bool attention_needs_mask(at::Device device) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  return !device.is_cuda();  // CUDA: scaled_dot_product_attention's own causal masking
+#else
+  (void)device;
+  return true;
+#endif
+}
+
 Rope rope_to(const Rope& r, at::Device device) {
-  return {r.cos.to(device), r.sin.to(device), r.cis.to(device), r.causal.to(device)};
+  return {r.cos.to(device), r.sin.to(device), r.cis.to(device),
+          r.causal.defined() ? r.causal.to(device) : at::Tensor()};
 }
 
 namespace {
@@ -472,7 +486,8 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   // attention
   // split, not narrow: its backward is one cat, where each narrow's would be
   // a zeroed full-size gradient summed with the others'.
-  const auto qkv = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
+  const auto qkv = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1])
+                       .split_with_sizes({H, kv * hd, kv * hd}, -1);
   at::Tensor q = qkv[0].view({B, T, nh, hd});
   at::Tensor k = qkv[1].view({B, T, kv, hd});
   at::Tensor v = qkv[2].view({B, T, kv, hd});

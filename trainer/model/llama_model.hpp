@@ -3,32 +3,35 @@
 
 #include <vector>
 
-#include "model/param_spec.hpp"
 #include "config/model_config.hpp"
+#include "model/param_spec.hpp"
 
 // The Llama computation, written against plain tensors (the gathered views of
 // a unit), so the FSDP machinery and the reference model share one definition.
 namespace wireup::train::llama {
 
-// Parameter layouts of the three unit kinds. Q, K and V sit next to each other
-// in the flat buffer, and so do W1 and W3: one GEMM each (fused projections).
+// Parameter layouts of the three unit kinds. A tied model's head holds only
+// the final norm: its output projection is the embedding unit's matrix. Q, K and V sit next to each
+// other in the flat buffer, and so do W1 and W3: one GEMM each (fused projections).
 std::vector<ParamSpec> embedding_specs(const ModelConfig& m);
 std::vector<ParamSpec> block_specs(const ModelConfig& m);
 std::vector<ParamSpec> head_specs(const ModelConfig& m);
 
 // Initial values of a unit, flat, identical on every rank and world size:
 // N(0, 0.02), output projections scaled by 1/sqrt(2*layers), norms at 1.
-at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
-                     std::uint64_t seed);
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m, std::uint64_t seed);
 
 // What depends on positions only, made once per model: rotary tables and the
 // causal mask.
 struct Rope {
   at::Tensor cos, sin;  // [T, head_dim/2]
   at::Tensor cis;       // cos + i sin, complex64 [T, head_dim/2] (the fp32 path)
-  at::Tensor causal;    // [T, T] additive: 0 where key <= query, -inf after
+  at::Tensor causal;    // [T, T] additive: 0 where key <= query, -inf after (or undefined)
 };
-Rope make_rope(const ModelConfig& m, std::int64_t seq);
+// Without `with_causal` (where attention_needs_mask is false) the mask is
+// left undefined: at Llama 3.1's 131072 positions it would be 64 GiB.
+Rope make_rope(const ModelConfig& m, std::int64_t seq, bool with_causal = true);
+bool attention_needs_mask(at::Device device);
 Rope rope_to(const Rope& r, at::Device device);
 // Rotary embedding of x [B,T,h,head_dim] (Meta's interleaved pairs); bf16
 // computes in fp32 and rounds once.
@@ -55,7 +58,8 @@ at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
                  const ModelConfig& m);
-// Mean cross-entropy of the next-token logits against `targets`.
+// Mean cross-entropy of the next-token logits against `targets`; p = {final
+// norm, output projection} (tied: the embedding matrix).
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
                      const at::Tensor& targets, const ModelConfig& m);
 

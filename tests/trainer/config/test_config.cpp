@@ -119,3 +119,67 @@ TEST_CASE("FLOPs per token") {
   const double n = static_cast<double>(total_params(m) - embedding_params(m));
   CHECK(flops_per_token(m) == Approx(6 * n + 12.0 * 4 * 512 * 256));
 }
+
+TEST_CASE("Llama 3.1 and 3.2 presets have the published shapes") {
+  const auto l31 = preset("llama3.1-8b");
+  CHECK(l31.context == 131072);
+  CHECK(l31.vocab == 128256);
+  CHECK(l31.rope_theta == 500000.0);
+  CHECK(rope_scaling_str(l31.rope_scaling) == "llama3:8,1,4,8192");
+  CHECK_FALSE(l31.tied);
+  CHECK(total_params(l31) == 8030261248);  // the same weights as Llama 3 8B
+  CHECK(total_params(preset("llama3.1-70b")) == 70553706496);
+  const auto l1b = preset("llama3.2-1b");
+  CHECK((l1b.hidden == 2048 && l1b.layers == 16 && l1b.heads == 32 && l1b.kv_heads == 8 &&
+         l1b.intermediate == 8192));
+  CHECK(l1b.tied);
+  CHECK(rope_scaling_str(l1b.rope_scaling) == "llama3:32,1,4,8192");
+  CHECK(head_params(l1b) == 2048);                           // the final norm only
+  CHECK(total_params(l1b) == 1235814400);                    // "1.24B": the embedding counted once
+  CHECK(total_params(preset("llama3.2-3b")) == 3212749824);  // "3.21B"
+  CHECK((l1b.bos_token_id == 128000 && l1b.eos_token_id == 128001));
+  // Tying changes the count, not the FLOPs: the output projection is still a GEMM.
+  auto untied = l1b;
+  untied.tied = false;
+  CHECK(total_params(untied) == total_params(l1b) + 128256LL * 2048);
+  CHECK(flops_per_token(untied) == flops_per_token(l1b));
+}
+
+TEST_CASE("llama3 rope scaling keeps high, divides low and blends the band between") {
+  ModelConfig m = preset("tiny");  // head_dim 16
+  m.rope_theta = 500000.0;
+  const auto plain = rope_inv_freq(m);
+  REQUIRE(plain.size() == 8);
+  CHECK(plain[1] == Approx(0.19392274474868576).epsilon(1e-14));
+  m.rope_scaling = parse_rope_scaling("llama3:8,1,4,64");
+  const auto scaled = rope_inv_freq(m);
+  // Wavelengths 6.3 (< 64/4: kept), 32.4 (between: blended), >= 167 (> 64/1: / 8).
+  // Expected values: Hugging Face's _compute_llama3_parameters evaluated in double.
+  CHECK(scaled[0] == plain[0]);
+  CHECK(scaled[1] == Approx(0.0794030091792082).epsilon(1e-13));
+  CHECK(scaled[2] == Approx(0.004700753866357992).epsilon(1e-13));
+  CHECK(scaled[7] == Approx(1.2891731721515574e-06).epsilon(1e-13));
+  for (std::size_t i = 2; i < 8; ++i) CHECK(scaled[i] == Approx(plain[i] / 8).epsilon(1e-14));
+}
+
+TEST_CASE(
+    "--rope_scaling and --tie_word_embeddings parse, override presets, bad values are named") {
+  auto o = parse({"--preset", "tiny", "--rope_scaling", "llama3:32,1,4,8192",
+                  "--tie_word_embeddings", "1", "--synthetic_data"});
+  CHECK(o.model.tied);
+  CHECK(o.model.rope_scaling.factor == 32.0);
+  CHECK(o.model.rope_scaling.original_context == 8192);
+  o = parse({"--preset", "llama3.2-1b", "--rope_scaling", "none", "--tie_word_embeddings", "0"});
+  CHECK_FALSE(o.model.rope_scaling.enabled());
+  CHECK_FALSE(o.model.tied);
+  for (const char* bad :
+       {"yarn:4,1,4,8192", "llama3:8,1,4", "llama3:8,1,4,8192,1", "llama3:x", "llama3:8,1,4,81.5"})
+    CHECK_THROWS_WITH(parse_rope_scaling(bad),
+                      Catch::Contains(std::string("--rope_scaling ") + bad));
+  auto m = preset("tiny");
+  m.rope_scaling = parse_rope_scaling("llama3:8,4,1,8192");  // low above high
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("low_freq_factor < high_freq_factor"));
+  TrainOptions t;
+  const char* bad_tie[] = {"wireup-train", "--tie_word_embeddings", "2"};
+  CHECK_THROWS_AS(parse_train_options(3, bad_tie, t), InputError);
+}

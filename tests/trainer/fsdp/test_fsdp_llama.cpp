@@ -28,19 +28,27 @@ at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w) {
   return x / at::sqrt(x.pow(2).mean(-1, true) + 1e-5) * w;
 }
 
-// The reference rotary embedding (autograd-friendly: built with stack).
-at::Tensor rope_ad(const at::Tensor& x, double theta) {
+// The reference rotary embedding (autograd-friendly: built with stack), pair
+// i at frequency freqs[i].
+at::Tensor rope_ad(const at::Tensor& x, const std::vector<double>& freqs) {
   const auto T = x.size(1), d = x.size(3);
   std::vector<at::Tensor> cols;
   for (std::int64_t i = 0; i < d / 2; ++i) {
-    const double freq =
-        1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(d));
+    const double freq = freqs.at(static_cast<std::size_t>(i));
     at::Tensor ang = at::arange(T, at::kDouble).mul(freq).to(at::kFloat).view({1, T, 1});
     at::Tensor a = x.select(3, 2 * i), b = x.select(3, 2 * i + 1);
     cols.push_back(a * ang.cos() - b * ang.sin());
     cols.push_back(a * ang.sin() + b * ang.cos());
   }
   return at::stack(cols, 3);
+}
+
+at::Tensor rope_ad(const at::Tensor& x, double theta) {
+  std::vector<double> freqs;
+  const auto d = x.size(3);
+  for (std::int64_t i = 0; i < d / 2; ++i)
+    freqs.push_back(1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(d)));
+  return rope_ad(x, freqs);
 }
 
 struct Reference {
@@ -79,7 +87,8 @@ struct Reference {
     }
     at::Tensor h = u.back()->master();
     norm = leaf(h.narrow(0, 0, H));
-    out = leaf(h.narrow(0, H, m.vocab * H).view({m.vocab, H}));
+    // Tied: the same leaf twice, so autograd sums the gradients of both uses.
+    out = m.tied ? emb : leaf(h.narrow(0, H, m.vocab * H).view({m.vocab, H}));
   }
 
   at::Tensor loss(const at::Tensor& tokens) {
@@ -87,10 +96,13 @@ struct Reference {
     const auto nh = m.heads, kv = m.kv_heads, hd = m.head_dim();
     at::Tensor x = emb.index_select(0, tokens.narrow(1, 0, T).reshape({-1})).view({B, T, m.hidden});
     at::Tensor causal = at::ones({T, T}, at::kBool).triu(1);
+    // rope_inv_freq: Llama 3.1's scaling, checked against HF's numbers in
+    // trainer_config and against the Python HF model in hf_llama3.
+    const std::vector<double> freqs = rope_inv_freq(m);
     for (auto& b : blocks) {
       at::Tensor xn = rmsnorm(x, b.attn_norm);
-      at::Tensor q = rope_ad(at::matmul(xn, b.wq.t()).view({B, T, nh, hd}), m.rope_theta);
-      at::Tensor k = rope_ad(at::matmul(xn, b.wk.t()).view({B, T, kv, hd}), m.rope_theta);
+      at::Tensor q = rope_ad(at::matmul(xn, b.wq.t()).view({B, T, nh, hd}), freqs);
+      at::Tensor k = rope_ad(at::matmul(xn, b.wk.t()).view({B, T, kv, hd}), freqs);
       at::Tensor v = at::matmul(xn, b.wv.t()).view({B, T, kv, hd});
       k = k.repeat_interleave(nh / kv, 2);
       v = v.repeat_interleave(nh / kv, 2);
@@ -181,6 +193,36 @@ TEST_CASE("FSDP forward and backward match an unsharded Llama") {
   at::Tensor gh = u.back()->grad();
   CHECK(close(gh.narrow(0, 0, H), ref.norm.grad()));
   CHECK(close(gh.narrow(0, H, m.vocab * H), ref.out.grad().reshape({-1})));
+}
+
+TEST_CASE("tied embeddings: one matrix, its gradient the sum of the lookup's and the output's") {
+  ModelConfig m = preset("micro");
+  m.tied = true;
+  m.rope_scaling = parse_rope_scaling("llama3:4,1,4,100");  // kept, blended, divided pairs
+  const bool checkpointing = GENERATE(false, true);
+  FsdpOptions o;
+  o.activation_checkpointing = checkpointing;
+  FsdpLlama f(m, solo(), o, 11);
+  REQUIRE(f.units().back()->numel() == m.hidden);  // the head holds the final norm only
+  Reference ref(f);
+  auto gen = at::detail::createCPUGenerator(4);
+  at::Tensor tokens = at::randint(m.vocab, {3, m.context + 1}, gen, at::kLong);
+  at::Tensor ref_loss = ref.loss(tokens);
+  ref_loss.backward();
+  INFO("checkpointing " << checkpointing);
+  CHECK(f.step(tokens, true, 1.0) == Approx(ref_loss.item<double>()).epsilon(1e-5));
+  const at::Tensor g = f.units()[0]->grad().narrow(0, 0, m.vocab * m.hidden);
+  CHECK(at::allclose(g, ref.emb.grad().reshape({-1}), 1e-4, 1e-6));
+  CHECK(at::allclose(f.units().back()->grad().narrow(0, 0, m.hidden), ref.norm.grad(), 1e-4, 1e-6));
+  // A token that is never an input: the lookup gives its row nothing, the
+  // output projection does.
+  const at::Tensor inputs = tokens.narrow(1, 0, m.context);
+  std::int64_t unused = 0;
+  while (inputs.eq(unused).any().item<bool>()) ++unused;
+  REQUIRE(unused < m.vocab);
+  CHECK(g.view({m.vocab, m.hidden})[unused].abs().max().item<float>() > 0.0f);
+  for (auto& u : f.units()) CHECK_FALSE(u->gathered());
+  CHECK(f.step(tokens, false, 0.0) == Approx(ref_loss.item<double>()).epsilon(1e-5));
 }
 
 TEST_CASE("units hold no full parameters between steps") {

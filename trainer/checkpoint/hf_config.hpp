@@ -1,0 +1,49 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/model_config.hpp"
+
+// The Hugging Face side of export and import that is text, not tensors: the
+// config.json of a LlamaForCausalLM, what of a config.json wireup's Llama can
+// represent, the byte-size flag and the split of the weights into shard files
+// with their model.safetensors.index.json. Plain C++ (no LibTorch).
+namespace wireup::train::hf {
+
+// config.json for `m`: LlamaForCausalLM, rope_theta, rope_scaling (a llama3
+// dict or null), tie_word_embeddings, bos/eos token ids (null when unknown),
+// max_position_embeddings (= --max_context_width), torch_dtype.
+std::string config_json(const ModelConfig& m, const std::string& torch_dtype);
+
+// What an accepted config.json says beyond the model flags.
+struct ConfigFacts {
+  bool tied = false;  // tie_word_embeddings (HF's default for Llama: false)
+  std::optional<std::int64_t> max_position_embeddings;
+};
+
+// Checks a config.json's text against `m`. Throws one InputError, starting
+// with `name`, that lists every field wireup's Llama cannot represent
+// (rope_scaling of another type, attention_bias, mlp_bias, head_dim other than
+// hidden/heads, sliding windows, quantization, other activations or model
+// types) and every field that differs from the model flags.
+ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m);
+
+// "5GB", "200MB", "1000000", "64KiB": bytes (decimal units as Hugging Face's
+// max_shard_size, binary with "i"). InputError naming `flag` otherwise.
+std::uint64_t parse_byte_size(const std::string& text, const std::string& flag);
+
+// Tensors (their byte sizes, in file order) -> shard index of each: a new
+// shard starts when the next tensor would take the current one past
+// `max_bytes` (a tensor larger than that gets a shard of its own), as
+// transformers' save_pretrained splits.
+std::vector<std::size_t> plan_shards(const std::vector<std::uint64_t>& tensor_bytes,
+                                     std::uint64_t max_bytes);
+// "model-00002-of-00003.safetensors" (index 1 of 3).
+std::string shard_file_name(std::size_t index, std::size_t count);
+// model.safetensors.index.json: {"metadata": {"total_size": ...}, "weight_map": {...}}.
+std::string index_json(const std::vector<std::string>& names, const std::vector<std::string>& files,
+                       std::uint64_t total_size);
+
+}  // namespace wireup::train::hf
