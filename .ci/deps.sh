@@ -12,6 +12,7 @@ packages=(
   libdnnl-dev                                          # trainer: oneDNN sgemm for the linear layers
   libsentencepiece-dev sentencepiece zlib1g-dev libssl-dev  # wireup-prep
   libpcre2-dev libzstd-dev zstd                        # wireup-prep: Llama 3 pre-tokenizer, .zst input
+  npm                                                  # tests: the real Llama 3 / cl100k vocabularies
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   clang libclang-rt-14-dev                             # libFuzzer target
