@@ -1,5 +1,6 @@
 #include "bpe_tokenizer.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "wireup/error.hpp"

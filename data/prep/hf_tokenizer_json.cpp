@@ -1,5 +1,6 @@
 #include "hf_tokenizer_json.hpp"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "byte_level.hpp"

@@ -3,6 +3,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <new>
+#include <stdexcept>
+
 #include "wireup/error.hpp"
 
 namespace wireup::prep {

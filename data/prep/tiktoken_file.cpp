@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <unordered_set>
 
 #include "wireup/error.hpp"
