@@ -52,16 +52,17 @@ BpeModel::BpeModel(const std::vector<std::string>& tokens, bool ignore_merges)
   }
   offsets_.push_back(static_cast<std::uint32_t>(arena_.size()));
   const auto n = table_size_for(tokens.size());
-  table_.assign(n, kNone);
+  table_.assign(n, kEmptySlot);
   table_mask_ = n - 1;
   for (std::uint32_t id = 0; id < tokens.size(); ++id) {
     if (tokens[id].empty()) continue;
     if (find(tokens[id]) != kNone)
       throw std::invalid_argument("token " + std::to_string(id) + " repeats token " +
                                   std::to_string(find(tokens[id])));
-    auto at = hash_bytes(tokens[id]) & table_mask_;
-    while (table_[at] != kNone) at = (at + 1) & table_mask_;
-    table_[at] = id;
+    const auto h = hash_bytes(tokens[id]);
+    auto at = h & table_mask_;
+    while (table_[at] != kEmptySlot) at = (at + 1) & table_mask_;
+    table_[at] = (h & ~0xFFFFFFFFull) | id;  // the hash's high half tags the slot
   }
   for (unsigned b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
@@ -73,9 +74,13 @@ BpeModel::BpeModel(const std::vector<std::string>& tokens, bool ignore_merges)
 }
 
 std::uint32_t BpeModel::find(std::string_view bytes) const {
-  for (auto at = hash_bytes(bytes) & table_mask_;; at = (at + 1) & table_mask_) {
-    const auto id = table_[at];
-    if (id == kNone || bytes_of(id) == bytes) return id;
+  const auto h = hash_bytes(bytes);
+  const auto tag = h & ~0xFFFFFFFFull;
+  for (auto at = h & table_mask_;; at = (at + 1) & table_mask_) {
+    const auto slot = table_[at];
+    if (slot == kEmptySlot) return kNone;
+    const auto id = static_cast<std::uint32_t>(slot);
+    if ((slot & ~0xFFFFFFFFull) == tag && bytes_of(id) == bytes) return id;
   }
 }
 

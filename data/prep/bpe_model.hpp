@@ -54,7 +54,8 @@ class BpeModel {
 
   std::string arena_;                   // every token's bytes, by id
   std::vector<std::uint32_t> offsets_;  // id -> start in arena_, size()+1 entries
-  std::vector<std::uint32_t> table_;    // bytes -> id, open addressing
+  static constexpr std::uint64_t kEmptySlot = ~0ull;
+  std::vector<std::uint64_t> table_;  // bytes -> hash tag << 32 | id, open addressing
   std::uint64_t table_mask_ = 0;
   std::vector<PairSlot> pairs_;  // (left, right) -> rank and merged id
   std::uint64_t pair_mask_ = 0;

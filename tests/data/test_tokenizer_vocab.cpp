@@ -46,7 +46,8 @@ const std::vector<std::string> kTexts = {
     "I'M here, it'S the 'LL case",
     "1234567 digits 00",
     "tabs\tand\r\nCRLF\n\n\n  spaces   end  ",
-    "日本語のテキスト 한국어 텍스트 العربية हिन्दी 👨‍👩‍👧‍👦 "
+    "日本語のテキスト 한국어 텍스트 العربية हिन्दी "
+    "👨‍👩‍👧‍👦 "
     "🏳️‍🌈",
     "<|begin_of_text|> special",
     "     x",
@@ -111,7 +112,7 @@ TEST_CASE("wireup-prep with Llama 3's tokenizer.model: uint32 shards, vocab 1282
   o.inputs = {(dir / "in").string()};
   o.output = dir / "out";
   o.tokenizer = vocab_file("llama3.tiktoken");
-  o.docs.separator = "%";
+  o.docs.separator.emplace(1, '%');
   o.validation_fraction = 0;
   o.threads = 2;
   o.progress = false;
