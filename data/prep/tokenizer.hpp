@@ -37,7 +37,7 @@ class Tokenizer {
   // space nearby), where ids may differ from encode(). Byte-level BPE
   // (tiktoken, tokenizer.json): the pieces are the pre-tokenizer's, the ids
   // always those of encode(), and it returns 0; one pre-token (a run of
-  // letters or of spaces) is merged whole, about 30 bytes of memory a byte.
+  // letters or of spaces) is merged whole, about 20 bytes of memory a byte.
   std::size_t encode_pieces(std::string_view text, std::size_t max_piece,
                             const std::function<void(const std::vector<int>&)>& sink,
                             const std::function<void()>& between) const;
