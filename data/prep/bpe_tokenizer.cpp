@@ -31,7 +31,8 @@ BpeTokenizer::BpeTokenizer(const BpeSpec& spec, const std::string& name)
     if (s.id < 0) throw InputError(name + ": special token '" + s.text + "' has a negative id");
     size = std::max(size, static_cast<std::size_t>(s.id) + 1);
   }
-  if (size >= 0x7FFFFFFF) throw InputError(name + ": vocabulary too large");
+  if (size > (std::size_t{1} << 24))
+    throw InputError(name + ": vocabulary of " + std::to_string(size) + " ids; at most 2^24");
   std::vector<std::string_view> bytes(size);
   used_.assign(size, false);
   for (std::size_t id = 0; id < spec.tokens.size(); ++id) {

@@ -12,6 +12,10 @@ namespace {
 
 using nlohmann::json;
 
+// Ids above this are refused (memory is sized by the largest id; the
+// largest vocabularies in use have some 260,000 tokens).
+constexpr std::uint64_t kMaxId = std::uint64_t{1} << 24;
+
 [[noreturn]] void fail_with(const std::string& message) { throw InputError(message); }
 
 const json& field(const json& j, const char* key) {
@@ -129,8 +133,8 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
   const auto& vocab = field(model, "vocab");
   if (!vocab.is_object() || vocab.empty()) fail("no model.vocab object");
   for (const auto& [text, id] : vocab.items()) {
-    if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= 0x7FFFFFFF)
-      fail("vocab entry '" + text + "' has no valid id");
+    if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= kMaxId)
+      fail("vocab entry '" + text + "' has no id below " + std::to_string(kMaxId));
     const auto i = id.get<std::size_t>();
     auto bytes = unicode_to_bytes(text);
     if (!bytes || bytes->empty())
@@ -164,8 +168,8 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
   for (const auto& t : added.is_array() ? added : json::array()) {
     const auto& content = field(t, "content");
     const auto& id = field(t, "id");
-    if (!content.is_string() || !id.is_number_unsigned() || id.get<std::uint64_t>() >= 0x7FFFFFFF)
-      fail("an added_tokens entry lacks a string content or an id");
+    if (!content.is_string() || !id.is_number_unsigned() || id.get<std::uint64_t>() >= kMaxId)
+      fail("an added_tokens entry lacks a string content or an id below " + std::to_string(kMaxId));
     spec.specials.push_back({content.get<std::string>(), id.get<int>()});
   }
   const auto id_of = [&](const std::string& text) {
