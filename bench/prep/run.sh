@@ -5,7 +5,8 @@
 # the same text, repetitions interleaved. wireup-prep does more per byte: it
 # also writes the shards, their SHA-256 and the manifest, and fsyncs them.
 # Text: Debian's fortunes (the demo corpus) repeated to WIREUP_BENCH_PREP_MB
-# (default 48) MB, one document per line (spm_encode's unit too).
+# (default 48) MB, one document per line (spm_encode's unit too). Then
+# llama3_vs_tiktoken.sh: Meta's Llama 3 tokenizer against tiktoken.
 # Usage: run.sh BUILD_DIR OUT.md [REPS]
 set -euo pipefail
 build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-3}}
@@ -66,4 +67,10 @@ tokens=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])
   echo
   echo "Machine load while it ran (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $cores cores."
 } >"$out"
+# The Llama 3 tokenizer against tiktoken: a section of its own (it says why when not run).
+if bash "$(dirname "$0")/llama3_vs_tiktoken.sh" "$build" "$dir/llama3.md" "$reps" >/dev/null; then
+  { echo; cat "$dir/llama3.md"; } >>"$out"
+else
+  printf '\n## prep: Llama 3 tokenizer vs tiktoken\n\nFAILED (see the console output)\n' >>"$out"
+fi
 cat "$out"

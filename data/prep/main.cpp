@@ -30,7 +30,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   app.add_option("inputs", o.inputs, "Text or JSONL files or directories (optionally gzip'd)");
   app.add_option("-o,--output", o.output, "Output directory for shards and manifest.json");
   app.add_option("--tokenizer", tokenizer,
-                 "SentencePiece model to use (e.g. Llama 2 tokenizer.model)");
+                 "Tokenizer to use: a SentencePiece model (Llama 2 tokenizer.model), a tiktoken "
+                 "file (Llama 3 tokenizer.model) or a byte-level BPE tokenizer.json");
   app.add_option("--vocab-size", o.vocab_size,
                  "Instead of --tokenizer: train a SentencePiece model of this size on the input")
       ->check(CLI::Range(1u, 1u << 24));

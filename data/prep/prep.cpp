@@ -146,7 +146,8 @@ void check_options(const PrepOptions& o) {
                      ": expected a whole number from 1 to " + std::to_string(kMaxThreads));
   if (o.tokenizer.has_value() == (o.vocab_size > 0))
     throw InputError(
-        "expected exactly one of --tokenizer FILE (an existing SentencePiece model) "
+        "expected exactly one of --tokenizer FILE (an existing tokenizer: SentencePiece, "
+        "tiktoken or tokenizer.json) "
         "or --vocab-size N (train one on the input)");
   if (!(o.validation_fraction >= 0.0 && o.validation_fraction < 1.0))
     throw InputError("--val-fraction " + std::to_string(o.validation_fraction) +
@@ -281,7 +282,8 @@ data::Manifest run_prep(const PrepOptions& o) {
   const std::uint32_t vocab = tok->vocab_size();
   const std::uint32_t bos = special_id(tok->bos_id(), o.add_bos, "BOS", "--no-bos", tokenizer_name);
   const std::uint32_t eos = special_id(tok->eos_id(), o.add_eos, "EOS", "--no-eos", tokenizer_name);
-  tok_entry.file = "tokenizer.model";
+  tok_entry.type = tok->type_name();
+  tok_entry.file = tok->file_name();
   tok_entry.vocab_size = vocab;
   tok_entry.bos_id = tok->bos_id();
   tok_entry.eos_id = tok->eos_id();

@@ -5,19 +5,58 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
+#include "bpe_tokenizer.hpp"
+#include "hf_tokenizer_json.hpp"
+#include "known_vocabularies.hpp"
 #include "text_pieces.hpp"
+#include "tiktoken_file.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup::prep {
 
 struct Tokenizer::Impl {
+  Kind kind = Kind::SentencePiece;
   sentencepiece::SentencePieceProcessor sp;
+  std::optional<BpeTokenizer> bpe;
   std::string bytes;
 };
+
+namespace {
+
+constexpr const char* kExpected =
+    "expected a SentencePiece model (Llama 2's tokenizer.model), a tiktoken BPE file (Llama 3's "
+    "tokenizer.model) or a Hugging Face tokenizer.json with a byte-level BPE model";
+
+BpeSpec tiktoken_spec(std::string_view bytes, const std::string& name) {
+  BpeSpec spec;
+  spec.tokens = parse_tiktoken(bytes, name);
+  const auto sha = wireup::sha256_hex(bytes);
+  const KnownVocabulary* known = find_known_vocabulary(sha);
+  if (known == nullptr) {
+    std::string names;
+    for (const auto& k : known_vocabularies())
+      names += (names.empty() ? "" : ", ") + std::string(k.name) + " (" + std::to_string(k.ranks) +
+               " tokens)";
+    throw InputError(name + ": a tiktoken BPE file of an unknown vocabulary (" +
+                     std::to_string(spec.tokens.size()) + " tokens, sha256 " + sha +
+                     "): such a file does not say its pre-tokenizer pattern or special tokens, "
+                     "and wireup-prep knows those of " +
+                     names + "; pass the model's tokenizer.json instead");
+  }
+  spec.pattern = known->pattern;
+  spec.specials = known->specials;
+  spec.bos = known->bos;
+  spec.eos = known->eos;
+  return spec;
+}
+
+}  // namespace
 
 Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
@@ -26,9 +65,9 @@ Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError("tokenizer " + wireup::quoted(path.string()) +
-                     ": cannot read (expected a SentencePiece tokenizer.model)");
+  if (!in || std::filesystem::is_directory(path))
+    throw InputError("tokenizer " + wireup::quoted(path.string()) + ": cannot read (" + kExpected +
+                     ")");
   std::ostringstream ss;
   ss << in.rdbuf();
   return from_bytes(ss.str(), "tokenizer " + wireup::quoted(path.string()));
@@ -36,17 +75,26 @@ Tokenizer Tokenizer::load(const std::filesystem::path& path) {
 
 Tokenizer Tokenizer::from_bytes(std::string model_bytes, const std::string& name) {
   Tokenizer t;
-  const auto status = t.impl_->sp.LoadFromSerializedProto(model_bytes);
-  if (!status.ok())
-    throw InputError(name + ": not a SentencePiece model (" + status.ToString() +
-                     "); expected a tokenizer.model such as Llama 2's");
-  if (t.impl_->sp.GetPieceSize() <= 0) throw InputError(name + ": empty vocabulary");
+  if (looks_like_json(model_bytes)) {
+    t.impl_->kind = Kind::HuggingFace;
+    t.impl_->bpe.emplace(parse_hf_tokenizer_json(model_bytes, name), name);
+  } else if (looks_like_tiktoken(model_bytes)) {
+    t.impl_->kind = Kind::Tiktoken;
+    t.impl_->bpe.emplace(tiktoken_spec(model_bytes, name), name);
+  } else {
+    const auto status = t.impl_->sp.LoadFromSerializedProto(model_bytes);
+    if (!status.ok())
+      throw InputError(name + ": not a tokenizer wireup-prep reads (as a SentencePiece model: " +
+                       status.ToString() + "); " + kExpected);
+    if (t.impl_->sp.GetPieceSize() <= 0) throw InputError(name + ": empty vocabulary");
+  }
   t.impl_->bytes = std::move(model_bytes);
   return t;
 }
 
 void Tokenizer::encode(std::string_view text, std::vector<int>& ids) const {
   ids.clear();
+  if (impl_->bpe) return impl_->bpe->encode(text, ids);
   const auto status = impl_->sp.Encode(text, &ids);
   if (!status.ok()) throw std::runtime_error("SentencePiece encode failed: " + status.ToString());
 }
@@ -63,6 +111,10 @@ void Tokenizer::encode(std::string_view text, std::vector<int>& ids) const {
 std::size_t Tokenizer::encode_pieces(std::string_view text, std::size_t max_piece,
                                      const std::function<void(const std::vector<int>&)>& sink,
                                      const std::function<void()>& between) const {
+  if (impl_->bpe) {
+    impl_->bpe->encode_batches(text, max_piece, sink, between);
+    return 0;
+  }
   static constexpr std::string_view kWordLead = "a", kCutLead = "\n";
   std::vector<int> ids, word_lead, cut_lead;
   std::string led;
@@ -97,17 +149,34 @@ std::size_t Tokenizer::encode_pieces(std::string_view text, std::size_t max_piec
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  if (impl_->bpe) return impl_->bpe->decode(ids);
   std::string out;
   const auto status = impl_->sp.Decode(ids, &out);
   if (!status.ok()) throw std::runtime_error("SentencePiece decode failed: " + status.ToString());
   return out;
 }
 
+Tokenizer::Kind Tokenizer::kind() const { return impl_->kind; }
+const char* Tokenizer::type_name() const {
+  switch (impl_->kind) {
+    case Kind::Tiktoken:
+      return "tiktoken";
+    case Kind::HuggingFace:
+      return "huggingface";
+    case Kind::SentencePiece:
+      break;
+  }
+  return "sentencepiece";
+}
+const char* Tokenizer::file_name() const {
+  return impl_->kind == Kind::HuggingFace ? "tokenizer.json" : "tokenizer.model";
+}
 std::uint32_t Tokenizer::vocab_size() const {
+  if (impl_->bpe) return impl_->bpe->vocab_size();
   return static_cast<std::uint32_t>(impl_->sp.GetPieceSize());
 }
-int Tokenizer::bos_id() const { return impl_->sp.bos_id(); }
-int Tokenizer::eos_id() const { return impl_->sp.eos_id(); }
+int Tokenizer::bos_id() const { return impl_->bpe ? impl_->bpe->bos_id() : impl_->sp.bos_id(); }
+int Tokenizer::eos_id() const { return impl_->bpe ? impl_->bpe->eos_id() : impl_->sp.eos_id(); }
 const std::string& Tokenizer::model_bytes() const { return impl_->bytes; }
 
 namespace {

@@ -9,11 +9,17 @@
 
 namespace wireup::prep {
 
-// A SentencePiece model (Llama 2's tokenizer.model format). The sentencepiece
-// headers stay in tokenizer.cpp. encode/decode are const and thread-safe.
+// A tokenizer of one of three kinds, told from the file's content (not its
+// name): a SentencePiece model (Llama 2's tokenizer.model), a tiktoken BPE
+// file of a known vocabulary (Meta's Llama 3 tokenizer.model, cl100k_base),
+// or a Hugging Face tokenizer.json with a byte-level BPE model (Llama 3's).
+// The sentencepiece headers stay in tokenizer.cpp. encode/decode are const
+// and thread-safe.
 class Tokenizer {
  public:
-  // InputError naming `path` when it is missing or not a SentencePiece model.
+  enum class Kind { SentencePiece, Tiktoken, HuggingFace };
+
+  // InputError naming `path` when it is missing or none of the kinds.
   static Tokenizer load(const std::filesystem::path& path);
   static Tokenizer from_bytes(std::string model_bytes, const std::string& name);
 
@@ -23,17 +29,27 @@ class Tokenizer {
 
   void encode(std::string_view text, std::vector<int>& ids) const;
   // encode(text) with memory bounded by `max_piece` bytes of text whatever
-  // text's length: the text goes to SentencePiece in pieces (see
-  // piece_end), each piece's ids to `sink` in order. `between` runs before
-  // each piece (it may throw to stop). BPE models give the ids of encode();
-  // unigram models the same text, segmented alike but where two
-  // segmentations score exactly the same. Returns how many cuts fell outside
-  // a word boundary (no space nearby), where ids may differ from encode().
+  // text's length, each piece's ids to `sink` in order; `between` runs before
+  // each piece (it may throw to stop). SentencePiece: the text goes to it in
+  // pieces (see piece_end); BPE models give the ids of encode(), unigram
+  // models the same text, segmented alike but where two segmentations score
+  // exactly the same; returns how many cuts fell outside a word boundary (no
+  // space nearby), where ids may differ from encode(). Byte-level BPE
+  // (tiktoken, tokenizer.json): the pieces are the pre-tokenizer's, the ids
+  // always those of encode(), and it returns 0; one pre-token (a run of
+  // letters or of spaces) is merged whole, about 20 bytes of memory a byte.
   std::size_t encode_pieces(std::string_view text, std::size_t max_piece,
                             const std::function<void(const std::vector<int>&)>& sink,
                             const std::function<void()>& between) const;
+  // The exact bytes of the ids (a special token of a BPE model gives its
+  // spelling); std::runtime_error or std::out_of_range for an unknown id.
   std::string decode(const std::vector<int>& ids) const;
 
+  Kind kind() const;
+  // For the manifest: "sentencepiece", "tiktoken" or "huggingface", and the
+  // file name the model is copied to ("tokenizer.model", "tokenizer.json").
+  const char* type_name() const;
+  const char* file_name() const;
   std::uint32_t vocab_size() const;
   int bos_id() const;  // -1: the model has none
   int eos_id() const;

@@ -239,7 +239,7 @@ TEST_CASE("bad input fails with file and line and leaves nothing behind", "[prep
     o.vocab_size = 0;
     o.tokenizer = dir / "tokenizer.model";
     CHECK_THROWS_WITH(prep::run_prep(o),
-                      Contains("tokenizer.model") && Contains("not a SentencePiece model"));
+                      Contains("tokenizer.model") && Contains("not a tokenizer wireup-prep reads"));
     o.tokenizer = dir / "missing.model";
     CHECK_THROWS_WITH(prep::run_prep(o), Contains("missing.model") && Contains("cannot read"));
   }
