@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "bpe_tokenizer.hpp"
 #include "hf_tokenizer_json.hpp"
@@ -181,13 +182,17 @@ const std::string& Tokenizer::model_bytes() const { return impl_->bytes; }
 
 namespace {
 
+// SentencePiece's status type: sentencepiece::util::Status up to 0.2.0 (bookworm,
+// trixie), absl::Status from 0.2.1 (sid). Both default-construct to OK.
+using SpStatus = decltype(std::declval<const sentencepiece::SentenceIterator&>().status());
+
 class VectorIterator : public sentencepiece::SentenceIterator {
  public:
   explicit VectorIterator(const std::vector<std::string>& v) : v_(v) {}
   bool done() const override { return i_ >= v_.size(); }
   void Next() override { ++i_; }
   const std::string& value() const override { return v_[i_]; }
-  sentencepiece::util::Status status() const override { return {}; }
+  SpStatus status() const override { return {}; }
 
  private:
   const std::vector<std::string>& v_;
