@@ -119,3 +119,18 @@ TEST_CASE("FLOPs per token") {
   const double n = static_cast<double>(total_params(m) - embedding_params(m));
   CHECK(flops_per_token(m) == Approx(6 * n + 12.0 * 4 * 512 * 256));
 }
+
+TEST_CASE("MFU against a measured or given peak") {
+  // 1000 tokens/s * 1e9 FLOPs/token over 2 ranks of 1 TFLOP/s: 0.5
+  CHECK(model_flops_utilization(1000, 1e9, 1e12, 2) == Approx(0.5));
+  CHECK(model_flops_utilization(1000, 1e9, 0, 2) == 0);
+  CHECK(format_peak_line(2.5e11, "measured: 1024^3 fp32 GEMM probe, 0.25 s") ==
+        "[mfu] peak=0.25 TFLOP/s per rank (measured: 1024^3 fp32 GEMM probe, 0.25 s)");
+  CHECK_FALSE(parse({"--synthetic_data"}).peak_tflops);
+  CHECK(*parse({"--synthetic_data", "--peak_tflops", "989"}).peak_tflops == 989.0);
+  for (const char* bad : {"0", "-3", "inf"}) {
+    const auto o = parse({"--synthetic_data", "--peak_tflops", bad});
+    CHECK_THROWS_WITH(validate(o, 1, 1), Catch::Contains(std::string("--peak_tflops ")) &&
+                                             Catch::Contains("a positive number"));
+  }
+}
