@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace wireup::train {
 
@@ -51,6 +52,28 @@ std::string format_peak_line(double peak_flops_per_rank, const std::string& sour
   std::snprintf(buf, sizeof buf, "[mfu] peak=%.4g TFLOP/s per rank (%s)",
                 peak_flops_per_rank / 1e12, source.c_str());
   return buf;
+}
+
+std::string format_eval_line(const EvalResult& r) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "[eval] loss=%.6f ppl=%.4f tokens=%llu windows=%llu", r.loss,
+                std::exp(r.loss), static_cast<unsigned long long>(r.tokens),
+                static_cast<unsigned long long>(r.windows));
+  return buf;
+}
+
+std::string format_eval_json(const EvalResult& r) {
+  nlohmann::ordered_json j;
+  j["type"] = "eval";
+  j["loss"] = r.loss;
+  j["ppl"] = std::exp(r.loss);
+  j["tokens"] = r.tokens;
+  j["windows"] = r.windows;
+  j["context"] = r.context;
+  j["split"] = r.split;
+  j["data"] = r.data;
+  j["weights"] = r.weights;
+  return j.dump() + "\n";
 }
 
 }  // namespace wireup::train

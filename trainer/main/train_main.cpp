@@ -18,6 +18,7 @@
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
 #include "fsdp/fsdp_llama.hpp"
+#include "main/eval_main.hpp"
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "model/cpu_gemm.hpp"
@@ -313,6 +314,7 @@ int main(int argc, char** argv) {
     wt::block_stop_signals();  // before any thread exists: all of them inherit it
     wt::start_stop_watcher(g_stop_signal);
     if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "eval") return wt::run_eval(argc - 1, argv + 1);
     return run(argc, argv);
   } catch (const wireup::InputError& e) {
     const char* rank = std::getenv("RANK");

@@ -134,3 +134,20 @@ TEST_CASE("MFU against a measured or given peak") {
                                              Catch::Contains("a positive number"));
   }
 }
+
+TEST_CASE("eval line and JSON") {
+  EvalResult r;
+  r.loss = 2.0;
+  r.tokens = 640;
+  r.windows = 10;
+  r.context = 64;
+  r.split = "validation";
+  r.data = "d/manifest.json";
+  r.weights = "hf:m";
+  CHECK(format_eval_line(r) == "[eval] loss=2.000000 ppl=7.3891 tokens=640 windows=10");
+  const auto j = format_eval_json(r);
+  CHECK(j.rfind("{\"type\":\"eval\",\"loss\":2.0,", 0) == 0);
+  CHECK(j.find("\"tokens\":640,\"windows\":10,\"context\":64,\"split\":\"validation\"") !=
+        std::string::npos);
+  CHECK(j.back() == '\n');
+}
