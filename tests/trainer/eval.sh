@@ -102,6 +102,19 @@ expect_error "missing HF directory" "--init_from_hf $WORK/none: no such director
 expect_error "missing checkpoint" "$WORK/S: no complete checkpoint" 1 \
   --resume_from_checkpoint "$WORK/S" "${D[@]}" --max_context_width 32 --eval_batches 1
 
+# Hybrid sharding with 3 ranks, 2 per node: every rank refuses it before any collective.
+set +e
+for r in 0 1 2; do
+  RANK=$r WORLD_SIZE=3 LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+    MASTER_PORT=29745 timeout 60 "$WIREUP_TRAIN" eval "${hf_args[@]}" --eval_batches 1 \
+    --sharding_strategy hybrid >"$WORK/h$r" 2>&1 &
+done
+codes=()
+for job in $(jobs -p); do wait "$job"; codes+=($?); done
+set -e
+[[ ${codes[*]} == "2 2 2" ]] && grep -q "not a multiple of the local world size" "$WORK/h2" &&
+  pass "eval: hybrid misfit refused by every rank" || fail "eval hybrid misfit: ${codes[*]} $(cat "$WORK/h2")"
+
 # Training checks the data's vocabulary before any step too: Llama 3 data (128256, uint32
 # tokens) for a 32000-token model.
 data "$WORK/L3" --vocab 128256 --train 300

@@ -31,6 +31,11 @@ void keep_freed_memory() {
 }
 
 CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
+  if (c.sharding == Sharding::Hybrid && w.world % w.local_world != 0)
+    throw InputError(
+        "--sharding_strategy hybrid needs the same number of ranks on every node: world size " +
+        std::to_string(w.world) + " is not a multiple of the local world size " +
+        std::to_string(w.local_world));
   if (c.sharding == Sharding::Hybrid &&
       w.rank / w.local_world * w.local_world + w.local_rank != w.rank)
     throw InputError(
