@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # wireup-train on the real Slurm cluster, wired by plain `srun --wireup` and by
 # wireup-launch (PMIx agent mode, also with its agent store): hybrid sharding across 2 nodes x 2 ranks
-# reproduces one process's loss sequence.
+# reproduces one process's loss sequence; wireup-train eval on 2 nodes gives one process's loss.
 source "$(dirname "$0")/lib.sh"
 : "${WIREUP_PLUGIN:?}" "${WIREUP_TEST_CLUSTER_SCRIPT:?}" "${WIREUP_TEST_CLUSTER_DIR:?}"
 bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$WIREUP_TEST_CLUSTER_DIR" "optional $WIREUP_PLUGIN default=off"
@@ -29,6 +29,20 @@ timeout 180 srun -N2 --ntasks-per-node=1 --mpi=pmix "$WIREUP_LAUNCH" --nproc-per
   --train_batch_size 1 >"$WORK/store.out"
 losses <"$WORK/store.out" >"$WORK/store"
 same_losses "wireup-launch --agent-store 2x2 = one process" "$WORK/w1" "$WORK/store" 1e-5
+
+# eval of a checkpoint on 2 nodes (Gloo between them; 13 chunks: one rank pads) = one process.
+python3 "$(dirname "$0")/token_data.py" "$WORK/data" --vocab 500 --train 2000 --validation 3000
+"$WIREUP_TRAIN" --preset tiny --vocab_size 512 --max_context_width 32 --dataset "$WORK/data" \
+  --max_steps 2 --num_threads 1 --checkpoint_dir "$WORK/ck" >/dev/null
+ev=(eval --resume_from_checkpoint "$WORK/ck" --data "$WORK/data" --max_context_width 32
+  --eval_batches 37 --eval_batch_size 3 --num_threads 1)
+"$WIREUP_TRAIN" "${ev[@]}" --metrics_file "$WORK/eval1.json" >/dev/null
+timeout 180 srun -N2 --ntasks-per-node=1 --wireup "$WIREUP_TRAIN" "${ev[@]}" \
+  --metrics_file "$WORK/eval2.json" >"$WORK/eval2.out" || true
+loss_of() { python3 -c 'import json, sys; print(repr(json.load(open(sys.argv[1]))["loss"]))' "$1"; }
+one=$(loss_of "$WORK/eval1.json" || true) two=$(loss_of "$WORK/eval2.json" 2>/dev/null || true)
+[[ -n $one && $one == "$two" ]] && pass "eval: srun --wireup on 2 nodes = one process ($one)" ||
+  fail "eval: 2 nodes $two vs one process $one: $(cat "$WORK/eval2.out")"
 
 set +e
 msg=$(timeout 60 srun -N2 -n2 "$WIREUP_TRAIN" "${common[@]}" 2>&1); rc=$?

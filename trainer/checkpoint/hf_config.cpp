@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "wireup/error.hpp"
 
@@ -95,6 +96,17 @@ std::string config_json(const ModelConfig& m, const std::string& torch_dtype) {
       {"torch_dtype", torch_dtype},
   };
   return j.dump(2) + "\n";
+}
+
+void read_model_extras(const std::string& text, ModelConfig& m) {
+  const json c = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!c.is_object()) return;  // check_config names a file that is not a JSON object
+  std::string unsupported;
+  if (const auto rope = read_rope_scaling(c, unsupported)) m.rope_scaling = *rope;
+  m.tied = truthy(c, "tie_word_embeddings");
+  for (auto [key, id] :
+       {std::pair{"bos_token_id", &m.bos_token_id}, std::pair{"eos_token_id", &m.eos_token_id}})
+    if (c.contains(key) && c[key].is_number_integer()) *id = c[key].get<std::int64_t>();
 }
 
 ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m) {

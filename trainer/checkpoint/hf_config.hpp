@@ -30,6 +30,11 @@ struct ConfigFacts {
 // types) and every field that differs from the model flags.
 ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m);
 
+// Fills what a config.json says beyond the shapes into `m`: rope_scaling
+// (llama3 or none), tie_word_embeddings, bos/eos token ids. A value wireup
+// cannot represent is left as it was: check_config then names it.
+void read_model_extras(const std::string& text, ModelConfig& m);
+
 // "5GB", "200MB", "1000000", "64KiB": bytes (decimal units as Hugging Face's
 // max_shard_size, binary with "i"). InputError naming `flag` otherwise.
 std::uint64_t parse_byte_size(const std::string& text, const std::string& flag);

@@ -27,4 +27,29 @@ std::string format_step_json(const StepMetrics& m);
 std::string format_validation_line(std::int64_t step, double loss);
 std::string format_validation_json(std::int64_t step, double loss);
 
+// Model FLOP utilisation: the model's FLOP/s (global tokens/s times
+// flops_per_token, model_config.hpp) over the peak of all ranks
+// (peak_flops_per_rank * world). 0 when the peak is not positive.
+double model_flops_utilization(double tokens_per_s, double flops_per_token,
+                               double peak_flops_per_rank, std::int64_t world);
+// The banner of the peak MFU is measured against, e.g.
+// "[mfu] peak=0.095 TFLOP/s per rank (measured: 1024^3 fp32 GEMM probe, 0.25 s)"
+// or "(given: --peak_tflops)". `source` is the part in parentheses.
+std::string format_peak_line(double peak_flops_per_rank, const std::string& source);
+
+// `wireup-train eval`'s result.
+struct EvalResult {
+  double loss = 0;           // mean next-token cross-entropy over every target
+  std::uint64_t tokens = 0;  // targets: windows * context
+  std::uint64_t windows = 0;
+  std::uint64_t context = 0;
+  std::string split;
+  std::string data;
+  std::string weights;  // "hf:DIR" or "checkpoint:STEP_DIR"
+};
+// "[eval] loss=2.345678 ppl=10.4402 tokens=4096 windows=64"
+std::string format_eval_line(const EvalResult& r);
+// The same as one JSON object (plus context, split, data, weights), newline-terminated.
+std::string format_eval_json(const EvalResult& r);
+
 }  // namespace wireup::train

@@ -1,6 +1,8 @@
 #include "config/train_options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "wireup/error.hpp"
@@ -18,6 +20,14 @@ const char* sharding_name(Sharding s) {
   }
   return "?";
 }
+
+namespace {
+std::string format_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
 
 bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   CLI::App app{"wireup-train: fully sharded Llama training on LibTorch"};
@@ -106,6 +116,10 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
   app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
+  double peak_tflops = 0;
+  auto* peak = app.add_option("--peak_tflops", peak_tflops,
+                              "one rank's peak TFLOP/s for MFU (default: measured at start by a "
+                              "GEMM probe on the device and dtype used)");
 
   try {
     app.parse(argc, argv);
@@ -132,6 +146,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.activation_checkpointing = ac != 0;
   o.prefetch = prefetch != 0;
   o.async_checkpointing = async_ckpt != 0;
+  if (peak->count() > 0) o.peak_tflops = peak_tflops;
   const std::string s = sharding;
   o.sharding = (s == "hybrid" || s == "HYBRID_SHARD") ? Sharding::Hybrid
                : (s == "none" || s == "NO_SHARD")     ? Sharding::None
@@ -165,6 +180,11 @@ void validate(const TrainOptions& o, std::int64_t world, std::int64_t local_worl
   need(o.validation_freq >= 0 && o.validation_batches >= 1,
        "--validation_freq must be >= 0 and --validation_batches at least 1");
   need(o.stop_after_step >= 0, "--stop_after_step must be >= 0");
+  if (o.peak_tflops)
+    need(*o.peak_tflops > 0 && std::isfinite(*o.peak_tflops),
+         "--peak_tflops " + format_number(*o.peak_tflops) +
+             ": expected one rank's peak in TFLOP/s, a positive number (e.g. 989 for an H100 "
+             "in bf16); leave it out to measure it");
   need(o.epochs >= 0, "--epochs must be >= 0");
   need(!o.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
            o.resume_from_checkpoint == "latest",

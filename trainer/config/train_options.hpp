@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct TrainOptions {
   std::uint64_t seed = 1234;
   std::int64_t threads = 0;  // 0: leave LibTorch's default
   std::string metrics_file;  // JSONL, one object per logged step
+  // --peak_tflops: one rank's peak in TFLOP/s for MFU; unset: measured at start
+  // (a GEMM probe) unless WIREUP_PEAK_FLOPS gives it.
+  std::optional<double> peak_tflops;
 };
 
 // Parses argv (without argv[0]'s program name handling: pass main's argc/argv).

@@ -2,8 +2,6 @@
 // world layout (checked before any collective), groups, model, data, loop.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <malloc.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,18 +13,17 @@
 
 #include "checkpoint/checkpointer.hpp"
 #include "checkpoint/hf_export.hpp"
-#include "comm/comm_gloo.hpp"
-#include "comm/comm_nccl.hpp"
 #include "comm/world_layout.hpp"
 #include "config/metrics.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
 #include "fsdp/fsdp_llama.hpp"
+#include "main/eval_main.hpp"
+#include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "model/cpu_gemm.hpp"
 #include "optim/sharded_adamw.hpp"
 #include "runtime/blas_check.hpp"
-#include "runtime/device_memory.hpp"
 #include "runtime/stop_signals.hpp"
 #include "wireup/data/loader.hpp"
 #include "wireup/error.hpp"
@@ -35,15 +32,6 @@ namespace wt = wireup::train;
 namespace wd = wireup::data;
 
 namespace {
-
-// Peak memory for the step lines: the GPU allocator's peak on CUDA, else the
-// process's peak resident set.
-double peak_mem_mib(at::Device device) {
-  if (const double gpu = wt::device_peak_mib(device); gpu >= 0) return gpu;
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
 
 // Batches for one rank: from wireup-prep shards, or deterministic random
 // tokens (the same global batch for every world size: rank r takes rows r*B..).
@@ -137,10 +125,6 @@ class Batches {
 // current step, then exit cleanly (stop_signals.hpp: how they arrive).
 std::atomic<int> g_stop_signal{0};
 
-void say(const wt::WorldLayout& w, const std::string& line) {
-  if (w.rank == 0) std::printf("%s\n", line.c_str()), std::fflush(stdout);
-}
-
 double world_mean(wt::Comm& world, double v, at::Device device) {
   at::Tensor t = wt::scalar_tensor(v, device);
   world.all_reduce_sum(t);
@@ -158,52 +142,17 @@ double validate(wt::FsdpLlama& model, Batches& val, std::int64_t batches, wt::Co
   return world_mean(world, n ? sum / static_cast<double>(n) : 0.0, model.device());
 }
 
-// At glibc's defaults the freed unit buffers, activations and logits go back to
-// the kernel and are faulted in and zeroed again next step: ~5% of a CPU step.
-// Keep them in the heap (the peak is reached every step anyway), unless the
-// user tuned malloc through its own variables.
-void keep_freed_memory() {
-  for (const char* v : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
-    if (std::getenv(v)) return;
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 256 << 20);
-}
-
 int run(int argc, char** argv) {
-  keep_freed_memory();
+  wt::keep_freed_memory();
   wt::TrainOptions o;
   if (!wt::parse_train_options(argc, argv, o)) return 0;
   const wt::WorldLayout w = wt::world_from_env();
   wt::validate(o, w.world, w.local_world);
-  if (o.sharding == wt::Sharding::Hybrid &&
-      w.rank / w.local_world * w.local_world + w.local_rank != w.rank)
-    throw wireup::InputError(
-        "--sharding_strategy hybrid needs node-major ranks (rank = node * "
-        "LOCAL_WORLD_SIZE + LOCAL_RANK); use block task distribution");
   const bool gpu = o.device == "cuda";
-  if (gpu && !wt::nccl_available())
-    throw wireup::InputError(
-        "--device cuda: this wireup-train was built against a CPU LibTorch "
-        "without NCCL; build with the CUDA LibTorch (docs/trainer.md)");
-  if (o.bf16 && !gpu)
-    throw wireup::InputError("--bf16 1 needs --device cuda: on CPU wireup-train computes in fp32");
-  if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
-
-  const auto blas = wt::loaded_blas();
-  if (w.rank == 0 && blas.reference)
-    std::fprintf(stderr,
-                 "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
-                 "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
-                 blas.path.c_str());
-
-  const wt::CommGroups groups =
-      gpu ? wt::make_nccl_groups(w, o.sharding) : wt::make_gloo_groups(w, o.sharding);
-  wt::FsdpOptions fo;
-  if (gpu) fo.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank));
-  if (o.bf16) fo.compute_dtype = at::kBFloat16;
-  fo.activation_checkpointing = o.activation_checkpointing;
-  fo.prefetch = o.prefetch;
+  const wt::ComputeChoice compute{
+      o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch};
+  const wt::CommGroups groups = wt::start_ranks(w, compute);
+  const wt::FsdpOptions fo = wt::fsdp_options(w, compute);
   wt::FsdpLlama model(o.model, groups, fo, o.seed);
   std::vector<wt::FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
@@ -231,15 +180,16 @@ int run(int argc, char** argv) {
     if (auto meta = ckpt->load(o.resume_from_checkpoint, o.model)) {
       train.seek(meta->data_position);
       first_step = meta->step + 1;
-      say(w, "[resume] step=" + std::to_string(meta->step) + " from=" +
-                 (o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest"
-                      ? (std::filesystem::path(o.checkpoint_dir) / wt::step_dir_name(meta->step))
-                            .string()
-                      : o.resume_from_checkpoint) +
-                 " saved_world=" + std::to_string(meta->world_size) +
-                 " sharding=" + meta->sharding);
+      wt::say(w,
+              "[resume] step=" + std::to_string(meta->step) + " from=" +
+                  (o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest"
+                       ? (std::filesystem::path(o.checkpoint_dir) / wt::step_dir_name(meta->step))
+                             .string()
+                       : o.resume_from_checkpoint) +
+                  " saved_world=" + std::to_string(meta->world_size) +
+                  " sharding=" + meta->sharding);
     } else {
-      say(w, "[resume] no loadable checkpoint in " + o.checkpoint_dir + ": starting at step 1");
+      wt::say(w, "[resume] no loadable checkpoint in " + o.checkpoint_dir + ": starting at step 1");
     }
   }
   const auto& m = o.model;
@@ -260,9 +210,12 @@ int run(int argc, char** argv) {
       (long long)m.intermediate, (long long)m.vocab, (long long)m.context,
       (long long)o.train_batch_size, (long long)o.grad_accum,
       (long long)(o.train_batch_size * o.grad_accum * w.world * m.context), (long long)o.max_steps,
-      o.lr, at::get_num_threads(), o.activation_checkpointing ? 1 : 0, blas.path.c_str(),
-      gpu ? "cuda" : wt::cpu_sgemm_name());
-  say(w, buf);
+      o.lr, at::get_num_threads(), o.activation_checkpointing ? 1 : 0,
+      wt::loaded_blas().path.c_str(), gpu ? "cuda" : wt::cpu_sgemm_name());
+  wt::say(w, buf);
+  const wt::PeakFlops peak =
+      wt::peak_for_mfu(o.peak_tflops, model.device(), fo.compute_dtype, *groups.world);
+  wt::say(w, wt::format_peak_line(peak.flops_per_s, peak.source));
 
   std::ofstream metrics;
   if (w.rank == 0 && !o.metrics_file.empty()) {
@@ -270,8 +223,6 @@ int run(int argc, char** argv) {
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
   const double flops_tok = wt::flops_per_token(m);
-  const double peak =
-      std::getenv("WIREUP_PEAK_FLOPS") ? std::atof(std::getenv("WIREUP_PEAK_FLOPS")) : 0.0;
   const std::int64_t tokens_per_step = o.train_batch_size * o.grad_accum * w.world * m.context;
   const double grad_scale = 1.0 / static_cast<double>(o.grad_accum * w.world);
 
@@ -294,8 +245,8 @@ int run(int argc, char** argv) {
       loss_sum += model.step(*b, true, grad_scale);
     }
     if (exhausted) {
-      say(w, "[train] data exhausted after " + std::to_string(step - 1) + " steps (--epochs " +
-                 std::to_string(o.epochs) + ")");
+      wt::say(w, "[train] data exhausted after " + std::to_string(step - 1) + " steps (--epochs " +
+                     std::to_string(o.epochs) + ")");
       --step;
       break;
     }
@@ -314,16 +265,16 @@ int run(int argc, char** argv) {
     if (step % o.logging_freq == 0 || step == o.max_steps) {
       wt::StepMetrics sm{step,     o.max_steps, loss,
                          lr,       norm,        static_cast<double>(tokens_per_step) / dt,
-                         0,        dt,          peak_mem_mib(model.device()),
+                         0,        dt,          wt::peak_mem_mib(model.device()),
                          data_wait};
-      if (peak > 0) sm.mfu = sm.tokens_per_s * flops_tok / (peak * w.world);
-      say(w, wt::format_step_line(sm));
+      sm.mfu = wt::model_flops_utilization(sm.tokens_per_s, flops_tok, peak.flops_per_s, w.world);
+      wt::say(w, wt::format_step_line(sm));
       if (metrics.is_open()) metrics << wt::format_step_json(sm) << "\n" << std::flush;
     }
     if (val && step % o.validation_freq == 0) {
       val->rewind();
       const double vl = validate(model, *val, o.validation_batches, *groups.world);
-      say(w, wt::format_validation_line(step, vl));
+      wt::say(w, wt::format_validation_line(step, vl));
       if (metrics.is_open()) metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
     }
     if (ckpt) {
@@ -332,7 +283,7 @@ int run(int argc, char** argv) {
             step, o.seed, o.model, o.preset, wt::sharding_name(o.sharding), train.position()};
       };
       if (auto stop_line = ckpt->end_of_step(step, g_stop_signal.load() != 0, info)) {
-        say(w, *stop_line);
+        wt::say(w, *stop_line);
         groups.world->barrier();
         return 0;
       }
@@ -348,10 +299,10 @@ int run(int argc, char** argv) {
                 "checkpoint_stall_s=%.3f data_wait_s=%.3f data_wait_pct=%.3f",
                 (long long)done, first_loss, last_loss, (long long)(done * tokens_per_step),
                 total_time > 0 ? static_cast<double>(done * tokens_per_step) / total_time : 0.0,
-                wall, peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0,
+                wall, wt::peak_mem_mib(model.device()), ckpt ? ckpt->saves() : 0,
                 ckpt ? ckpt->stall_seconds() : 0.0, total_data_wait,
                 total_time > 0 ? 100.0 * total_data_wait / total_time : 0.0);
-  say(w, buf);
+  wt::say(w, buf);
   groups.world->barrier();
   return 0;
 }
@@ -363,6 +314,7 @@ int main(int argc, char** argv) {
     wt::block_stop_signals();  // before any thread exists: all of them inherit it
     wt::start_stop_watcher(g_stop_signal);
     if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "eval") return wt::run_eval(argc - 1, argv + 1);
     return run(argc, argv);
   } catch (const wireup::InputError& e) {
     const char* rank = std::getenv("RANK");

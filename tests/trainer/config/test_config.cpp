@@ -183,3 +183,35 @@ TEST_CASE(
   const char* bad_tie[] = {"wireup-train", "--tie_word_embeddings", "2"};
   CHECK_THROWS_AS(parse_train_options(3, bad_tie, t), InputError);
 }
+
+TEST_CASE("MFU against a measured or given peak") {
+  // 1000 tokens/s * 1e9 FLOPs/token over 2 ranks of 1 TFLOP/s: 0.5
+  CHECK(model_flops_utilization(1000, 1e9, 1e12, 2) == Approx(0.5));
+  CHECK(model_flops_utilization(1000, 1e9, 0, 2) == 0);
+  CHECK(format_peak_line(2.5e11, "measured: 1024^3 fp32 GEMM probe, 0.25 s") ==
+        "[mfu] peak=0.25 TFLOP/s per rank (measured: 1024^3 fp32 GEMM probe, 0.25 s)");
+  CHECK_FALSE(parse({"--synthetic_data"}).peak_tflops);
+  CHECK(*parse({"--synthetic_data", "--peak_tflops", "989"}).peak_tflops == 989.0);
+  for (const char* bad : {"0", "-3", "inf"}) {
+    const auto o = parse({"--synthetic_data", "--peak_tflops", bad});
+    CHECK_THROWS_WITH(validate(o, 1, 1), Catch::Contains(std::string("--peak_tflops ")) &&
+                                             Catch::Contains("a positive number"));
+  }
+}
+
+TEST_CASE("eval line and JSON") {
+  EvalResult r;
+  r.loss = 2.0;
+  r.tokens = 640;
+  r.windows = 10;
+  r.context = 64;
+  r.split = "validation";
+  r.data = "d/manifest.json";
+  r.weights = "hf:m";
+  CHECK(format_eval_line(r) == "[eval] loss=2.000000 ppl=7.3891 tokens=640 windows=10");
+  const auto j = format_eval_json(r);
+  CHECK(j.rfind("{\"type\":\"eval\",\"loss\":2.0,", 0) == 0);
+  CHECK(j.find("\"tokens\":640,\"windows\":10,\"context\":64,\"split\":\"validation\"") !=
+        std::string::npos);
+  CHECK(j.back() == '\n');
+}

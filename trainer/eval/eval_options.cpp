@@ -1,0 +1,103 @@
+#include "eval/eval_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/hf_config.hpp"
+#include "wireup/error.hpp"
+
+namespace wireup::train {
+
+bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
+  CLI::App app{
+      "wireup-train eval: mean next-token loss and perplexity of a model on the first N windows "
+      "of a prepared split (window i: tokens i*T .. i*T+T of the split's stream)"};
+  app.allow_windows_style_options(false);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--init_from_hf", o.init_from_hf,
+                 "a Hugging Face Llama directory (config.json + safetensors)");
+  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
+                 "a wireup checkpoint: a step directory, or a checkpoint directory (its newest "
+                 "complete step)");
+  app.add_option("--data,--dataset", o.dataset, "manifest.json from wireup-prep (or its dir)")
+      ->required();
+  app.add_option("--split", o.split, "train or validation (default)")
+      ->check(CLI::IsMember({"train", "validation"}));
+  app.add_option("--max_context_width", o.context, "tokens per window T (targets: T)")->required();
+  app.add_option("--eval_batches", o.eval_batches, "windows N to evaluate")->required();
+  app.add_option("--eval_batch_size", o.eval_batch_size, "windows per forward pass (default 4)");
+  app.add_option("--metrics_file", o.metrics_file, "write the result as one JSON object here");
+  app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  int bf16 = 0;
+  app.add_option("--bf16", bf16, "1: bf16 compute (GPU)");
+  std::string sharding = "full";
+  app.add_option("--sharding_strategy", sharding, "full, hybrid or none")
+      ->transform(CLI::IsMember(
+          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
+  app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw InputError("eval: " + std::string(e.get_name()) + ": " + e.what() +
+                     " (see wireup-train eval --help)");
+  }
+  o.bf16 = bf16 != 0;
+  o.sharding = (sharding == "hybrid" || sharding == "HYBRID_SHARD") ? Sharding::Hybrid
+               : (sharding == "none" || sharding == "NO_SHARD")     ? Sharding::None
+                                                                    : Sharding::Full;
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw InputError(what);
+  };
+  need(o.init_from_hf.empty() != o.resume_from_checkpoint.empty(),
+       "eval: pass exactly one of --init_from_hf DIR and --resume_from_checkpoint DIR (the "
+       "weights to evaluate)");
+  need(o.context >= 1, "--max_context_width " + std::to_string(o.context) +
+                           ": expected at least 1 token per window");
+  need(o.eval_batches >= 1, "--eval_batches " + std::to_string(o.eval_batches) +
+                                ": expected at least 1 window to evaluate");
+  need(o.eval_batch_size >= 1, "--eval_batch_size " + std::to_string(o.eval_batch_size) +
+                                   ": expected at least 1 window per forward pass");
+  need(o.threads >= 0 && o.threads <= 4096,
+       "--num_threads " + std::to_string(o.threads) +
+           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  return true;
+}
+
+ModelConfig model_config_from_hf_config(const std::string& text, const std::string& name) {
+  nlohmann::json c;
+  try {
+    c = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw InputError(name + ": not JSON (" + e.what() + ")");
+  }
+  if (!c.is_object()) throw InputError(name + ": not a JSON object");
+  auto integer = [&](const char* key) -> std::int64_t {
+    if (!c.contains(key) || !c[key].is_number_integer())
+      throw InputError(name + ": " + key + " is missing or not an integer");
+    return c[key].get<std::int64_t>();
+  };
+  auto real = [&](const char* key, double fallback) {
+    if (!c.contains(key) || c[key].is_null()) return fallback;
+    if (!c[key].is_number()) throw InputError(name + ": " + key + " is not a number");
+    return c[key].get<double>();
+  };
+  ModelConfig m;
+  m.hidden = integer("hidden_size");
+  m.intermediate = integer("intermediate_size");
+  m.layers = integer("num_hidden_layers");
+  m.heads = integer("num_attention_heads");
+  m.kv_heads = c.contains("num_key_value_heads") && !c["num_key_value_heads"].is_null()
+                   ? integer("num_key_value_heads")
+                   : m.heads;
+  m.vocab = integer("vocab_size");
+  m.rope_theta = real("rope_theta", 10000.0);
+  m.norm_eps = real("rms_norm_eps", 1e-6);
+  hf::read_model_extras(text, m);  // rope scaling, tied embeddings, bos/eos
+  return m;
+}
+
+}  // namespace wireup::train

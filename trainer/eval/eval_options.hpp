@@ -1,0 +1,39 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "config/model_config.hpp"
+#include "config/sharding.hpp"
+
+namespace wireup::train {
+
+// `wireup-train eval`'s command line. The model's shapes come from the
+// weights (config.json or the checkpoint's metadata.json), not from flags.
+struct EvalOptions {
+  std::string init_from_hf;            // a Hugging Face Llama directory, or
+  std::string resume_from_checkpoint;  // a wireup step directory or checkpoint directory
+  std::string dataset;                 // --data: a wireup-prep output
+  std::string split = "validation";    // train or validation
+  std::int64_t context = 0;            // --max_context_width T
+  std::int64_t eval_batches = 0;       // N windows
+  std::int64_t eval_batch_size = 4;    // windows per forward pass
+  std::string metrics_file;            // one JSON object, written atomically
+  std::string device = "cpu";
+  bool bf16 = false;
+  Sharding sharding = Sharding::Full;
+  std::int64_t threads = 0;
+};
+
+// Parses argv (argv[0] is "eval"). Throws InputError naming a bad or missing
+// flag; returns false (after printing usage) for --help.
+bool parse_eval_options(int argc, const char* const* argv, EvalOptions& out);
+
+// The shapes of a Hugging Face Llama config.json (`name` starts every error):
+// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads (default: the heads), vocab_size, rope_theta (default
+// 10000), rms_norm_eps (default 1e-6), and rope_scaling, tie_word_embeddings,
+// bos/eos ids (hf::read_model_extras). Everything else is checked when the
+// weights load (hf::check_config).
+ModelConfig model_config_from_hf_config(const std::string& text, const std::string& name);
+
+}  // namespace wireup::train

@@ -1,0 +1,171 @@
+// wireup-train eval: flags, the weights' shapes and the data checked on every
+// rank before any collective; then groups, model, weights, the passes, the sum.
+#include "main/eval_main.hpp"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/checkpointer.hpp"
+#include "checkpoint/hf_export.hpp"
+#include "config/metrics.hpp"
+#include "eval/eval_options.hpp"
+#include "eval/eval_plan.hpp"
+#include "main/run_setup.hpp"
+#include "model/batch_tokens.hpp"
+#include "optim/sharded_adamw.hpp"
+#include "wireup/data/manifest.hpp"
+#include "wireup/data/shard_set.hpp"
+#include "wireup/error.hpp"
+
+namespace wireup::train {
+namespace {
+
+namespace fs = std::filesystem;
+namespace wd = wireup::data;
+
+// The weights to evaluate: their shapes, and where they come from.
+struct Weights {
+  ModelConfig model;
+  fs::path hf_dir;    // --init_from_hf
+  fs::path step_dir;  // --resume_from_checkpoint, resolved to one step
+  std::string describe() const {
+    return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string();
+  }
+};
+
+Weights find_weights(const EvalOptions& o) {
+  Weights w;
+  if (!o.init_from_hf.empty()) {
+    w.hf_dir = o.init_from_hf;
+    if (!fs::is_directory(w.hf_dir))
+      throw InputError("--init_from_hf " + o.init_from_hf + ": no such directory");
+    const fs::path config = w.hf_dir / "config.json";
+    w.model = model_config_from_hf_config(read_text(config), config.string());
+    return w;
+  }
+  const fs::path p = o.resume_from_checkpoint;
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw InputError("--resume_from_checkpoint " + p.string() + ": no such directory");
+  if (fs::exists(p / "metadata.json")) {
+    w.step_dir = p;
+  } else {
+    const auto complete = complete_checkpoints(p);
+    if (complete.empty())
+      throw InputError("--resume_from_checkpoint " + p.string() +
+                       ": no complete checkpoint (no metadata.json, no step-*/metadata.json)");
+    w.step_dir = complete.front();
+  }
+  const fs::path meta = w.step_dir / "metadata.json";
+  w.model = checkpoint_meta_from_json(read_text(meta), meta.string()).model;
+  return w;
+}
+
+// The tokens of `rows` consecutive windows from `first`, as stored, [rows, T+1].
+at::Tensor read_windows(const wd::ShardSet& set, const EvalPlan& plan, std::uint64_t first,
+                        std::uint64_t rows, unsigned token_bytes, std::vector<unsigned char>& buf) {
+  const std::uint64_t row_bytes = plan.tokens_per_window() * token_bytes;
+  buf.assign(rows * row_bytes, 0);
+  for (std::uint64_t r = 0; r < rows; ++r)
+    set.read_raw(plan.first_token(first + r), plan.tokens_per_window(), buf.data() + r * row_bytes);
+  return stored_tokens_to_long(buf.data(), static_cast<std::int64_t>(rows),
+                               static_cast<std::int64_t>(plan.tokens_per_window()), token_bytes);
+}
+
+}  // namespace
+
+int run_eval(int argc, char** argv) {
+  keep_freed_memory();
+  EvalOptions o;
+  if (!parse_eval_options(argc, argv, o)) return 0;
+  const WorldLayout w = world_from_env();
+  if (!o.metrics_file.empty()) {  // rank 0 writes it at the end: fail now, on every rank
+    const fs::path dir = fs::path(o.metrics_file).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir))
+      throw InputError("--metrics_file " + o.metrics_file + ": no directory " + dir.string());
+  }
+
+  // Every rank checks the weights' shapes and the data before any collective.
+  Weights weights = find_weights(o);
+  ModelConfig& m = weights.model;
+  m.context = o.context;
+  validate(m);
+  const fs::path manifest_file = wd::manifest_path(o.dataset);
+  const wd::Manifest manifest = wd::load_manifest(manifest_file);
+  if (manifest.tokenizer.vocab_size > static_cast<std::uint64_t>(m.vocab))
+    throw InputError("the model's vocab_size " + std::to_string(m.vocab) + " (" +
+                     weights.describe() + ") is smaller than the vocabulary of " +
+                     manifest_file.string() + " (" + std::to_string(manifest.tokenizer.vocab_size) +
+                     " tokens): the data was tokenized for another model");
+  const wd::SplitEntry& split = o.split == "train" ? manifest.train : manifest.validation;
+  const std::string what = manifest_file.string() + " (" + o.split + " split)";
+  if (split.shards.empty())
+    throw InputError(what + ": the split is empty (no shards); evaluate on --split " +
+                     std::string(o.split == "train" ? "validation" : "train") +
+                     " or prepare the data with a validation fraction");
+  const EvalPlan plan = plan_eval(split.tokens(), static_cast<std::uint64_t>(o.context),
+                                  static_cast<std::uint64_t>(o.eval_batches),
+                                  static_cast<std::uint64_t>(o.eval_batch_size),
+                                  static_cast<std::uint64_t>(w.world), what);
+  fs::path data_dir = manifest_file.parent_path();
+  if (data_dir.empty()) data_dir = ".";
+  const wd::ShardSet set(data_dir, manifest, split, o.split, wd::ReadMode::Mmap, wd::Verify::All);
+
+  const ComputeChoice compute{o.device, o.bf16, o.sharding, o.threads, false, true};
+  const CommGroups groups = start_ranks(w, compute);
+  FsdpLlama model(m, groups, fsdp_options(w, compute), 0);
+  std::vector<FlatUnit*> units;
+  for (auto& u : model.units()) units.push_back(u.get());
+  if (!weights.hf_dir.empty()) {
+    load_hf_into(model, weights.hf_dir.string());
+  } else {
+    ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; eval ignores them
+    Checkpointer(CheckpointPolicy{}, groups, units, &moments).load(weights.step_dir.string(), m);
+    say(w, "[init] from_checkpoint=" + weights.step_dir.string());
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> sums(plan.chunks(), 0.0);
+  std::vector<unsigned char> buf;
+  for (std::uint64_t f = 0; f < plan.forwards_per_rank(); ++f) {
+    const auto chunk = plan.chunk_of(static_cast<std::uint64_t>(w.rank), f);
+    // A rank out of chunks still passes (on window 0) so the gathers stay in step.
+    const std::uint64_t first = chunk ? plan.first_window(*chunk) : 0;
+    const std::uint64_t rows = chunk ? plan.windows_in(*chunk) : 1;
+    const double loss =
+        model.step(read_windows(set, plan, first, rows, manifest.token_bytes, buf), false, 0.0);
+    if (chunk) sums[*chunk] = loss * static_cast<double>(rows * plan.context);
+  }
+  // Each chunk's sum comes from one rank, zeros from the others: the sum is exact.
+  at::Tensor all = at::tensor(sums, at::kDouble).to(model.device());
+  groups.world->all_reduce_sum(all);
+  all = all.cpu();
+  for (std::size_t c = 0; c < sums.size(); ++c)
+    sums[c] = all[static_cast<std::int64_t>(c)].item<double>();
+
+  EvalResult r;
+  r.loss = mean_eval_loss(plan, sums);
+  r.tokens = plan.targets();
+  r.windows = plan.windows;
+  r.context = plan.context;
+  r.split = o.split;
+  r.data = manifest_file.string();
+  r.weights = weights.describe();
+  say(w, format_eval_line(r));
+  if (w.rank == 0) {
+    std::fprintf(stderr, "wireup-train: eval took %.3f s (world %d, %llu passes per rank)\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 w.world, static_cast<unsigned long long>(plan.forwards_per_rank()));
+    if (!o.metrics_file.empty()) write_atomically(o.metrics_file, format_eval_json(r));
+  }
+  groups.world->barrier();
+  return 0;
+}
+
+}  // namespace wireup::train

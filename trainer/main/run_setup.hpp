@@ -1,0 +1,51 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "comm/world_layout.hpp"
+#include "fsdp/fsdp_llama.hpp"
+
+// What training (train_main.cpp) and evaluation (eval_main.cpp) share: the
+// process settings, the checks that need the world layout and the build, the
+// groups, the FSDP options, the peak for MFU, rank 0's lines.
+namespace wireup::train {
+
+struct ComputeChoice {
+  std::string device = "cpu";  // cpu or cuda
+  bool bf16 = false;
+  Sharding sharding = Sharding::Full;
+  std::int64_t threads = 0;  // 0: LibTorch's default
+  bool activation_checkpointing = false;
+  bool prefetch = true;
+};
+
+// glibc keeps freed buffers in the heap (unless the user tuned malloc).
+void keep_freed_memory();
+
+// Checks what needs the layout or the build before any collective (hybrid
+// sharding's node-major ranks, a CUDA build for --device cuda, bf16 only on
+// GPUs), sets the thread count, warns about the reference BLAS, and makes
+// the groups of the sharding strategy. Throws InputError.
+CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c);
+FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c);
+
+// The peak one rank is measured against for MFU, and where it came from:
+// --peak_tflops (`given`), else WIREUP_PEAK_FLOPS (FLOP/s), else a GEMM probe
+// on every rank at once (probe_gemm_peak), averaged over the world so that
+// every rank reports the same figure.
+struct PeakFlops {
+  double flops_per_s = 0;
+  std::string source;  // "given: --peak_tflops", "measured: 1024^3 fp32 GEMM probe, 0.25 s"
+};
+PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at::ScalarType dtype,
+                       Comm& world);
+
+// One line on rank 0's stdout, flushed.
+void say(const WorldLayout& w, const std::string& line);
+
+// The GPU allocator's peak on CUDA, else the process's peak resident set.
+double peak_mem_mib(at::Device device);
+
+}  // namespace wireup::train
