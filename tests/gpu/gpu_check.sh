@@ -2,13 +2,15 @@
 # wireup-train's GPU path on a real GPU node, by hand (CI has no GPU; there
 # the NCCL backend is only compiled and linked). Builds wireup-train against
 # a CUDA LibTorch and NCCL, then checks what CPU runs cannot:
-#   1. one tiny model, one seed, fp32 on CPU and on CUDA: the loss sequences agree
+#   1. one tiny model, one seed, fp32 on CPU and on CUDA: the loss sequences agree, also
+#      with tied embeddings and Llama 3.1 rope scaling,
 #      (the CUDA path computes with ATen's ops where the CPU path has its own kernels),
 #      and again with activation checkpointing and no prefetch: the same losses;
 #   2. bf16 compute on CUDA learns real text as far as fp32 does;
 #   3. the NCCL communicator itself (ncclCommInitRank through the TCPStore, one rank):
 #      gathers, reduce-scatters, all-reduces and broadcasts give the right values;
-#   4. tokens/s of a 0.9B-parameter model in bf16 against PyTorch eager on the same GPU;
+#   4. tokens/s and MFU of Llama 3.2 1B's shape (tied, rope-scaled) in bf16 against PyTorch
+#      eager on the same GPU;
 #   5. a checkpoint of CUDA state (asynchronous), resumed, continues the run exactly.
 # Usage: tests/gpu/gpu_check.sh OUT_DIR
 # Env: TORCH_PREFIX  CMake prefix of a CUDA LibTorch (default: python3's torch)
@@ -63,6 +65,17 @@ if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-3*($2<0?-$2:$
 else
   note "FAIL: fp32 CPU vs CUDA losses differ:"; cat "$out/fp32_pairs.txt"; fail=1
 fi
+# Llama 3.2's features (tied embeddings, llama3 rope scaling) on both paths.
+l3=(--tie_word_embeddings 1 --rope_scaling "llama3:8,1,4,64")
+"$train" "${common[@]}" "${l3[@]}" --device cpu >"$out/l3_cpu.log" 2>&1 || { note "FAIL: cpu tied run"; fail=1; }
+"$train" "${common[@]}" "${l3[@]}" --device cuda >"$out/l3_cuda.log" 2>&1 || { note "FAIL: cuda tied run"; fail=1; }
+paste <(losses "$out/l3_cpu.log") <(losses "$out/l3_cuda.log") >"$out/l3_pairs.txt"
+if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-3*($2<0?-$2:$2) || $1!=$3) bad=1}
+        END{exit (bad || n<12)}' "$out/l3_pairs.txt"; then
+  note "PASS: tied + rope-scaled fp32 loss on CUDA matches CPU over 12 steps (rel 1e-3)"
+else
+  note "FAIL: tied + rope-scaled CPU vs CUDA losses differ:"; cat "$out/l3_pairs.txt"; fail=1
+fi
 # The same run recomputing each block in backward, without prefetching: the
 # same losses (recompute runs the same kernels on the same inputs).
 "$train" "${common[@]}" --device cuda --activation_checkpointing 1 --prefetch 0 \
@@ -105,28 +118,30 @@ else
 fi
 
 # ---- 4. throughput against PyTorch eager on the same GPU ------------------------------
-# One 0.9B-parameter Llama, sequence 2048, batch 8, bf16 over fp32 master weights
-# on both sides (the peer: bench/trainer/llama_eager.py, autocast + SDPA + AdamW).
-# Steps after the first two are averaged. MFU against the dense bf16 peak where known.
+# Llama 3.2 1B's shape (tied embeddings, vocabulary 128256, rope scaling), sequence 2048,
+# batch 8, bf16 over fp32 master weights on both sides (the peer:
+# bench/trainer/llama_eager.py --tie, autocast + SDPA + AdamW). Steps after the first two
+# are averaged. MFU against the dense bf16 peak where known (--peak_tflops), else measured.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+peak=()
 case $gpu in
-  *H100*|*H200*) export WIREUP_PEAK_FLOPS=989.4e12 ;;
-  *A100*) export WIREUP_PEAK_FLOPS=312e12 ;;
+  *H100*|*H200*) peak=(--peak_tflops 989.4) ;;
+  *A100*) peak=(--peak_tflops 312) ;;
 esac
-shape=(--vocab_size 32000 --hidden_width 2048 --num_layers 16 --num_heads 16 --num_key_value_heads 8
-       --intermediate_size 5632 --max_context_width 2048 --train_batch_size 8)
-"$train" "${shape[@]}" --synthetic_data --max_steps 12 --logging_freq 1 --device cuda --bf16 1 \
+"$train" --preset llama3.2-1b --max_context_width 2048 --train_batch_size 8 "${peak[@]}" \
+  --synthetic_data --max_steps 12 --logging_freq 1 --device cuda --bf16 1 \
   >"$out/perf_cuda.log" 2>&1 || { note "FAIL: throughput run"; fail=1; }
-$py "$src/bench/trainer/llama_eager.py" --device cuda --bf16 --hidden 2048 --layers 16 --heads 16 \
-  --kv_heads 8 --intermediate 5632 --vocab 32000 --seq 2048 --batch 8 --warmup 2 --steps 10 \
-  >"$out/perf_eager.log" 2>&1 || { note "FAIL: eager peer run"; fail=1; }
+$py "$src/bench/trainer/llama_eager.py" --device cuda --bf16 --hidden 2048 --layers 16 --heads 32 \
+  --kv_heads 8 --intermediate 8192 --vocab 128256 --seq 2048 --batch 8 --rope_theta 500000 --tie \
+  --warmup 2 --steps 10 >"$out/perf_eager.log" 2>&1 || { note "FAIL: eager peer run"; fail=1; }
 ours=$(sed -n 's/^\[train\] step=\([0-9]*\)\/.* tokens_per_s=\([0-9.]*\) .*/\1 \2/p' "$out/perf_cuda.log" |
        awk '$1 > 2 {s += $2; n++} END {if (n) printf "%.1f", s / n}')
 mfu=$(sed -n 's/^\[train\] step=12\/.* mfu=\([0-9.]*\) .*/\1/p' "$out/perf_cuda.log")
 mem=$(sed -n 's/^\[summary\].* peak_mem_mib=\([0-9.]*\) .*/\1/p' "$out/perf_cuda.log")
 peer=$(grep -o ' tokens_per_s=[0-9.]*' "$out/perf_eager.log" | head -1 | cut -d= -f2)
-note "throughput on $gpu (0.9B Llama, seq 2048, batch 8, bf16): wireup-train ${ours:-?} tokens/s" \
-     "(MFU ${mfu:-?}, peak ${mem:-?} MiB), PyTorch eager ${peer:-?} tokens/s," \
+note "throughput on $gpu (llama3.2-1b shape, seq 2048, batch 8, bf16): wireup-train ${ours:-?} tokens/s" \
+     "(MFU ${mfu:-?}, $(grep -o 'peak=.*' "$out/perf_cuda.log" | head -1), peak mem ${mem:-?} MiB)," \
+     "PyTorch eager ${peer:-?} tokens/s," \
      "ratio $(awk -v a="${ours:-0}" -v b="${peer:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "?" }')"
 # ---- 5. checkpoints of CUDA state ------------------------------------------------------
 # Stop at step 10 with an asynchronous checkpoint (GPU state through host
