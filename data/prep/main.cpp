@@ -27,7 +27,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
 
   CLI::App app{
       "wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};
-  app.add_option("inputs", o.inputs, "Text or JSONL files or directories (optionally gzip'd)");
+  app.add_option("inputs", o.inputs, "Text or JSONL files or directories (optionally .gz or .zst)");
   app.add_option("-o,--output", o.output, "Output directory for shards and manifest.json");
   app.add_option("--tokenizer", tokenizer,
                  "SentencePiece model to use (e.g. Llama 2 tokenizer.model)");
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   const std::map<std::string, InputFormat> formats = {
       {"auto", InputFormat::Auto}, {"text", InputFormat::Text}, {"jsonl", InputFormat::Jsonl}};
   app.add_option("--format", format,
-                 "auto (.jsonl/.ndjson[.gz] are JSONL, the rest text), text or jsonl")
+                 "auto (.jsonl/.ndjson[.gz|.zst] are JSONL, the rest text), text or jsonl")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "text", "jsonl"}));
   app.add_option("--jsonl-field", o.docs.jsonl_field, "JSONL field holding the text")
