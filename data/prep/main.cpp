@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "inspect.hpp"
 #include "prep.hpp"
 #include "wireup/error.hpp"
 
@@ -83,6 +84,31 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
       "Example: wireup-prep --tokenizer llama2/tokenizer.model --jsonl-field text -o /fsx/data "
       "corpus/");
 
+  // `wireup-prep inspect DATASET`: a subcommand; any other first word is an
+  // input, as before (an input named "inspect" is given as ./inspect).
+  wireup::prep::InspectOptions inspect;
+  std::string inspect_tokenizer;
+  auto* inspect_cmd = app.add_subcommand(
+      "inspect",
+      "Print a prepared data set's facts and its first documents (token ids and decoded text) in "
+      "the order the trainer reads them");
+  inspect_cmd->add_option("dataset", inspect.dataset, "The prepared directory or its manifest.json")
+      ->required();
+  inspect_cmd->add_option("--split", inspect.split, "train or validation")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"train", "validation"}));
+  inspect_cmd->add_option("--docs", inspect.docs, "Documents to show, from the split's start")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  inspect_cmd
+      ->add_option("--max-tokens", inspect.max_tokens, "Token ids (and their text) per document")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  inspect_cmd->footer("Example: wireup-prep inspect /fsx/data/pile --split validation --docs 5");
+  inspect_cmd->add_option("--tokenizer", inspect_tokenizer,
+                          "Decode with this tokenizer file (default: the data set's own copy, "
+                          "as its manifest records it)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,6 +117,15 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   }
 
   try {
+    if (inspect_cmd->parsed()) {
+      for (const auto* opt : app.get_options())
+        if (opt->count() > 0 && opt->get_name() != "--help")
+          throw wireup::InputError("inspect takes no " + opt->get_name() +
+                                   " (its options: wireup-prep inspect --help)");
+      if (!inspect_tokenizer.empty()) inspect.tokenizer = inspect_tokenizer;
+      wireup::prep::inspect_dataset(inspect, std::cout);
+      return 0;
+    }
     if (!verify.empty()) {
       if (!o.inputs.empty() || !o.output.empty())
         throw wireup::InputError("--verify DIR takes no inputs and no --output");
