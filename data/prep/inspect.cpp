@@ -1,7 +1,6 @@
 #include "inspect.hpp"
 
 #include <ostream>
-#include <sstream>
 
 #include "inspect_format.hpp"
 #include "tokenizer.hpp"
@@ -86,47 +85,47 @@ void inspect_dataset(const InspectOptions& o, std::ostream& out) {
   for (const auto& [name, split] : {std::pair{"train", &m.train}, {"validation", &m.validation}})
     facts.splits.push_back({name, split->shards.size(), split->documents(), split->tokens()});
 
-  // Everything is read and decoded before anything is printed, so an error
-  // leaves no half a listing.
+  // The header goes out with the first document, so an error up to there
+  // prints nothing; one in a later document ends the listing where it is.
+  std::string pending = format_header(facts);
   const auto& split = o.split == "train" ? m.train : m.validation;
-  std::ostringstream body;
   if (split.shards.empty()) {
-    body << "\n" << o.split << ": no documents\n";
-  } else {
-    const data::ShardSet set(dir, m, split, o.split, data::ReadMode::Pread,
-                             data::Verify::SizesOnly);
-    std::vector<std::uint64_t> docs_per_shard;
-    for (const auto& s : split.shards) docs_per_shard.push_back(s.documents);
-    const auto chosen = first_documents(docs_per_shard, o.docs);
-    std::vector<std::uint64_t> offsets;
-    std::size_t offsets_of = SIZE_MAX;
-    for (const auto& ref : chosen) {
-      const auto& shard = set.shards()[ref.shard];
-      if (offsets_of != ref.shard) {
-        offsets = shard.doc_offsets();
-        offsets_of = ref.shard;
-      }
-      DocView v;
-      v.split = o.split;
-      v.ref = ref;
-      v.shard_file = split.shards[ref.shard].file;
-      v.first_token = offsets[ref.doc];
-      v.tokens = offsets[ref.doc + 1] - offsets[ref.doc];
-      v.ids.resize(std::min(v.tokens, o.max_tokens));
-      shard.read_tokens(v.first_token, v.ids.size(), v.ids.data());
-      for (std::size_t i = 0; i < v.ids.size(); ++i)
-        if (v.ids[i] >= m.tokenizer.vocab_size)
-          throw InputError(shard.path().string() + ": token " + std::to_string(v.first_token + i) +
-                           " has id " + std::to_string(v.ids[i]) + ", outside the vocabulary of " +
-                           std::to_string(m.tokenizer.vocab_size) + " (corrupt shard)");
-      v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
-      body << format_document(v);
-    }
-    if (chosen.size() < o.docs)
-      body << "\n(" << o.split << " holds " << chosen.size() << " document"
-           << (chosen.size() == 1 ? "" : "s") << ")\n";
+    out << pending << "\n" << o.split << ": no documents\n";
+    return;
   }
-  out << format_header(facts) << body.str();
+  const data::ShardSet set(dir, m, split, o.split, data::ReadMode::Pread, data::Verify::SizesOnly);
+  std::vector<std::uint64_t> docs_per_shard;
+  for (const auto& s : split.shards) docs_per_shard.push_back(s.documents);
+  std::vector<std::uint64_t> offsets;
+  std::size_t offsets_of = SIZE_MAX;
+  std::uint64_t shown = 0;
+  for (auto ref = first_document(docs_per_shard); ref && shown < o.docs;
+       ref = next_document(docs_per_shard, *ref), ++shown) {
+    const auto& shard = set.shards()[ref->shard];
+    if (offsets_of != ref->shard) {
+      offsets = shard.doc_offsets();
+      offsets_of = ref->shard;
+    }
+    DocView v;
+    v.split = o.split;
+    v.ref = *ref;
+    v.shard_file = split.shards[ref->shard].file;
+    v.first_token = offsets[ref->doc];
+    v.tokens = offsets[ref->doc + 1] - offsets[ref->doc];
+    v.ids.resize(std::min(v.tokens, o.max_tokens));
+    shard.read_tokens(v.first_token, v.ids.size(), v.ids.data());
+    for (std::size_t i = 0; i < v.ids.size(); ++i)
+      if (v.ids[i] >= m.tokenizer.vocab_size)
+        throw InputError(shard.path().string() + ": token " + std::to_string(v.first_token + i) +
+                         " has id " + std::to_string(v.ids[i]) + ", outside the vocabulary of " +
+                         std::to_string(m.tokenizer.vocab_size) + " (corrupt shard)");
+    v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
+    out << pending << format_document(v);
+    pending.clear();
+  }
+  if (shown < o.docs)
+    out << "\n(" << o.split << " holds " << shown << " document" << (shown == 1 ? "" : "s")
+        << ")\n";
 }
 
 }  // namespace wireup::prep

@@ -21,8 +21,10 @@ struct InspectOptions {
 // the order the trainer's stream holds them, ids and decoded text. Shard
 // headers and sizes are checked against the manifest (checksums are
 // --verify's). InputError naming the file on a missing data set, a bad
-// split, a tokenizer that is missing or does not match, or a corrupt shard;
-// nothing is printed then.
+// split, a tokenizer that is missing or does not match, or a corrupt shard:
+// nothing is printed when it comes before the first document is complete;
+// a later document's error ends the listing there. Memory does not grow
+// with the number of documents listed.
 void inspect_dataset(const InspectOptions& options, std::ostream& out);
 
 }  // namespace wireup::prep

@@ -124,14 +124,21 @@ std::string format_header(const DatasetFacts& f) {
   return s;
 }
 
-std::vector<DocRef> first_documents(const std::vector<std::uint64_t>& docs_per_shard,
-                                    std::uint64_t count) {
-  std::vector<DocRef> out;
-  std::uint64_t index = 0;
-  for (std::size_t shard = 0; shard < docs_per_shard.size() && index < count; ++shard)
-    for (std::uint64_t doc = 0; doc < docs_per_shard[shard] && index < count; ++doc)
-      out.push_back({shard, doc, index++});
-  return out;
+std::optional<DocRef> next_document(const std::vector<std::uint64_t>& docs_per_shard,
+                                    const DocRef& ref) {
+  DocRef next{ref.shard, ref.doc + 1, ref.index + 1};
+  while (next.shard < docs_per_shard.size() && next.doc >= docs_per_shard[next.shard]) {
+    ++next.shard;
+    next.doc = 0;
+  }
+  if (next.shard >= docs_per_shard.size()) return std::nullopt;
+  return next;
+}
+
+std::optional<DocRef> first_document(const std::vector<std::uint64_t>& docs_per_shard) {
+  for (std::size_t shard = 0; shard < docs_per_shard.size(); ++shard)
+    if (docs_per_shard[shard] > 0) return DocRef{shard, 0, 0};
+  return std::nullopt;
 }
 
 std::vector<int> text_ids(const std::vector<std::uint32_t>& ids, std::int64_t bos_id,

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +45,13 @@ struct DocRef {
   bool operator==(const DocRef&) const = default;
 };
 
-// The first `count` documents of a split in storage order (shards in
-// manifest order, documents as stored), given each shard's document count.
-std::vector<DocRef> first_documents(const std::vector<std::uint64_t>& docs_per_shard,
-                                    std::uint64_t count);
+// A split's documents in storage order (shards in manifest order, documents
+// as stored), given each shard's document count: the first, and the one
+// after `ref`; nullopt past the end. One at a time, so listing many
+// documents holds no list of them.
+std::optional<DocRef> first_document(const std::vector<std::uint64_t>& docs_per_shard);
+std::optional<DocRef> next_document(const std::vector<std::uint64_t>& docs_per_shard,
+                                    const DocRef& ref);
 
 // The ids whose text is shown: `ids` less a leading BOS and a trailing EOS
 // when the data set adds them (they are markers, not text; -1: none).

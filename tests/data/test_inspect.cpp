@@ -105,12 +105,17 @@ TEST_CASE("escape_text shows every byte on one line and loses nothing", "[inspec
 
 TEST_CASE("documents are chosen in storage order, shard by shard", "[inspect]") {
   using R = prep::DocRef;
-  CHECK(prep::first_documents({2, 0, 3}, 4) ==
-        std::vector<R>{{0, 0, 0}, {0, 1, 1}, {2, 0, 2}, {2, 1, 3}});
-  CHECK(prep::first_documents({2, 0, 3}, 100).size() == 5);
-  CHECK(prep::first_documents({2, 0, 3}, 100).back() == R{2, 2, 4});
-  CHECK(prep::first_documents({}, 3).empty());
-  CHECK(prep::first_documents({5}, 1) == std::vector<R>{{0, 0, 0}});
+  const auto all = [](const std::vector<std::uint64_t>& docs) {
+    std::vector<R> out;
+    for (auto r = prep::first_document(docs); r; r = prep::next_document(docs, *r))
+      out.push_back(*r);
+    return out;
+  };
+  CHECK(all({2, 0, 3}) == std::vector<R>{{0, 0, 0}, {0, 1, 1}, {2, 0, 2}, {2, 1, 3}, {2, 2, 4}});
+  CHECK(all({0, 0, 1, 0}) == std::vector<R>{{2, 0, 0}});
+  CHECK(all({5}).size() == 5);
+  CHECK(all({}).empty());
+  CHECK(all({0, 0}).empty());
 }
 
 TEST_CASE("text_ids drops the BOS and EOS markers at the ends only", "[inspect]") {
@@ -282,6 +287,17 @@ TEST_CASE("inspect lists what wireup-prep wrote: facts, ids and text in storage 
     CHECK_THROWS_WITH(prep::inspect_dataset(o, out),
                       Contains(shard.string() + ": token 1 has id 65535, outside the vocabulary"));
     CHECK(out.str().empty());
+    // In the second document: the first is listed, then the error.
+    const auto second_doc = data::ShardFile(shard, data::ReadMode::Pread).doc_offsets()[1];
+    const auto second = 4096 + 2 * second_doc;
+    bytes[4096 + 2] = bytes[4096 + 3] = 0;
+    bytes[second + 2] = bytes[second + 3] = '\xff';
+    test::write_file(shard, bytes);
+    std::ostringstream partial;
+    CHECK_THROWS_WITH(prep::inspect_dataset(o, partial),
+                      Contains(": token " + std::to_string(second_doc + 1) + " has id"));
+    CHECK_THAT(partial.str(), Contains("\ntrain document 0: "));
+    CHECK(partial.str().find("train document 1") == std::string::npos);
     test::write_file(shard, bytes.substr(0, bytes.size() - 1));
     CHECK_THROWS_WITH(inspect(o), Contains(shard.string() + ": file is"));
   }
