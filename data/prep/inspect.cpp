@@ -1,5 +1,6 @@
 #include "inspect.hpp"
 
+#include <exception>
 #include <ostream>
 
 #include "inspect_format.hpp"
@@ -119,7 +120,12 @@ void inspect_dataset(const InspectOptions& o, std::ostream& out) {
         throw InputError(shard.path().string() + ": token " + std::to_string(v.first_token + i) +
                          " has id " + std::to_string(v.ids[i]) + ", outside the vocabulary of " +
                          std::to_string(m.tokenizer.vocab_size) + " (corrupt shard)");
-    v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
+    try {
+      v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
+    } catch (const std::exception& e) {  // an id the model does not define
+      throw InputError(shard.path().string() + ": document " + std::to_string(ref->doc) +
+                       " cannot be decoded by " + facts.decoder + ": " + e.what());
+    }
     out << pending << format_document(v);
     pending.clear();
   }

@@ -84,8 +84,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
       "Example: wireup-prep --tokenizer llama2/tokenizer.model --jsonl-field text -o /fsx/data "
       "corpus/");
 
-  // `wireup-prep inspect DATASET`: a subcommand; any other first word is an
-  // input, as before (an input named "inspect" is given as ./inspect).
+  // `wireup-prep inspect DATASET`: a subcommand. Command lines without the
+  // bare word "inspect" parse as before (an input of that name: ./inspect).
   wireup::prep::InspectOptions inspect;
   std::string inspect_tokenizer;
   auto* inspect_cmd = app.add_subcommand(

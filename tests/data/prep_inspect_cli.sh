@@ -75,6 +75,13 @@ cp -r "$data" "$work/corrupt"
 truncate -s -4 "$work/corrupt/train-00000.bin"
 bad "a truncated shard" "$work/corrupt/train-00000.bin: file is" inspect "$work/corrupt"
 
+# An input named inspect: as ./inspect it is an input; bare, the subcommand.
+mkdir -p "$work/named/inspect"
+cp "$work/a-own.txt" /usr/share/common-licenses/GPL-3 "$work/named/inspect/"
+run bash -c 'cd "$1/named" && "$2" --vocab-size 400 -q --val-fraction 0 -o out ./inspect' _ "$work" "$prep"
+check "an input named ./inspect: exit status" "$rc" 0
+bad "a bare input named inspect" "dataset is required" --vocab-size 400 -o "$work/x" inspect
+
 # A truncated .zst input: exit 2 naming it, no output left.
 head -c 2000 "$work/corpus/b-gpl.txt.zst" >"$work/cut.txt.zst"
 run "$prep" --vocab-size 300 -q -o "$work/out-cut" "$work/cut.txt.zst"
