@@ -6,8 +6,11 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "wireup/error.hpp"

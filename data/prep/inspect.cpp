@@ -1,7 +1,11 @@
 #include "inspect.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "inspect_format.hpp"
 #include "tokenizer.hpp"

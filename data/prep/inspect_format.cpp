@@ -1,6 +1,7 @@
 #include "inspect_format.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace wireup::prep {
 namespace {

@@ -2,11 +2,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "documents.hpp"
 #include "fixtures.hpp"

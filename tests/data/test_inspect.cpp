@@ -1,9 +1,12 @@
 // wireup-prep inspect: the formatting (plain functions) and the listing of a
 // data set wireup-prep itself prepared.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <random>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "documents.hpp"
 #include "fixtures.hpp"
