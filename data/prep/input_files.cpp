@@ -16,8 +16,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 bool jsonl_name(const fs::path& p) {
   const std::string n = to_lower(p.filename().string());
-  for (const char* ext : {".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz"})
-    if (ends_with(n, ext)) return true;
+  for (const char* base : {".jsonl", ".ndjson"})
+    for (const char* compressed : {"", ".gz", ".zst"})
+      if (ends_with(n, std::string(base) + compressed)) return true;
   return false;
 }
 

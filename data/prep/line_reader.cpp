@@ -1,56 +1,29 @@
 #include "line_reader.hpp"
 
-#include <zlib.h>
-
-#include <cerrno>
 #include <cstring>
 #include <string>
 
+#include "input_stream.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::prep {
 
 LineReader::LineReader(const std::filesystem::path& path)
-    : path_(path), buf_(std::size_t{1} << 20) {
-  errno = 0;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr)
-    throw InputError(path.string() +
-                     ": cannot open: " + (errno != 0 ? std::strerror(errno) : "out of memory"));
-  gzbuffer(f, 1 << 18);
-  gz_ = f;
-}
+    : path_(path), in_(InputStream::open(path)), buf_(std::size_t{1} << 20) {}
 
-LineReader::~LineReader() {
-  if (gz_ != nullptr) gzclose_r(static_cast<gzFile>(gz_));
-}
+LineReader::~LineReader() = default;
 
-std::uint64_t LineReader::raw_offset() const {
-  const auto off = gzoffset(static_cast<gzFile>(gz_));
-  return off < 0 ? 0 : static_cast<std::uint64_t>(off);
-}
+std::uint64_t LineReader::raw_offset() const { return in_->raw_offset(); }
 
 bool LineReader::refill() {
   if (eof_) return false;
-  const int n = gzread(static_cast<gzFile>(gz_), buf_.data(), static_cast<unsigned>(buf_.size()));
-  if (n < 0) {
-    int code = 0;
-    const char* msg = gzerror(static_cast<gzFile>(gz_), &code);
-    throw InputError(path_.string() + ": read error after line " + std::to_string(line_) + ": " +
-                     (code == Z_ERRNO ? std::strerror(errno) : msg));
-  }
+  const std::size_t n = in_->read(buf_.data(), buf_.size());
   if (n == 0) {
-    // gzread returns 0 at a clean end; a truncated gzip stream leaves an error.
-    int code = 0;
-    const char* msg = gzerror(static_cast<gzFile>(gz_), &code);
-    if (code != Z_OK && code != Z_STREAM_END)
-      throw InputError(path_.string() + ": gzip data error after line " + std::to_string(line_) +
-                       ": " + msg + " (truncated download?)");
     eof_ = true;
     return false;
   }
   pos_ = 0;
-  end_ = static_cast<std::size_t>(n);
+  end_ = n;
   return true;
 }
 

@@ -2,13 +2,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace wireup::prep {
 
-// Lines of a plain or gzip'd file (zlib detects which from the bytes, not
-// the name). Strips "\n" and a "\r" before it.
+class InputStream;
+
+// Lines of a plain, gzip'd or zstd-compressed file (see InputStream: chosen
+// from the bytes). Strips "\n" and a "\r" before it.
 class LineReader {
  public:
   explicit LineReader(const std::filesystem::path& path);  // InputError if unreadable
@@ -26,7 +29,7 @@ class LineReader {
   bool refill();
 
   std::filesystem::path path_;
-  void* gz_ = nullptr;
+  std::unique_ptr<InputStream> in_;
   std::vector<char> buf_;
   std::size_t pos_ = 0, end_ = 0;
   bool eof_ = false;

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 
+#include "inspect.hpp"
 #include "prep.hpp"
 #include "wireup/error.hpp"
 
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
 
   CLI::App app{
       "wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};
-  app.add_option("inputs", o.inputs, "Text or JSONL files or directories (optionally gzip'd)");
+  app.add_option("inputs", o.inputs, "Text or JSONL files or directories (optionally .gz or .zst)");
   app.add_option("-o,--output", o.output, "Output directory for shards and manifest.json");
   app.add_option("--tokenizer", tokenizer,
                  "Tokenizer to use: a SentencePiece model (Llama 2 tokenizer.model), a tiktoken "
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   const std::map<std::string, InputFormat> formats = {
       {"auto", InputFormat::Auto}, {"text", InputFormat::Text}, {"jsonl", InputFormat::Jsonl}};
   app.add_option("--format", format,
-                 "auto (.jsonl/.ndjson[.gz] are JSONL, the rest text), text or jsonl")
+                 "auto (.jsonl/.ndjson[.gz|.zst] are JSONL, the rest text), text or jsonl")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "text", "jsonl"}));
   app.add_option("--jsonl-field", o.docs.jsonl_field, "JSONL field holding the text")
@@ -84,6 +85,31 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
       "Example: wireup-prep --tokenizer llama2/tokenizer.model --jsonl-field text -o /fsx/data "
       "corpus/");
 
+  // `wireup-prep inspect DATASET`: a subcommand. Command lines without the
+  // bare word "inspect" parse as before (an input of that name: ./inspect).
+  wireup::prep::InspectOptions inspect;
+  std::string inspect_tokenizer;
+  auto* inspect_cmd = app.add_subcommand(
+      "inspect",
+      "Print a prepared data set's facts and its first documents (token ids and decoded text) in "
+      "the order the trainer reads them");
+  inspect_cmd->add_option("dataset", inspect.dataset, "The prepared directory or its manifest.json")
+      ->required();
+  inspect_cmd->add_option("--split", inspect.split, "train or validation")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"train", "validation"}));
+  inspect_cmd->add_option("--docs", inspect.docs, "Documents to show, from the split's start")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  inspect_cmd
+      ->add_option("--max-tokens", inspect.max_tokens, "Token ids (and their text) per document")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  inspect_cmd->footer("Example: wireup-prep inspect /fsx/data/pile --split validation --docs 5");
+  inspect_cmd->add_option("--tokenizer", inspect_tokenizer,
+                          "Decode with this tokenizer file (default: the data set's own copy, "
+                          "as its manifest records it)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,6 +118,15 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   }
 
   try {
+    if (inspect_cmd->parsed()) {
+      for (const auto* opt : app.get_options())
+        if (opt->count() > 0 && opt->get_name() != "--help")
+          throw wireup::InputError("inspect takes no " + opt->get_name() +
+                                   " (its options: wireup-prep inspect --help)");
+      if (!inspect_tokenizer.empty()) inspect.tokenizer = inspect_tokenizer;
+      wireup::prep::inspect_dataset(inspect, std::cout);
+      return 0;
+    }
     if (!verify.empty()) {
       if (!o.inputs.empty() || !o.output.empty())
         throw wireup::InputError("--verify DIR takes no inputs and no --output");

@@ -1,0 +1,75 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// What `wireup-prep inspect` prints, as plain functions of plain data: the
+// data set's facts, the documents to show and each document's ids and text.
+namespace wireup::prep {
+
+// `text` on one line, every byte accounted for: backslash and double quote
+// as \\ and \", newline,
+// tab and carriage return as \n \t \r, other C0 controls, DEL and bytes that
+// are not UTF-8 as \xNN, and C1 controls, line/paragraph separators and
+// bidirectional controls (which reorder a terminal's line) as \uNNNN.
+std::string escape_text(std::string_view text);
+
+struct SplitFacts {
+  std::string name;  // "train", "validation"
+  std::uint64_t shards = 0, documents = 0, tokens = 0;
+};
+
+struct DatasetFacts {
+  std::string manifest;  // its path
+  std::string created_by;
+  std::uint32_t vocab_size = 0;
+  std::int64_t bos_id = -1, eos_id = -1;  // -1: none
+  bool add_bos = false, add_eos = false;
+  std::uint32_t token_bytes = 2;
+  std::string tokenizer_type, tokenizer_file, tokenizer_sha256, tokenizer_source;
+  std::string decoder;  // the tokenizer file that decodes the text shown
+  std::vector<SplitFacts> splits;
+};
+
+// The header block: one "key  value" line per fact.
+std::string format_header(const DatasetFacts& facts);
+
+// A document by place: shard (index in the manifest's list), document within
+// that shard, and its index within the split.
+struct DocRef {
+  std::size_t shard = 0;
+  std::uint64_t doc = 0;
+  std::uint64_t index = 0;
+  bool operator==(const DocRef&) const = default;
+};
+
+// A split's documents in storage order (shards in manifest order, documents
+// as stored), given each shard's document count: the first, and the one
+// after `ref`; nullopt past the end. One at a time, so listing many
+// documents holds no list of them.
+std::optional<DocRef> first_document(const std::vector<std::uint64_t>& docs_per_shard);
+std::optional<DocRef> next_document(const std::vector<std::uint64_t>& docs_per_shard,
+                                    const DocRef& ref);
+
+// The ids whose text is shown: `ids` less a leading BOS and a trailing EOS
+// when the data set adds them (they are markers, not text; -1: none).
+std::vector<int> text_ids(const std::vector<std::uint32_t>& ids, std::int64_t bos_id,
+                          std::int64_t eos_id);
+
+struct DocView {
+  std::string split;
+  DocRef ref;
+  std::string shard_file;
+  std::uint64_t first_token = 0;   // in its shard
+  std::uint64_t tokens = 0;        // the whole document's
+  std::vector<std::uint32_t> ids;  // its first ids (all of them when ids.size() == tokens)
+  std::string text;                // decoded from text_ids(ids)
+};
+
+// A blank line, a title line, the ids (and how many are left out), the
+// text escaped in double quotes.
+std::string format_document(const DocView& doc);
+
+}  // namespace wireup::prep
