@@ -1,6 +1,7 @@
 #include "runtime/gemm_probe.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <chrono>
