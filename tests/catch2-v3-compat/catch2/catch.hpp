@@ -17,6 +17,11 @@ inline Matchers::StringContainsMatcher Contains(const std::string& s,
                                                 CaseSensitive cs = CaseSensitive::Yes) {
   return Matchers::ContainsSubstring(s, cs);
 }
+// v2: Catch::StartsWith(str) (v3: Matchers::StartsWith).
+inline Matchers::StartsWithMatcher StartsWith(const std::string& s,
+                                              CaseSensitive cs = CaseSensitive::Yes) {
+  return Matchers::StartsWith(s, cs);
+}
 namespace Matchers {
 // v2's Catch::Matchers::Contains(str); v3's template Contains(element) is a range
 // matcher, and these non-template overloads win for string arguments.
