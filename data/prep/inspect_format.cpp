@@ -3,36 +3,10 @@
 #include <cstdio>
 #include <string>
 
+#include "documents.hpp"
+
 namespace wireup::prep {
 namespace {
-
-// Length of the valid UTF-8 sequence at p[0..n), 0 when it is not one.
-std::size_t utf8_length(const unsigned char* p, std::size_t n) {
-  const unsigned c = p[0];
-  if (c < 0x80) return 1;
-  std::size_t len = 0;
-  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF)
-    len = 2;
-  else if (c == 0xE0)
-    len = 3, lo = 0xA0;
-  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-    len = 3;
-  else if (c == 0xED)
-    len = 3, hi = 0x9F;
-  else if (c == 0xF0)
-    len = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3)
-    len = 4;
-  else if (c == 0xF4)
-    len = 4, hi = 0x8F;
-  else
-    return 0;
-  if (len > n || p[1] < lo || p[1] > hi) return 0;
-  for (std::size_t k = 2; k < len; ++k)
-    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
-  return len;
-}
 
 std::uint32_t code_point(const unsigned char* p, std::size_t len) {
   if (len == 1) return p[0];
@@ -82,7 +56,7 @@ std::string escape_text(std::string_view text) {
     } else if (c < 0x80) {
       out += static_cast<char>(c);
     } else {
-      const std::size_t len = utf8_length(p + i, n - i);
+      const std::size_t len = utf8_sequence_length(p + i, n - i);
       if (len == 0) {
         out += hex("\\x%02x", c);
         ++i;
