@@ -134,8 +134,8 @@ create_root() {
     { tail -n 20 "$lanes/$suite.debootstrap.log" >&2; die "debootstrap $suite failed (log: $lanes/$suite.debootstrap.log)"; }
   echo "deb $mirror $suite main" >"$root.new/etc/apt/sources.list"
   # The root trusts its Release files as the host does: a mirror that serves a dated
-  # snapshot (sid's Release expires within days) needs this; copied when the host has it.
-  if grep -rqs 'Check-Valid-Until' /etc/apt/apt.conf.d/; then
+  # snapshot (sid's Release expires within days) needs this; copied when the host says false.
+  if grep -rqsiE 'Check-Valid-Until[[:space:]]+"?false' /etc/apt/apt.conf.d/; then
     echo 'Acquire::Check-Valid-Until "false";' >"$root.new/etc/apt/apt.conf.d/99wireup-lane"
   fi
   cp /etc/resolv.conf "$root.new/etc/resolv.conf" 2>/dev/null || true

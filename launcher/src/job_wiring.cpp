@@ -93,19 +93,20 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   t0 = Clock::now();
   p.put(kPeerKey, encode_peer(me));
   p.commit();
-  p.fence_collect(fence_timeout_s());
+  const int timeout_s = fence_timeout_s();
+  p.fence_collect(timeout_s);
   w.fence_ms = ms_since(t0);
 
   std::vector<std::uint32_t> node_ids, nprocs;
   PeerRecord first;
   for (std::uint32_t r = 0; r < w.task_count; ++r) {
-    PeerRecord peer = r == w.task_rank ? me : decode_peer(p.get(r, kPeerKey, fence_timeout_s()));
+    PeerRecord peer = r == w.task_rank ? me : decode_peer(p.get(r, kPeerKey, timeout_s));
     node_ids.push_back(peer.node_id);
     nprocs.push_back(peer.nproc);
     if (r == 0) first = peer;
   }
   // No rank exits (or finalizes) while another still reads its record.
-  p.barrier(fence_timeout_s());
+  p.barrier(timeout_s);
   const NodeGroups groups = group_by_node(node_ids);
   if (o.nnodes) check_nnodes(*o.nnodes, groups.count);
   const auto [maddr, mport] = split_endpoint("rank 0's published address", first.master);

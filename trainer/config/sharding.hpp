@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 
 namespace wireup::train {
 
@@ -8,5 +9,9 @@ enum class Sharding { Full, Hybrid, None };
 
 // "full", "hybrid", "none".
 const char* sharding_name(Sharding s);
+
+// --sharding_strategy's value as the flag's check leaves it: "hybrid" or
+// "HYBRID_SHARD" -> Hybrid, "none" or "NO_SHARD" -> None, anything else Full.
+Sharding parse_sharding(const std::string& name);
 
 }  // namespace wireup::train

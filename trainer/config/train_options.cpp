@@ -21,6 +21,12 @@ const char* sharding_name(Sharding s) {
   return "?";
 }
 
+Sharding parse_sharding(const std::string& name) {
+  if (name == "hybrid" || name == "HYBRID_SHARD") return Sharding::Hybrid;
+  if (name == "none" || name == "NO_SHARD") return Sharding::None;
+  return Sharding::Full;
+}
+
 namespace {
 std::string format_number(double v) {
   char buf[64];
@@ -147,10 +153,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.prefetch = prefetch != 0;
   o.async_checkpointing = async_ckpt != 0;
   if (peak->count() > 0) o.peak_tflops = peak_tflops;
-  const std::string s = sharding;
-  o.sharding = (s == "hybrid" || s == "HYBRID_SHARD") ? Sharding::Hybrid
-               : (s == "none" || s == "NO_SHARD")     ? Sharding::None
-                                                      : Sharding::Full;
+  o.sharding = parse_sharding(sharding);
   return true;
 }
 

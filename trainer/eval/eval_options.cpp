@@ -46,9 +46,7 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
                      " (see wireup-train eval --help)");
   }
   o.bf16 = bf16 != 0;
-  o.sharding = (sharding == "hybrid" || sharding == "HYBRID_SHARD") ? Sharding::Hybrid
-               : (sharding == "none" || sharding == "NO_SHARD")     ? Sharding::None
-                                                                    : Sharding::Full;
+  o.sharding = parse_sharding(sharding);
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw InputError(what);
   };
