@@ -119,27 +119,31 @@ fi
 
 # ---- 4. throughput against PyTorch eager on the same GPU ------------------------------
 # Llama 3.2 1B's shape (tied embeddings, vocabulary 128256, rope scaling), sequence 2048,
-# batch 8, bf16 over fp32 master weights on both sides (the peer:
+# batch 8 on GPUs with 100 GiB or more (H200), else 4 (the eager peer's fp32 logits do not
+# fit batch 8 in an H100's 80 GB), bf16 over fp32 master weights on both sides (the peer:
 # bench/trainer/llama_eager.py --tie, autocast + SDPA + AdamW). Steps after the first two
 # are averaged. MFU against the dense bf16 peak where known (--peak_tflops), else measured.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
+batch=4
+((${gpu_mib:-0} >= 102400)) && batch=8
 peak=()
 case $gpu in
   *H100*|*H200*) peak=(--peak_tflops 989.4) ;;
   *A100*) peak=(--peak_tflops 312) ;;
 esac
-"$train" --preset llama3.2-1b --max_context_width 2048 --train_batch_size 8 "${peak[@]}" \
+"$train" --preset llama3.2-1b --max_context_width 2048 --train_batch_size "$batch" "${peak[@]}" \
   --synthetic_data --max_steps 12 --logging_freq 1 --device cuda --bf16 1 \
   >"$out/perf_cuda.log" 2>&1 || { note "FAIL: throughput run"; fail=1; }
 $py "$src/bench/trainer/llama_eager.py" --device cuda --bf16 --hidden 2048 --layers 16 --heads 32 \
-  --kv_heads 8 --intermediate 8192 --vocab 128256 --seq 2048 --batch 8 --rope_theta 500000 --tie \
+  --kv_heads 8 --intermediate 8192 --vocab 128256 --seq 2048 --batch "$batch" --rope_theta 500000 --tie \
   --warmup 2 --steps 10 >"$out/perf_eager.log" 2>&1 || { note "FAIL: eager peer run"; fail=1; }
 ours=$(sed -n 's/^\[train\] step=\([0-9]*\)\/.* tokens_per_s=\([0-9.]*\) .*/\1 \2/p' "$out/perf_cuda.log" |
        awk '$1 > 2 {s += $2; n++} END {if (n) printf "%.1f", s / n}')
 mfu=$(sed -n 's/^\[train\] step=12\/.* mfu=\([0-9.]*\) .*/\1/p' "$out/perf_cuda.log")
 mem=$(sed -n 's/^\[summary\].* peak_mem_mib=\([0-9.]*\) .*/\1/p' "$out/perf_cuda.log")
 peer=$(grep -o ' tokens_per_s=[0-9.]*' "$out/perf_eager.log" | head -1 | cut -d= -f2)
-note "throughput on $gpu (llama3.2-1b shape, seq 2048, batch 8, bf16): wireup-train ${ours:-?} tokens/s" \
+note "throughput on $gpu (llama3.2-1b shape, seq 2048, batch $batch, bf16): wireup-train ${ours:-?} tokens/s" \
      "(MFU ${mfu:-?}, $(grep -o 'peak=.*' "$out/perf_cuda.log" | head -1), peak mem ${mem:-?} MiB)," \
      "PyTorch eager ${peer:-?} tokens/s," \
      "ratio $(awk -v a="${ours:-0}" -v b="${peer:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "?" }')"
