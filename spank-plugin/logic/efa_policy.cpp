@@ -25,7 +25,7 @@ constexpr InstanceInfo kInstances[] = {
     {"g5", "", 0, "A10G", 0, false, true},
     {"g6", "48xlarge", 8, "L4", 1, false, true},
     {"g6", "", 0, "L4", 0, false, true},
-    {"g6e", "48xlarge", 8, "L40S", 0, false, true},
+    {"g6e", "48xlarge", 8, "L40S", 4, false, true},
     {"g6e", "", 0, "L40S", 0, false, true},
     {"trn1", "32xlarge", 16, "Trainium", 8, true, false},
     {"trn1n", "32xlarge", 16, "Trainium", 16, true, false},

@@ -140,6 +140,7 @@ TEST_CASE("instance table: today's GPU and Trainium types") {
   CHECK(instance_info("p6-b300.48xlarge")->accelerator == "B300");
   CHECK(instance_info("trn2.48xlarge")->efa_devices == 16);
   CHECK(instance_info("trn2.48xlarge")->accelerators == 16);
+  CHECK(instance_info("g6e.48xlarge")->efa_devices == 4);
   CHECK(instance_info("g6e.12xlarge")->shm_cuda_memcpy);  // any g6e size
   CHECK(wants_shm_cuda_memcpy("g6.48xlarge"));
   CHECK_FALSE(wants_shm_cuda_memcpy("trn2.48xlarge"));
