@@ -134,18 +134,19 @@ recorded_pid() {
 
 # Launch a daemon in the foreground of its own session, detached from our stdio,
 # and record its PID. $1 = record name, $2 = stdout/stderr file, rest = command.
-# With the hosts naming the daemon runs in a mount namespace of its own in which
-# DIR/hosts is bound over /etc/hosts (unshare and sh exec, so the PID stays the daemon's).
+# Each daemon runs in a mount namespace of its own (unshare; sh execs the daemon, so the
+# PID stays its) in which DIR/resolv.conf is bound over /etc/resolv.conf, so nothing in the
+# cluster asks the machine's DNS server (Slurm 24.11's slurmd reverse-resolves both ends of
+# every connection it accepts; some of those queries went unanswered and each cost the
+# resolver's 5 s timeout), and with the hosts naming DIR/hosts over /etc/hosts.
 launch() {
   local name=$1 out=$2
   shift 2
-  if [[ -f $D/hosts ]]; then
-    # shellcheck disable=SC2016 # expanded by the inner sh
-    setsid unshare --mount --propagation private \
-      sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$D/hosts" "$@" </dev/null >"$out" 2>&1 &
-  else
-    setsid "$@" </dev/null >"$out" 2>&1 &
-  fi
+  # shellcheck disable=SC2016 # expanded by the inner sh
+  setsid unshare --mount --propagation private sh -c '
+    if [ -e /etc/resolv.conf ]; then mount --bind "$0/resolv.conf" /etc/resolv.conf || exit 1; fi
+    if [ -f "$0/hosts" ]; then mount --bind "$0/hosts" /etc/hosts || exit 1; fi
+    exec "$@"' "$D" "$@" </dev/null >"$out" 2>&1 &
   echo $! >"$(pidfile "$name")"
 }
 
@@ -372,6 +373,8 @@ EOF
   if [[ -n $v ]] && ((10#$v >= 2302)); then
     echo "CgroupPlugin=disabled" >"$D/cgroup.conf"
   fi
+  printf '%s\n' "# $PROG: the test cluster asks no DNS server (see launch)" \
+    "nameserver 127.0.0.1" "options timeout:1 attempts:1" >"$D/resolv.conf"
   if [[ $NAMING == hosts ]]; then
     {
       cat /etc/hosts
@@ -401,7 +404,8 @@ cmd_start() {
 
   # Wipe old state; only our own subpaths, never DIR itself.
   rm -rf -- "$D/state" "$D/spool" "$D/tmp" "$D/run" "$D/pids" "$D/munge" "$D/log" \
-    "$D/slurm.conf" "$D/cgroup.conf" "$D/hosts" "$D/plugstack.conf" "$D"/.plugstack.* ||
+    "$D/slurm.conf" "$D/cgroup.conf" "$D/hosts" "$D/resolv.conf" "$D/plugstack.conf" \
+    "$D"/.plugstack.* ||
     die "cannot wipe $D"
   mkdir -p "$D/state" "$D/run" "$D/pids" "$D/log" "$D/munge" || die "cannot populate $D"
   chmod 755 "$D" "$D/munge"
