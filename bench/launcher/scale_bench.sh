@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Launch at 2, 8 and 32 emulated nodes: wireup (srun --wireup; srun + wireup-launch, plain
-# and with --agent-store) against torchrun (one a node through srun, c10d rendezvous), timed
+# and with --agent-store) against torchrun (one a node through srun, c10d rendezvous) and
+# plain srun's own task start (no wiring: the floor every contender pays), timed
 # (a) to all ranks wired with light workers and (b) to the first all_reduce with torch
 # workers; contenders interleaved within each repetition. Writes a markdown section.
 # See docs/bench-launcher.md.
@@ -83,9 +84,9 @@ fi
 } >"$WORK/meta" || die "cannot read the versions (srun, python3 with torch)"
 
 # Waits until every node is idle again, so the next srun does not wait for the last job.
-# A node Slurm drained or downed after a run (on this loaded machine: KillTaskFailed, a step
-# that outlived UnkillableStepTimeout) is named with its reason and resumed; the count goes
-# into the report. Dies when the nodes are not idle within 60 s.
+# A node Slurm drained or downed after a run (for example "Kill task failed": a step that
+# outlived UnkillableStepTimeout on the loaded machine) is named with its reason and resumed;
+# the count goes into the report. Dies when the nodes are not idle within 60 s.
 wait_idle() {
   local i node state reason
   for ((i = 0; i < 300; i++)); do
@@ -118,6 +119,7 @@ run_one() { # KIND CONTENDER NODES
     prog=("$PY" "$TORCH")
   fi
   case $who in
+    srun) cmd=(srun -N"$n" --ntasks-per-node="$k" "${prog[@]}") ;;
     spank) cmd=(srun -N"$n" --ntasks-per-node="$k" --wireup "${prog[@]}") ;;
     launch | store)
       cmd=(srun --mpi=pmix -N"$n" --ntasks-per-node=1 "$WL" --nproc-per-node="$k")
@@ -139,7 +141,9 @@ run_one() { # KIND CONTENDER NODES
   timeout 300 "${cmd[@]}" >"$out" 2>&1
   rc=$?
   t1=$EPOCHREALTIME
-  if ((rc != 0)) || ! secs=$(python3 "$RESULTS" check "$kind" "$out" "$t0" $((n * k)) "$k" 2>"$WORK/why"); then
+  local check=$kind
+  [[ $who == srun ]] && check=floor
+  if ((rc != 0)) || ! secs=$(python3 "$RESULTS" check "$check" "$out" "$t0" $((n * k)) "$k" 2>"$WORK/why"); then
     echo "$PROG: FAILED: $who, $kind workers, $n nodes x $k: exit $rc; $(cat "$WORK/why")" >&2
     tail -n 15 "$out" | sed 's/^/    /' >&2
     echo "FAILED FAILED"
@@ -148,7 +152,7 @@ run_one() { # KIND CONTENDER NODES
   echo "$secs $(python3 -c "print(f'{$t1 - $t0:.3f}')")"
 }
 
-CONTENDERS=(spank launch store torchrun)
+CONTENDERS=(srun spank launch store torchrun) # srun: no wiring, light workers only
 RAW=${REPORT%.md}.raw.txt # every run as it ends, kept when the benchmark is stopped
 echo "kind contender nodes rep seconds step_seconds" >"$RAW" || die "cannot write $RAW"
 failed=0
@@ -168,6 +172,7 @@ for n in $NODE_COUNTS; do
     for kind in light torch; do
       for ((i = 0; i < ${#CONTENDERS[@]}; i++)); do # rotated: no contender always goes first
         who=${CONTENDERS[(i + rep - 1) % ${#CONTENDERS[@]}]}
+        [[ $kind == torch && $who == srun ]] && continue
         wait_idle
         line=$(run_one "$kind" "$who" "$n")
         [[ $line == FAILED* ]] && failed=$((failed + 1))

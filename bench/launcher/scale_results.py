@@ -1,10 +1,11 @@
 """The launch scale benchmark's arithmetic (scale_bench.sh runs it).
 
-  scale_results.py check light|torch OUTPUT T0 WORLD LOCAL_WORLD
+  scale_results.py check light|floor|torch OUTPUT T0 WORLD LOCAL_WORLD
       Checks one run's output and prints the seconds from T0 (the launch) until the last rank
       was wired (light: its WIRED line's start time) or finished its first all_reduce
-      (torch: its ALLREDUCE line's done_at). Exit 1 with the reason when the run did not
-      wire every rank exactly once and consistently.
+      (torch: its ALLREDUCE line's done_at), or, for plain srun with no wiring (floor), until
+      the last Slurm task started. Exit 1 with the reason when the run did not wire every
+      rank (start every task) exactly once and consistently.
   scale_results.py report RAW META OUT.md
       Writes the markdown report from RAW (one run a line: kind contender nodes rep
       seconds step_seconds) and META (key=value lines).
@@ -13,7 +14,7 @@ import re
 import statistics
 import sys
 
-CONTENDERS = [("spank", "srun --wireup"), ("launch", "wireup-launch"),
+CONTENDERS = [("srun", "srun, no wiring (Slurm's floor)"), ("spank", "srun --wireup"), ("launch", "wireup-launch"),
               ("store", "wireup-launch --agent-store"), ("torchrun", "torchrun")]
 KINDS = {"light": "launch to all ranks wired (light workers)",
          "torch": "launch to first all_reduce (torch workers, gloo)"}
@@ -29,8 +30,14 @@ def check(kind, path, t0, world, local_world):
     with open(path, errors="replace") as f:
         text = f.read()
     seen = {}
-    if kind == "light":
-        pat = re.compile(r"WIRED rank=(\S+) world=(\S+) local_rank=(\S+) local_world=(\S+) "
+    if kind == "floor":
+        for m in re.finditer(r"WIRED task=(\S+) .* at=([\d.]+)", text):
+            task, at = m.groups()
+            if not task.isdigit() or int(task) in seen:
+                fail(f"task {task} started twice or without SLURM_PROCID")
+            seen[int(task)] = (float(at), "")
+    elif kind == "light":
+        pat = re.compile(r"WIRED task=\S+ rank=(\S+) world=(\S+) local_rank=(\S+) local_world=(\S+) "
                          r"master=(\S+) at=([\d.]+)")
         for m in pat.finditer(text):
             rank, w, lr, lw, master, at = m.groups()
@@ -101,7 +108,9 @@ def report(raw_path, meta_path, out_path):
            f"workers: {meta.get('torch_per_node', '?')} a node "
            "(tests/launcher/gloo_allreduce.py, gloo on CPU). Medians in seconds from srun's "
            "start; ratio = contender / torchrun at the same node count; growth = the median at "
-           "one node count over the median at the previous one (node factor in brackets).", ""]
+           "one node count over the median at the previous one (node factor in brackets). Plain "
+           "srun (light workers, no wiring) is the floor: how long Slurm itself takes to start "
+           "every task, which every contender pays.", ""]
     recovered = [v for k, v in meta_lines if k == "recovered_node"]
     if recovered:
         out += [f"Slurm drained or downed a node after a run {len(recovered)} time(s); the "
@@ -117,6 +126,8 @@ def report(raw_path, meta_path, out_path):
         out += [f"### {title}", "", "| " + " | ".join(head) + " |",
                 "|" + "---|" * len(head)]
         for who, name in CONTENDERS:
+            if not any(runs(kind, who, n) for n in node_counts):
+                continue  # plain srun runs light workers only
             meds = [median(kind, who, n) for n in node_counts]
             tr = [median(kind, "torchrun", n) for n in node_counts]
             ratios = [m / t if m is not None and t else None for m, t in zip(meds, tr)]
@@ -127,7 +138,7 @@ def report(raw_path, meta_path, out_path):
             ratio_cells = ["1" if who == "torchrun" else fmt(r) for r in ratios]
             out.append(f"| {name} | " + " | ".join(cells + ratio_cells +
                                                      [fmt(g) for g in growth]) + " |")
-            if kind == "light" and who != "torchrun":
+            if kind == "light" and who not in ("torchrun", "srun"):
                 big = node_counts[-1]
                 r = ratios[-1]
                 verdict = "not measured" if r is None else \
@@ -151,7 +162,7 @@ def report(raw_path, meta_path, out_path):
 
 
 def main(argv):
-    if len(argv) == 7 and argv[1] == "check" and argv[2] in KINDS:
+    if len(argv) == 7 and argv[1] == "check" and argv[2] in ("light", "floor", "torch"):
         check(argv[2], argv[3], float(argv[4]), int(argv[5]), int(argv[6]))
     elif len(argv) == 5 and argv[1] == "report":
         report(argv[2], argv[3], argv[4])
