@@ -43,13 +43,13 @@ class GzipStream final : public InputStream {
       throw InputError(path_.string() + ": read error at uncompressed byte " + at() + ": " +
                        (code == Z_ERRNO ? std::strerror(errno) : without_path(msg)));
     }
-    if (n == 0) {
-      // gzread returns 0 at a clean end; a truncated gzip stream leaves an error.
-      const char* msg = gzerror(gz_, &code);
-      if (code != Z_OK && code != Z_STREAM_END)
-        throw InputError(path_.string() + ": gzip data error at uncompressed byte " + at() + ": " +
-                         without_path(msg) + " (truncated download?)");
-    }
+    // A truncated stream: zlib reports it on the read that returns the last good bytes, and
+    // from 1.3.2 clears it before the next read (which then looks like a clean end), so
+    // every read is checked, not only the one that returns 0.
+    const char* msg = gzerror(gz_, &code);
+    if (code != Z_OK && code != Z_STREAM_END)
+      throw InputError(path_.string() + ": gzip data error at uncompressed byte " + at() + ": " +
+                       without_path(msg) + " (truncated download?)");
     return static_cast<std::size_t>(n);
   }
 
