@@ -198,9 +198,17 @@ if [[ -n ${WIREUP_LANE_COMMAND:-} ]]; then
   echo "lane $suite: build $((t1 - t0)) s, command $(($(date +%s) - t1)) s, exit $rc"
   exit "$rc"
 fi
+# Debian sid's Slurm (26.05) ships no mpi/pmix plugin, so the tests labelled slurm_pmix
+# (they run srun --mpi=pmix) cannot run there: only the sid lane leaves them out, and says
+# so; in every other lane they run, and a missing plugin fails them.
+skipped=""
+if [[ $suite == sid ]] && ! in_root sh -c 'ls /usr/lib/*/slurm-wlm/mpi_pmix*.so' >/dev/null 2>&1; then
+  skipped="-LE slurm_pmix"
+  note "sid: Slurm has no mpi/pmix plugin; the tests labelled slurm_pmix are not run"
+fi
 # shellcheck disable=SC2086 # extra ctest arguments split on purpose
-in_root bash -c "cd $build && ctest --output-on-failure -j 2 --timeout 900 ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
+in_root bash -c "cd $build && ctest --output-on-failure -j 2 --timeout 900 $skipped ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
 t2=$(date +%s)
-echo "lane $suite: build $((t1 - t0)) s, tests $((t2 - t1)) s, ctest exit $rc" >"$lanes/$suite.last"
+echo "lane $suite: build $((t1 - t0)) s, tests $((t2 - t1)) s, ctest exit $rc${skipped:+ (slurm_pmix tests not run: no mpi/pmix plugin)}" >"$lanes/$suite.last"
 cat "$lanes/$suite.last"
 exit "$rc"
