@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the launch scale benchmark (scale_bench.sh) inside a Debian root lane (trixie: Slurm
-# 24.11, PMIx 5, torch 2.6) through .ci/lanes/debian-root.sh, which builds this tree there
-# first, and copies the report out. Needs root, as the lane does.
+# Runs the launch benchmarks (run.sh: scale_bench.sh, then wireup-bench-wiring-work) inside
+# a Debian root lane (trixie: Slurm 24.11, PMIx 5, torch 2.6) through
+# .ci/lanes/debian-root.sh, which builds this tree there first, and copies the report out.
+# Needs root, as the lane does.
 #
 #   lane_bench.sh SUITE REPORT.md [REPS]      SUITE = trixie | sid
 # Knobs as scale_bench.sh's (WIREUP_BENCH_NODES, WIREUP_BENCH_CLUSTER_PORT, ...), passed in.
@@ -25,8 +26,8 @@ mkdir -p "$(dirname "$report")" || die "cannot create the directory of $report"
 rm -f "$lanes/$suite$inner" "$lanes/$suite${inner%.md}.raw.txt"
 rc=0
 # shellcheck disable=SC2016 # $WIREUP_LANE_BUILD: the lane's build directory, set in the root
-WIREUP_LANE_COMMAND="${knobs}"'bash bench/launcher/scale_bench.sh "$WIREUP_LANE_BUILD"'" $inner $reps" \
-  WIREUP_LANE_BUILD_TARGETS="spank_wireup wireup-launch" \
+WIREUP_LANE_COMMAND="${knobs}"'bash bench/launcher/run.sh "$WIREUP_LANE_BUILD"'" $inner $reps" \
+  WIREUP_LANE_BUILD_TARGETS="spank_wireup wireup-launch wireup-bench-wiring-work" \
   bash "$here/../../.ci/lanes/debian-root.sh" "$suite" || rc=$?
 if [[ ! -f $lanes/$suite$inner ]]; then
   [[ ! -f $lanes/$suite${inner%.md}.raw.txt ]] || cp "$lanes/$suite${inner%.md}.raw.txt" "${report%.md}.raw.txt"
