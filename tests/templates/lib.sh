@@ -43,6 +43,12 @@ submit() {
   (
     rc=0
     sbatch --parsable --wait -o "$WORK/$name.out" "$@" >"$WORK/$name.id.tmp" 2>"$WORK/$name.err" || rc=$?
+    # sbatch --wait says 0 when the job's record was purged before it looked (cluster.sh's
+    # MinJobAge keeps that from happening); never take that for a success.
+    if grep -q "exit code not found" "$WORK/$name.err"; then
+      echo "submit: sbatch --wait lost job $name's exit code: $(cat "$WORK/$name.err")" >&2
+      rc=125
+    fi
     echo "$rc" >"$WORK/$name.rc"
   ) &
   local i
