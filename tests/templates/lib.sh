@@ -33,36 +33,56 @@ export PYTHON=/usr/bin/python3   # Debian's PyTorch (the first python3 on PATH m
 # shellcheck source=../lib/assert.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
-# submit NAME SBATCH_ARGS... TEMPLATE: sbatch --wait in the background; the job
-# id is in $WORK/NAME.id once accepted, its exit code in $WORK/NAME.rc at the
-# end, its output in $WORK/NAME.out.
+# submit NAME SBATCH_ARGS... TEMPLATE: sbatch, then a background watcher (job_exit_code);
+# the job id is in $WORK/NAME.id once accepted, its exit code in $WORK/NAME.rc at the end,
+# its output in $WORK/NAME.out. Not sbatch --wait: it polls every 2 s and reports 0 for a
+# job whose record slurmctld purged in between (MinJobAge), so a failed job could read as
+# a success.
 submit() {
-  local name=$1
+  local name=$1 id
   shift
   rm -f "$WORK/$name".{id,rc,out}
+  if ! id=$(sbatch --parsable -o "$WORK/$name.out" "$@" 2>"$WORK/$name.err"); then
+    fail "sbatch $name was not accepted: $(cat "$WORK/$name.err" 2>/dev/null)"
+    return 1
+  fi
+  id=$(tr -dc '0-9' <<<"${id%%;*}")
+  echo "$id" >"$WORK/$name.id"
+  JOBS+=("$id")
   (
-    rc=0
-    sbatch --parsable --wait -o "$WORK/$name.out" "$@" >"$WORK/$name.id.tmp" 2>"$WORK/$name.err" || rc=$?
-    # sbatch --wait says 0 when the job's record was purged before it looked (cluster.sh's
-    # MinJobAge keeps that from happening); never take that for a success.
-    if grep -q "exit code not found" "$WORK/$name.err"; then
-      echo "submit: sbatch --wait lost job $name's exit code: $(cat "$WORK/$name.err")" >&2
-      rc=125
-    fi
-    echo "$rc" >"$WORK/$name.rc"
+    rc=$(job_exit_code "$id")
+    echo "$rc" >"$WORK/$name.rc.tmp" && mv "$WORK/$name.rc.tmp" "$WORK/$name.rc"
   ) &
-  local i
-  for ((i = 0; i < 100; i++)); do
-    if [[ -s $WORK/$name.id.tmp ]]; then
-      tr -dc '0-9' <"$WORK/$name.id.tmp" >"$WORK/$name.id"
-      JOBS+=("$(cat "$WORK/$name.id")")
-      return 0
+}
+
+# job_exit_code ID: polls the job every 0.2 s until it has ended and is no longer
+# completing; prints its exit code as sbatch --wait would (the signal's job: 1), or 125
+# when its record is gone before that.
+job_exit_code() {
+  local line state code sig out
+  while :; do
+    if ! line=$(scontrol -o show job "$1" 2>&1); then
+      if [[ $line == *"Invalid job id"* ]]; then
+        echo "job $1 was purged before its exit code was read" >&2
+        echo 125
+        return
+      fi
+      sleep 0.2
+      continue
     fi
-    [[ -e $WORK/$name.rc ]] && break
-    sleep 0.1
+    state=$(sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p' <<<"$line")
+    case $state in
+      PENDING | CONFIGURING | RUNNING | COMPLETING | SUSPENDED | REQUEUE* | RESIZING | \
+        SIGNALING | STAGE_OUT | "") sleep 0.2 ;;
+      *)
+        read -r code sig < <(sed -n 's/.* ExitCode=\([0-9]*\):\([0-9]*\).*/\1 \2/p' <<<"$line")
+        out=${code:-1}
+        [[ ${sig:-0} != 0 ]] && out=1
+        [[ $state != COMPLETED && $out == 0 ]] && out=1
+        echo "$out"
+        return ;;
+    esac
   done
-  fail "sbatch $name was not accepted: $(cat "$WORK/$name.err" 2>/dev/null)"
-  return 1
 }
 
 # wait_job NAME SECONDS: until the job has ended; prints its exit code (124: still running).
