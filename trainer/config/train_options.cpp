@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 
+#include "config/command_line.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -93,9 +93,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--activation_checkpointing", ac, "1: recompute each block in backward");
   app.add_option("--prefetch", prefetch, "1: gather the next unit during compute");
   std::string sharding = "full";
-  app.add_option("--sharding_strategy", sharding, "full, hybrid or none")
-      ->transform(CLI::IsMember(
-          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
+  add_sharding_option(app, sharding);
   app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
   app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
@@ -127,14 +125,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
                               "one rank's peak TFLOP/s for MFU (default: measured at start by a "
                               "GEMM probe on the device and dtype used)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return false;
-  } catch (const CLI::ParseError& e) {
-    throw InputError(std::string(e.get_name()) + ": " + e.what() + " (see wireup-train --help)");
-  }
+  if (!parse_command_line(app, argc, argv, "", "wireup-train --help")) return false;
 
   o.preset = preset;
   m = wireup::train::preset(preset);

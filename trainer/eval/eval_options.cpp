@@ -1,10 +1,10 @@
 #include "eval/eval_options.hpp"
 
 #include <CLI/CLI.hpp>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_config.hpp"
+#include "config/command_line.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -32,19 +32,9 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
   int bf16 = 0;
   app.add_option("--bf16", bf16, "1: bf16 compute (GPU)");
   std::string sharding = "full";
-  app.add_option("--sharding_strategy", sharding, "full, hybrid or none")
-      ->transform(CLI::IsMember(
-          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
+  add_sharding_option(app, sharding);
   app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return false;
-  } catch (const CLI::ParseError& e) {
-    throw InputError("eval: " + std::string(e.get_name()) + ": " + e.what() +
-                     " (see wireup-train eval --help)");
-  }
+  if (!parse_command_line(app, argc, argv, "eval: ", "wireup-train eval --help")) return false;
   o.bf16 = bf16 != 0;
   o.sharding = parse_sharding(sharding);
   auto need = [](bool ok, const std::string& what) {

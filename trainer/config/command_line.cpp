@@ -1,0 +1,29 @@
+#include "config/command_line.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "wireup/error.hpp"
+
+namespace wireup::train {
+
+void add_sharding_option(CLI::App& app, std::string& value) {
+  app.add_option("--sharding_strategy", value, "full, hybrid or none")
+      ->transform(CLI::IsMember(
+          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
+}
+
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& prefix,
+                        const std::string& help_command) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw InputError(prefix + e.get_name() + ": " + e.what() + " (see " + help_command + ")");
+  }
+  return true;
+}
+
+}  // namespace wireup::train
