@@ -13,6 +13,7 @@
 #include "inspect.hpp"
 #include "inspect_format.hpp"
 #include "prep.hpp"
+#include "prep_fixtures.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/error.hpp"
 
@@ -54,16 +55,6 @@ std::string unescape(const std::string& s) {
       out += k;  // \\ and \"
     }
   }
-  return out;
-}
-
-std::vector<std::string> paragraphs(const fs::path& file) {
-  std::vector<std::string> out;
-  prep::DocOptions o;
-  o.text_docs = prep::TextDocs::Paragraph;
-  prep::DocumentReader r({file, 0, false}, o);
-  prep::Document d;
-  while (r.next(d)) out.push_back(d.text);
   return out;
 }
 
@@ -178,7 +169,7 @@ TEST_CASE("inspect lists what wireup-prep wrote: facts, ids and text in storage 
           "[inspect]") {
   test::TempDir dir;
   const fs::path gpl = "/usr/share/common-licenses/GPL-3";
-  const auto docs = paragraphs(gpl);
+  const auto docs = test::paragraphs(gpl);
   prep::PrepOptions p;
   p.inputs = {gpl.string()};
   p.output = dir / "out";

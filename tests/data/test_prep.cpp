@@ -8,6 +8,7 @@
 #include "documents.hpp"
 #include "fixtures.hpp"
 #include "prep.hpp"
+#include "prep_fixtures.hpp"
 #include "text_pieces.hpp"
 #include "tokenizer.hpp"
 #include "wireup/data/loader.hpp"
@@ -58,16 +59,6 @@ void write_gz(const fs::path& p, const std::string& text) {
   gzclose(f);
 }
 
-std::vector<std::string> paragraphs(const fs::path& file) {
-  std::vector<std::string> out;
-  prep::DocOptions o;
-  o.text_docs = prep::TextDocs::Paragraph;
-  prep::DocumentReader r({file, 0, false}, o);
-  prep::Document d;
-  while (r.next(d)) out.push_back(d.text);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("trained SentencePiece model round-trips text, shards included", "[prep]") {
@@ -88,7 +79,7 @@ TEST_CASE("trained SentencePiece model round-trips text, shards included", "[pre
   // Every document of the corpus, read back out of the shards, decodes to its text.
   std::vector<std::string> docs;
   for (const auto& name : kLicenses)
-    for (auto& p : paragraphs(in / name)) docs.push_back(std::move(p));
+    for (auto& p : test::paragraphs(in / name)) docs.push_back(std::move(p));
   std::multiset<std::string> want(docs.begin(), docs.end()), got;
   for (const auto* split : {&m.train, &m.validation}) {
     for (const auto& e : split->shards) {
@@ -142,7 +133,7 @@ TEST_CASE("JSONL, gzip and an existing tokenizer give the same tokens as text", 
   const auto jdir = dir / "jsonl";
   fs::create_directories(jdir);
   std::string jsonl;
-  for (const auto& p : paragraphs(in / "GPL-3"))
+  for (const auto& p : test::paragraphs(in / "GPL-3"))
     jsonl +=
         nlohmann::json({{"id", 1}, {"content", p}}).dump() + "\n\n";  // blank lines are skipped
   write_gz(jdir / "gpl.jsonl.gz", jsonl);
@@ -322,7 +313,7 @@ TEST_CASE("a document encoded in pieces gives the ids of encoding it whole", "[p
   // rounding of the path sums may pick the other one.
   std::vector<std::string> sentences;
   for (const auto& name : kLicenses)
-    for (const auto& p : paragraphs(fs::path("/usr/share/common-licenses") / name))
+    for (const auto& p : test::paragraphs(fs::path("/usr/share/common-licenses") / name))
       sentences.push_back(p);
   std::string text;
   for (std::size_t i = 0; i < 60; ++i) {

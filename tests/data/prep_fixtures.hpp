@@ -1,0 +1,11 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wireup::test {
+
+// The documents wireup-prep reads from a text file in paragraph mode (--text-docs paragraph).
+std::vector<std::string> paragraphs(const std::filesystem::path& file);
+
+}  // namespace wireup::test
