@@ -55,3 +55,13 @@ close() {
     fail "$1: $2 vs $3 (tolerance $4 relative)"
   fi
 }
+
+# far_apart PASS_TEXT FAIL_TEXT REF OTHER: OTHER differs from REF by more than 100 times a
+# 1e-5 relative tolerance, so a check at that tolerance would see the difference.
+far_apart() {
+  if awk -v r="$3" -v w="$4" 'BEGIN { d = r - w; if (d < 0) d = -d; exit !(d > 100 * 1e-5 * r) }'; then
+    pass "$1"
+  else
+    fail "$2"
+  fi
+}

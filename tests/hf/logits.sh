@@ -28,9 +28,8 @@ for dtype in F32 BF16; do
     --checkpoint_dir "$WORK/ck-$dtype" --metrics_file "$WORK/s-$dtype.jsonl" >/dev/null
   close "$dtype HF checkpoint imported: wireup loss = HF loss" \
     "$(metric "$WORK/s-$dtype.jsonl" train 1 loss)" "${ref[0]}" $tol
-  awk -v r="${ref[0]}" -v w="${ref[1]}" 'BEGIN { d = r - w; if (d < 0) d = -d; exit !(d > 100 * 1e-5 * r) }' &&
-    pass "$dtype: a missing RoPE permutation would change the loss by far more than the tolerance (${ref[1]})" ||
-    fail "$dtype: test not sensitive to the RoPE layout: ${ref[0]} vs ${ref[1]}"
+  far_apart "$dtype: a missing RoPE permutation would change the loss by far more than the tolerance (${ref[1]})" \
+    "$dtype: test not sensitive to the RoPE layout: ${ref[0]} vs ${ref[1]}" "${ref[0]}" "${ref[1]}"
 done
 # HF -> wireup -> HF: the same tensors, bit for bit.
 "$WIREUP_TRAIN" export --checkpoint "$WORK/ck-F32" --out "$WORK/S-back" >/dev/null
