@@ -52,41 +52,39 @@ LD_LIBRARY_PATH="$(dirname "$nccl_lib"):${LD_LIBRARY_PATH:-}"
 export LD_LIBRARY_PATH
 
 losses() { sed -n 's/^\[train\] step=\([0-9]*\)\/[0-9]* loss=\([0-9.naife+-]*\) .*/\1 \2/p' "$1"; }
+# same_losses A.log B.log PAIRS REL PASS_TEXT FAIL_TEXT: the two runs logged the same 12 or
+# more steps, each loss within REL (relative) of the other's; PAIRS keeps "step a step b".
+same_losses() {
+  paste <(losses "$1") <(losses "$2") >"$3"
+  if awk -v rel="$4" 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d;
+          if (d > rel*($2<0?-$2:$2) || $1!=$3) bad=1} END{exit (bad || n<12)}' "$3"; then
+    note "PASS: $5"
+  else
+    note "FAIL: $6:"; cat "$3"; fail=1
+  fi
+}
 
 # ---- 1. fp32: CPU and CUDA agree ------------------------------------------------
 common=(--preset tiny --synthetic_data --seed 7 --max_steps 12 --logging_freq 1 --lr 1e-3
         --warmup_steps 2 --train_batch_size 4)
 "$train" "${common[@]}" --device cpu >"$out/fp32_cpu.log" 2>&1 || { note "FAIL: cpu run"; fail=1; }
 "$train" "${common[@]}" --device cuda >"$out/fp32_cuda.log" 2>&1 || { note "FAIL: cuda fp32 run"; fail=1; }
-paste <(losses "$out/fp32_cpu.log") <(losses "$out/fp32_cuda.log") >"$out/fp32_pairs.txt"
-if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-3*($2<0?-$2:$2) || $1!=$3) bad=1}
-        END{exit (bad || n<12)}' "$out/fp32_pairs.txt"; then
-  note "PASS: fp32 loss on CUDA matches CPU over 12 steps (rel 1e-3)"
-else
-  note "FAIL: fp32 CPU vs CUDA losses differ:"; cat "$out/fp32_pairs.txt"; fail=1
-fi
+same_losses "$out/fp32_cpu.log" "$out/fp32_cuda.log" "$out/fp32_pairs.txt" 1e-3 \
+  "fp32 loss on CUDA matches CPU over 12 steps (rel 1e-3)" "fp32 CPU vs CUDA losses differ"
 # Llama 3.2's features (tied embeddings, llama3 rope scaling) on both paths.
 l3=(--tie_word_embeddings 1 --rope_scaling "llama3:8,1,4,64")
 "$train" "${common[@]}" "${l3[@]}" --device cpu >"$out/l3_cpu.log" 2>&1 || { note "FAIL: cpu tied run"; fail=1; }
 "$train" "${common[@]}" "${l3[@]}" --device cuda >"$out/l3_cuda.log" 2>&1 || { note "FAIL: cuda tied run"; fail=1; }
-paste <(losses "$out/l3_cpu.log") <(losses "$out/l3_cuda.log") >"$out/l3_pairs.txt"
-if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-3*($2<0?-$2:$2) || $1!=$3) bad=1}
-        END{exit (bad || n<12)}' "$out/l3_pairs.txt"; then
-  note "PASS: tied + rope-scaled fp32 loss on CUDA matches CPU over 12 steps (rel 1e-3)"
-else
-  note "FAIL: tied + rope-scaled CPU vs CUDA losses differ:"; cat "$out/l3_pairs.txt"; fail=1
-fi
+same_losses "$out/l3_cpu.log" "$out/l3_cuda.log" "$out/l3_pairs.txt" 1e-3 \
+  "tied + rope-scaled fp32 loss on CUDA matches CPU over 12 steps (rel 1e-3)" \
+  "tied + rope-scaled CPU vs CUDA losses differ"
 # The same run recomputing each block in backward, without prefetching: the
 # same losses (recompute runs the same kernels on the same inputs).
 "$train" "${common[@]}" --device cuda --activation_checkpointing 1 --prefetch 0 \
   >"$out/fp32_cuda_recompute.log" 2>&1 || { note "FAIL: cuda recompute run"; fail=1; }
-paste <(losses "$out/fp32_cuda.log") <(losses "$out/fp32_cuda_recompute.log") >"$out/recompute_pairs.txt"
-if awk 'BEGIN{bad=0; n=0} {n++; d=$2-$4; if (d<0) d=-d; if (d > 1e-5*$2 || $1!=$3) bad=1}
-        END{exit (bad || n<12)}' "$out/recompute_pairs.txt"; then
-  note "PASS: activation checkpointing on CUDA gives the same losses (rel 1e-5)"
-else
-  note "FAIL: activation checkpointing changes the losses:"; cat "$out/recompute_pairs.txt"; fail=1
-fi
+same_losses "$out/fp32_cuda.log" "$out/fp32_cuda_recompute.log" "$out/recompute_pairs.txt" 1e-5 \
+  "activation checkpointing on CUDA gives the same losses (rel 1e-5)" \
+  "activation checkpointing changes the losses"
 
 # ---- 2. bf16 learns real text ---------------------------------------------------
 # The demo corpus (data/prep/demo-corpus.sh, vocabulary 1000) as in
