@@ -1,0 +1,96 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// wireup_file_io: the one copy of the file plumbing that data, checkpoints and
+// the launcher share. Every failure is an InputError naming the path and what
+// went wrong ("PATH: WHAT: strerror"); reads and writes retry EINTR and short
+// counts. Durable means: the data is fsynced before the name appears, and the
+// directory is fsynced after.
+namespace wireup::io {
+
+// Throws InputError "PATH: WHAT: <strerror(errno)>".
+[[noreturn]] void throw_errno(const std::filesystem::path& p, const std::string& what);
+
+// An owned file descriptor: closed exactly once, on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd();
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// open(2) with O_CLOEXEC, retried on EINTR; InputError naming the path.
+Fd open_file(const std::filesystem::path& p, int flags, unsigned mode = 0644);
+
+// All `bytes` to `fd` (a file); InputError naming `p` on any failure.
+void write_all(int fd, const void* data, std::size_t bytes, const std::filesystem::path& p);
+// All of `data` to a socket or pipe, without SIGPIPE; false when the peer is
+// gone or the write fails (a lost peer is the caller's event, not an error).
+bool send_all(int fd, std::string_view data);
+// Exactly `bytes` from `offset`; InputError "PATH: ends at byte N, expected M
+// (truncated)" when the file is shorter.
+void pread_all(int fd, void* data, std::size_t bytes, std::uint64_t offset,
+               const std::filesystem::path& p);
+
+// fsync of an open file; of a file or directory by path; of a file's directory.
+void fsync_fd(int fd, const std::filesystem::path& p);
+void fsync_path(const std::filesystem::path& p);
+void fsync_parent(const std::filesystem::path& file);
+
+// rename(2) of `from` over `to`, then fsync of `to`'s directory.
+void rename_durably(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// `text` into `path` durably: PATH.tmp, fsync, rename over PATH, fsync of the
+// directory. A failure (a full disk) leaves neither PATH.tmp nor a partial PATH.
+void write_atomically(const std::filesystem::path& path, std::string_view text);
+
+// The whole text of a regular file of at most `max_bytes`. The file is opened
+// non-blocking and checked on the open descriptor, so a FIFO, a device or a
+// directory is refused ("PATH: not a regular file") and never blocks; a larger
+// file is refused before anything is read.
+std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes);
+
+// A hidden directory OUTPUT/.PREFIX.PID.tmp in which a run writes its output
+// files, moved into OUTPUT only when complete, so readers never see a
+// half-written file under its final name. Removed (with what is left in it) on
+// destruction. Directories left by runs killed outright (SIGKILL, power loss)
+// are removed by the next StagingDir in the same OUTPUT with the same prefix,
+// once no process has their pid.
+class StagingDir {
+ public:
+  // OUTPUT must exist. InputError naming OUTPUT when the directory cannot be made.
+  StagingDir(std::filesystem::path output, const std::string& prefix);
+  ~StagingDir();
+  StagingDir(const StagingDir&) = delete;
+  StagingDir& operator=(const StagingDir&) = delete;
+
+  const std::filesystem::path& path() const { return dir_; }
+  std::filesystem::path file(const std::string& name) const { return dir_ / name; }
+
+  // fsyncs each named file, renames them into OUTPUT in the given order (each
+  // replacing any file of that name), then fsyncs OUTPUT.
+  void move_into_output(const std::vector<std::string>& names);
+  // Removes the directory and its contents now (idempotent).
+  void remove();
+
+ private:
+  std::filesystem::path output_;
+  std::filesystem::path dir_;
+};
+
+}  // namespace wireup::io
