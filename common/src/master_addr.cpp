@@ -80,6 +80,14 @@ std::string no_address_message(const std::string& node, const std::string& conte
          remedy;
 }
 
+MasterAddr resolve_master_addr(const std::string& first_node, const NodeAddress& found,
+                               const std::optional<std::string>& own, const std::string& remedy) {
+  if (!found.ipv4.empty()) return {found.ipv4, found.source};
+  if (own && is_ipv4_literal(*own)) return {*own, "the task's own MASTER_ADDR"};
+  throw InputError(
+      no_address_message(first_node, "first node of SLURM_STEP_NODELIST", found, remedy));
+}
+
 std::vector<std::string> slurm_conf_candidates(const std::optional<std::string>& task_slurm_conf,
                                                const std::optional<std::string>& own_slurm_conf) {
   std::vector<std::string> out;

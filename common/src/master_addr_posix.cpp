@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "wireup/master_addr.hpp"
 
@@ -50,6 +51,14 @@ std::optional<std::string> read_bounded(const std::string& path) {
 
 AddressSources system_address_sources(std::vector<std::string> conf_paths) {
   return {resolve_ipv4, read_bounded, std::move(conf_paths)};
+}
+
+NodeAddress system_node_ipv4(const std::string& node,
+                             const std::optional<std::string>& task_slurm_conf) {
+  const char* own = std::getenv("SLURM_CONF");
+  const auto paths =
+      slurm_conf_candidates(task_slurm_conf, own ? std::optional<std::string>(own) : std::nullopt);
+  return find_node_ipv4(node, system_address_sources(paths));
 }
 
 }  // namespace wireup

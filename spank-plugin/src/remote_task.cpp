@@ -11,10 +11,10 @@ extern "C" {
 
 #include "host_probe.hpp"
 #include "libfabric_probe.hpp"
-#include "node_address.hpp"
 #include "plugin_state.hpp"
 #include "spank_calls.hpp"
 #include "wireup/error.hpp"
+#include "wireup/master_addr.hpp"
 #include "wireup/nodelist.hpp"
 #include "wireup/task_env.hpp"
 #include "wireup/text.hpp"
@@ -38,7 +38,7 @@ NodeAddress first_node_ipv4(spank_t sp, std::string& node) {
   const auto list = get_env(sp, "SLURM_STEP_NODELIST");
   if (!list) return {"", "", {"SLURM_STEP_NODELIST: not set"}};
   node = first_node(*list);
-  return node_ipv4(node, get_env(sp, "SLURM_CONF"));
+  return system_node_ipv4(node, get_env(sp, "SLURM_CONF"));
 }
 
 HostFacts probe(const AdminConfig& admin) {
@@ -100,23 +100,13 @@ int wire_task(spank_t sp) {
     if (const auto n = parse_uint(*cpt, 4096)) t.cpus_per_task = static_cast<std::uint32_t>(*n);
 
   try {
-    t.master_addr = s.master_addr;
-    t.master_addr_source = s.master_addr_source;
-    if (t.master_addr.empty()) {
-      std::string first = "?";
-      const NodeAddress a = first_node_ipv4(sp, first);
-      t.master_addr = a.ipv4;
-      t.master_addr_source = a.source;
-      if (t.master_addr.empty()) {
-        // The user's own literal is kept by the plan anyway; it also stands in here.
-        const auto own = get_env(sp, "MASTER_ADDR");
-        if (!own || !is_ipv4_literal(*own))
-          throw InputError(no_address_message(first, "first node of SLURM_STEP_NODELIST", a,
-                                              "export MASTER_ADDR=IPV4 before srun"));
-        t.master_addr = *own;
-        t.master_addr_source = "the task's own MASTER_ADDR";
-      }
-    }
+    NodeAddress found{s.master_addr, s.master_addr_source, {}};
+    std::string first = "?";
+    if (found.ipv4.empty()) found = first_node_ipv4(sp, first);
+    const MasterAddr m = resolve_master_addr(first, found, get_env(sp, "MASTER_ADDR"),
+                                             "export MASTER_ADDR=IPV4 before srun");
+    t.master_addr = m.ipv4;
+    t.master_addr_source = m.source;
     const HostFacts host = s.host ? *s.host : probe(*s.admin);
     const TaskPlan plan = plan_task(t, *s.admin, s.user, host,
                                     [sp](const std::string& n) { return get_env(sp, n.c_str()); });

@@ -12,7 +12,7 @@
 
 #include "host_probe.hpp"
 #include "libfabric_probe.hpp"
-#include "node_address.hpp"
+#include "wireup/master_addr.hpp"
 #include "wireup/error.hpp"
 #include "wireup/plugstack_conf.hpp"
 #include "wireup/shell_export.hpp"
@@ -79,18 +79,11 @@ int main(int argc, char** argv) {
       user.nccl_debug = wireup::parse_nccl_debug("--wireup-nccl-debug", nccl_debug.c_str());
 
     auto task = wireup::task_from_slurm_env(getenv_opt);
-    const auto addr = wireup::spank::node_ipv4(task.first_node, getenv_opt("SLURM_CONF"));
-    task.facts.master_addr = addr.ipv4;
-    task.facts.master_addr_source = addr.source;
-    if (addr.ipv4.empty()) {
-      const auto own = getenv_opt("MASTER_ADDR");  // as the plugin: the user's literal stands in
-      if (!own || !wireup::is_ipv4_literal(*own))
-        throw wireup::InputError(wireup::no_address_message(
-            task.first_node, "first node of SLURM_STEP_NODELIST", addr,
-            "export MASTER_ADDR=IPV4 before srun"));
-      task.facts.master_addr = *own;
-      task.facts.master_addr_source = "the task's own MASTER_ADDR";
-    }
+    const auto m = wireup::resolve_master_addr(
+        task.first_node, wireup::system_node_ipv4(task.first_node, getenv_opt("SLURM_CONF")),
+        getenv_opt("MASTER_ADDR"), "export MASTER_ADDR=IPV4 before srun");
+    task.facts.master_addr = m.ipv4;
+    task.facts.master_addr_source = m.source;
     wireup::HostFacts host = wireup::spank::probe_host(admin.sysroot, admin.ofi_nccl_prefix);
     if (!host.efa_devices.empty())
       host.libfabric_efa =

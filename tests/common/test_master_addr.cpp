@@ -183,3 +183,26 @@ TEST_CASE("slurm.conf candidates: the task's, the process's, configless cache, u
   CHECK(slurm_conf_candidates(std::string(""), std::nullopt).front() ==
         "/run/slurm/conf/slurm.conf");
 }
+
+TEST_CASE("resolve_master_addr: a source's answer, else the task's own IPv4 literal, else the error") {
+  NodeAddress found{"10.0.0.7", "resolver", {"node name: not ip-A-B-C-D"}};
+  auto m = resolve_master_addr("gpu01", found, std::string("10.9.9.9"), "REMEDY");
+  CHECK(m.ipv4 == "10.0.0.7");
+  CHECK(m.source == "resolver");
+  const NodeAddress none{"", "", {"node name: not ip-A-B-C-D", "resolver: no IPv4 address"}};
+  m = resolve_master_addr("gpu01", none, std::string("10.9.9.9"), "REMEDY");
+  CHECK(m.ipv4 == "10.9.9.9");
+  CHECK(m.source == "the task's own MASTER_ADDR");
+  for (const auto& own : {std::optional<std::string>(), std::optional<std::string>("gpu01")}) {
+    try {
+      resolve_master_addr("gpu01", none, own, "export MASTER_ADDR=IPV4 before srun");
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()) ==
+            "MASTER_ADDR: cannot find an IPv4 address for node 'gpu01' (first node of "
+            "SLURM_STEP_NODELIST). Tried: node name: not ip-A-B-C-D; resolver: no IPv4 address. "
+            "Make the name resolvable, declare NodeAddr in slurm.conf, or export "
+            "MASTER_ADDR=IPV4 before srun");
+    }
+  }
+}

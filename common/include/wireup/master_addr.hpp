@@ -36,6 +36,18 @@ NodeAddress find_node_ipv4(const std::string& node, const AddressSources& source
 std::string no_address_message(const std::string& node, const std::string& context,
                                const NodeAddress& result, const std::string& remedy);
 
+// The step's MASTER_ADDR, decided one way for the plugin, wireup-env and
+// wireup-launch. `found` is find_node_ipv4 of `first_node` (the first node of
+// SLURM_STEP_NODELIST). When no source knew it, `own` (the task's own
+// MASTER_ADDR; nullopt where the caller has no such fallback) stands in if it is
+// an IPv4 literal; otherwise InputError(no_address_message(..., remedy)).
+struct MasterAddr {
+  std::string ipv4;
+  std::string source;  // found.source, or "the task's own MASTER_ADDR"
+};
+MasterAddr resolve_master_addr(const std::string& first_node, const NodeAddress& found,
+                               const std::optional<std::string>& own, const std::string& remedy);
+
 // slurm.conf candidates: SLURM_CONF of the task, then of this process, the
 // configless cache (/run/slurm/conf, SlurmdSpoolDir's conf-cache), the usual
 // install places. Empty and repeated entries dropped.
@@ -44,5 +56,10 @@ std::vector<std::string> slurm_conf_candidates(const std::optional<std::string>&
 
 // getaddrinfo(AF_INET) and a bounded file read (16 MiB), over `conf_paths`.
 AddressSources system_address_sources(std::vector<std::string> conf_paths);
+
+// find_node_ipv4 with the real sources over slurm_conf_candidates(the task's
+// SLURM_CONF, this process's SLURM_CONF): what every wiring path asks.
+NodeAddress system_node_ipv4(const std::string& node,
+                             const std::optional<std::string>& task_slurm_conf);
 
 }  // namespace wireup
