@@ -14,18 +14,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 build=${WIREUP_BUILD_DIR:-$root/build}
 bash "$root/.ci/deps.sh"
-# The demo's own packages (the corpus and the plot), when deps.sh lacks them.
-demo_packages=(fortunes python3-matplotlib)
-missing=()
-for p in "${demo_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  [[ $(id -u) == 0 ]] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
 bash "$root/.ci/build.sh" "$build"
 
 start=$SECONDS
