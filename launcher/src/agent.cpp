@@ -59,7 +59,7 @@ int Agent::run() {
   if (!coordinator_ && o_.max_restarts > 0 && !w_.control.empty()) {
     const auto [addr, port] = split_endpoint("agent 0's control address", w_.control);
     up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, 30000));
-    up_->send("HELLO", {w_.task_rank});
+    up_->send(ControlVerb::Hello, {w_.task_rank});
   }
   start_attempt();
 

@@ -6,7 +6,7 @@
 
 namespace wireup {
 
-void Agent::broadcast(const std::string& verb, std::vector<std::uint32_t> args) {
+void Agent::broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args) {
   for (auto& p : peers_) p->send(verb, args);
 }
 
@@ -18,11 +18,11 @@ bool Agent::every_peer(bool ControlLink::*flag) const {
 }
 
 // Agent 0's view: `from` is a peer's link, nullptr for itself.
-void Agent::coordinator_event(const std::string& verb, ControlLink* from) {
-  if (verb == "FAIL") {
+void Agent::coordinator_event(ControlVerb verb, ControlLink* from) {
+  if (verb == ControlVerb::Fail) {
     if (stop_broadcast_) return;
     stop_broadcast_ = true;
-    broadcast("STOP", {attempt_});
+    broadcast(ControlVerb::Stop, {attempt_});
     if (phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
       restarting_ = true;
       if (phase_ == Phase::WaitingPeers) {
@@ -34,13 +34,13 @@ void Agent::coordinator_event(const std::string& verb, ControlLink* from) {
     }
     return;
   }
-  if (verb == "DONE") {
+  if (verb == ControlVerb::Done) {
     (from ? from->done : self_done_) = true;
-  } else if (verb == "STOPPED") {
+  } else if (verb == ControlVerb::Stopped) {
     (from ? from->stopped : self_stopped_) = true;
   }
   if (self_done_ && !stop_broadcast_ && every_peer(&ControlLink::done)) {
-    broadcast("EXIT", {0});
+    broadcast(ControlVerb::Exit, {0});
     finish(0);
   } else if (stop_broadcast_ && self_stopped_ && every_peer(&ControlLink::stopped)) {
     ++attempt_;
@@ -50,14 +50,14 @@ void Agent::coordinator_event(const std::string& verb, ControlLink* from) {
     // round), so its workers would find the last attempt's gloo addresses.
     if (store_) store_->clear_keys();
     if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
-    broadcast("START", {attempt_, w_.master_port});
+    broadcast(ControlVerb::Start, {attempt_, w_.master_port});
     start_attempt();
   }
 }
 
 void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
   if (coordinator_) {
-    if (m.verb == "HELLO" && !m.args.empty())
+    if (m.verb == ControlVerb::Hello && !m.args.empty())
       link.peer_rank = m.args[0];
     else if (!m.args.empty() && m.args[0] != attempt_)
       return;  // from an attempt already over
@@ -65,18 +65,18 @@ void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
       coordinator_event(m.verb, &link);
     return;
   }
-  if (m.verb == "STOP" && !m.args.empty() && m.args[0] == attempt_) {
+  if (m.verb == ControlVerb::Stop && !m.args.empty() && m.args[0] == attempt_) {
     restarting_ = true;
     if (phase_ == Phase::WaitingPeers) {  // our workers had all succeeded
-      up_->send("STOPPED", {attempt_});
+      up_->send(ControlVerb::Stopped, {attempt_});
     } else {
       begin_stop(SIGTERM);
     }
-  } else if (m.verb == "START" && m.args.size() == 2) {
+  } else if (m.verb == ControlVerb::Start && m.args.size() == 2) {
     attempt_ = m.args[0];
     w_.master_port = m.args[1];
     start_attempt();
-  } else if (m.verb == "EXIT" && !m.args.empty()) {
+  } else if (m.verb == ControlVerb::Exit && !m.args.empty()) {
     finish(static_cast<int>(m.args[0]));
   }
 }

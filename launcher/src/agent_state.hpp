@@ -62,8 +62,8 @@ class Agent {
   void abort_job_if_pending();
   FailureFacts failure_of(const Worker& wk) const;
   void handle_control(ControlLink& link, const ControlMessage& m);
-  void coordinator_event(const std::string& verb, ControlLink* from);
-  void broadcast(const std::string& verb, std::vector<std::uint32_t> args);
+  void coordinator_event(ControlVerb verb, ControlLink* from);
+  void broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args);
   bool every_peer(bool ControlLink::*flag) const;
   std::size_t running_count() const;
 

@@ -82,9 +82,9 @@ void Agent::on_worker_exit(Worker& wk) {
     restarting_ = true;
     begin_stop(SIGTERM);
     if (coordinator_)
-      coordinator_event("FAIL", nullptr);
+      coordinator_event(ControlVerb::Fail, nullptr);
     else if (up_)
-      up_->send("FAIL", {attempt_});
+      up_->send(ControlVerb::Fail, {attempt_});
     return;
   }
   exit_code_ = code;
@@ -117,19 +117,19 @@ void Agent::on_all_exited() {
   if (phase_ == Phase::Stopping && restarting_) {
     phase_ = Phase::WaitingPeers;
     if (coordinator_)
-      coordinator_event("STOPPED", nullptr);
+      coordinator_event(ControlVerb::Stopped, nullptr);
     else if (up_)
-      up_->send("STOPPED", {attempt_});
+      up_->send(ControlVerb::Stopped, {attempt_});
     return;
   }
   if (phase_ == Phase::Stopping) return finish(exit_code_ != 0 ? exit_code_ : 1);
   // Every local worker succeeded.
   if (coordinator_) {
     phase_ = Phase::WaitingPeers;
-    coordinator_event("DONE", nullptr);
+    coordinator_event(ControlVerb::Done, nullptr);
   } else if (up_) {
     phase_ = Phase::WaitingPeers;
-    up_->send("DONE", {attempt_});
+    up_->send(ControlVerb::Done, {attempt_});
   } else {
     finish(0);
   }

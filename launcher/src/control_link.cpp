@@ -12,8 +12,8 @@ ControlLink::~ControlLink() {
   if (fd_ >= 0) close(fd_);
 }
 
-bool ControlLink::send(const std::string& verb, std::vector<std::uint32_t> args) {
-  return write_all(fd_, format_message(verb, std::move(args)));
+bool ControlLink::send(ControlVerb verb, const std::vector<std::uint32_t>& args) {
+  return write_all(fd_, format_message(verb, args));
 }
 
 bool ControlLink::receive(std::vector<ControlMessage>& out) {

@@ -18,7 +18,7 @@ class ControlLink {
   ControlLink& operator=(const ControlLink&) = delete;
 
   int fd() const { return fd_; }
-  bool send(const std::string& verb, std::vector<std::uint32_t> args = {});
+  bool send(ControlVerb verb, const std::vector<std::uint32_t>& args = {});
   // Reads what is available; false on EOF, error or an overlong line.
   // Complete messages in out.
   bool receive(std::vector<ControlMessage>& out);

@@ -115,7 +115,7 @@ void ExecSupervisor::link() {
   if (!hub_) {
     const auto [addr, port] = split_endpoint("rank 0's control address", w_.control);
     up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, kLinkTimeoutMs));
-    if (!up_->send("HELLO", {w_.task_rank}))
+    if (!up_->send(ControlVerb::Hello, {w_.task_rank}))
       throw std::runtime_error("rank 0's launcher at " + w_.control + " closed the connection");
     return;
   }
@@ -164,7 +164,7 @@ void ExecSupervisor::peer_failed(std::uint32_t rank, int code) {
   const auto root = watch_.fail(rank, code);
   if (!root) return;
   for (auto& p : peers_)
-    if (!p->done) p->send("STOP", {root->rank, static_cast<std::uint32_t>(root->code)});
+    if (!p->done) p->send(ControlVerb::Stop, {root->rank, static_cast<std::uint32_t>(root->code)});
   stop_program(*root);
 }
 
@@ -175,7 +175,7 @@ void ExecSupervisor::on_child_exit(int status) {
   const int signal = e.signaled ? e.code : 0;
   if (!e.signaled && e.code == 0) {
     if (!hub_) {
-      up_->send("DONE", {w_.task_rank});
+      up_->send(ControlVerb::Done, {w_.task_rank});
       return finish(0);
     }
     watch_.done(0);
@@ -189,7 +189,7 @@ void ExecSupervisor::on_child_exit(int status) {
   if (hub_) {
     peer_failed(0, code);
   } else {
-    up_->send("FAIL", {w_.task_rank, static_cast<std::uint32_t>(code)});
+    up_->send(ControlVerb::Fail, {w_.task_rank, static_cast<std::uint32_t>(code)});
   }
   finish(code, signal);
 }
@@ -197,19 +197,19 @@ void ExecSupervisor::on_child_exit(int status) {
 void ExecSupervisor::on_message(ControlLink& from, const ControlMessage& m) {
   if (hub_) {
     const std::uint32_t rank = m.args.empty() ? 0 : m.args[0];
-    if (m.verb == "HELLO" && !m.args.empty()) {
+    if (m.verb == ControlVerb::Hello && !m.args.empty()) {
       from.peer_rank = rank;
-    } else if (m.verb == "DONE") {
+    } else if (m.verb == ControlVerb::Done) {
       from.done = true;
       watch_.done(rank);
       if (watch_.all_done() && !child_running_) finish(0);
-    } else if (m.verb == "FAIL" && m.args.size() == 2) {
+    } else if (m.verb == ControlVerb::Fail && m.args.size() == 2) {
       from.done = true;  // it leaves now
       peer_failed(rank, static_cast<int>(m.args[1]));
     }
     return;
   }
-  if (m.verb == "STOP" && m.args.size() == 2 && !stopping_)
+  if (m.verb == ControlVerb::Stop && m.args.size() == 2 && !stopping_)
     stop_program({m.args[0], static_cast<int>(m.args[1])});
 }
 

@@ -1,32 +1,12 @@
-// Exec mode's fail-fast rules, the control line codec, and the process-tree walk.
+// Exec mode's fail-fast rules and the process-tree walk.
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <csignal>
 
-#include "wireup/control_message.hpp"
 #include "wireup/exec_supervision.hpp"
 #include "wireup/process_tree.hpp"
 
 using namespace wireup;
-
-TEST_CASE("control lines: split across reads, numbers, garbage, overlong lines") {
-  ControlLineReader r;
-  std::vector<ControlMessage> got;
-  CHECK(r.feed("FAIL 3 13", got));
-  CHECK(got.empty());  // no newline yet
-  CHECK(r.feed("7\nDONE 1\n\nSTOP x\n", got));
-  REQUIRE(got.size() == 3);
-  CHECK(got[0].verb == "FAIL");
-  CHECK(got[0].args == std::vector<std::uint32_t>{3, 137});
-  CHECK(got[1].verb == "DONE");
-  CHECK(got[1].args == std::vector<std::uint32_t>{1});
-  CHECK(got[2].verb == "STOP");
-  CHECK(got[2].args == std::vector<std::uint32_t>{0});  // unparsable reads as 0
-  CHECK(format_message("STOP", {2, 3}) == "STOP 2 3\n");
-  ControlLineReader flood;
-  std::vector<ControlMessage> none;
-  CHECK_FALSE(flood.feed(std::string(5000, 'x'), none));
-}
 
 TEST_CASE("exec step watch: the first failure is the root cause; done counts each rank once") {
   ExecStepWatch w(3);
