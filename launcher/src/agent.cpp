@@ -4,7 +4,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +26,6 @@ void Agent::setup_signals() {
   const sigset_t set = launcher_signal_set(o_);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   sigfd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   signal(SIGPIPE, SIG_IGN);
   // Orphans of our workers (dataloaders, shells) become ours, so they are reaped and killed.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -68,7 +66,7 @@ int Agent::run() {
     std::vector<Stream*> streams;
     std::vector<ControlLink*> links;
     fds.push_back({sigfd_, POLLIN, 0});
-    fds.push_back({timerfd_, POLLIN, 0});
+    fds.push_back({grace_.fd(), POLLIN, 0});
     fds.push_back({w_.control_listen_fd, POLLIN, 0});
     for (auto& wk : workers_)
       for (auto* s : {&wk.out, &wk.err})
@@ -125,8 +123,7 @@ int Agent::run() {
       }
     }
     if (fds[1].revents & POLLIN) {
-      std::uint64_t ticks;
-      if (read(timerfd_, &ticks, sizeof ticks) > 0 && running_count() > 0) {
+      if (grace_.fired() && running_count() > 0) {
         say("grace period over; killing " + std::to_string(running_count()) + " worker(s)");
         kill_all(SIGKILL);
       }

@@ -18,6 +18,7 @@
 #include "job_wiring.hpp"
 #include "preload.hpp"
 #include "run_dir.hpp"
+#include "spawn.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_options.hpp"
 #include "wireup/launch_report.hpp"
@@ -78,7 +79,8 @@ class Agent {
   int term_signal_ = 0;      // a forwarded signal: exit 128+sig
   int exit_code_ = 0;
   std::optional<FailureFacts> failure_;
-  int sigfd_ = -1, timerfd_ = -1;
+  int sigfd_ = -1;
+  GraceTimer grace_;  // SIGKILL once the grace period after SIGTERM is over
   std::filesystem::path run_dir_;
   bool temp_run_dir_ = false;
   std::unique_ptr<ControlLink> up_;                  // to agent 0

@@ -1,6 +1,4 @@
 // Agent: a failing worker, stopping the workers, the root-cause summary and the exit code.
-#include <sys/timerfd.h>
-
 #include <algorithm>
 #include <csignal>
 #include <fstream>
@@ -36,12 +34,7 @@ void Agent::begin_stop(int sig) {
   phase_ = Phase::Stopping;
   spawn_pending_ = false;  // never spawned: nothing to stop
   kill_all(sig);
-  itimerspec t{};
-  const double g = o_.grace_period;
-  t.it_value.tv_sec = static_cast<time_t>(g);
-  t.it_value.tv_nsec = static_cast<long>((g - static_cast<double>(t.it_value.tv_sec)) * 1e9);
-  if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;
-  timerfd_settime(timerfd_, 0, &t, nullptr);
+  grace_.arm(o_.grace_period);
   if (running_count() == 0) on_all_exited();
 }
 
@@ -108,7 +101,7 @@ void Agent::abort_job_if_pending() {
 }
 
 void Agent::on_all_exited() {
-  timerfd_settime(timerfd_, 0, std::make_unique<itimerspec>().get(), nullptr);
+  grace_.disarm();
   kill_all(SIGKILL);  // stragglers left in the workers' groups
   // Local workers gone: abort now, but give srun's I/O a moment to carry the
   // summary (seen lost when the step was torn down right after the write).

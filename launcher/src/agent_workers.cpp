@@ -1,6 +1,5 @@
 // Agent: starting each attempt's workers (fork+exec or through --preload) and reaping them.
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <stdexcept>
 
 #include "agent_state.hpp"
+#include "spawn.hpp"
 #include "wireup/exec_supervision.hpp"
 
 namespace wireup {
@@ -33,14 +33,7 @@ void Agent::spawn(Worker& wk) {
   fs::remove(wk.error_file);
   spec.error_file = wk.error_file;
 
-  const std::vector<std::string> env = build_worker_env(spec, base_env_);
-  const std::vector<std::string> argv = worker_argv(o_);
-  std::vector<char*> cargv, cenv;
-  for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-
+  const Program prog{worker_argv(o_), build_worker_env(spec, base_env_)};
   int outp[2], errp[2];
   if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -62,11 +55,11 @@ void Agent::spawn(Worker& wk) {
   if (preload_) {
     // Forked by the preload server; adopted by this agent (a child subreaper)
     // once the server's middle process exits, its group already set.
-    std::vector<std::string> prog(o_.program.begin(), o_.program.end());
-    if (o_.run_module) prog.insert(prog.begin(), "-m");
+    std::vector<std::string> args(o_.program.begin(), o_.program.end());
+    if (o_.run_module) args.insert(args.begin(), "-m");
     pid_t pid = -1;
     try {
-      pid = preload_->spawn(prog, env, outp[1], errp[1]);
+      pid = preload_->spawn(args, prog.env, outp[1], errp[1]);
     } catch (...) {
       close(outp[1]);
       close(errp[1]);
@@ -79,27 +72,22 @@ void Agent::spawn(Worker& wk) {
     return;
   }
 
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Child: own process group, dies with the agent, clean signal state.
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(137);  // the agent died before prctl
-    dup2(outp[1], 1);
-    dup2(errp[1], 2);
-    close_range(3, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    for (int s = 1; s < NSIG; ++s) signal(s, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execvpe(cargv[0], cargv.data(), cenv.data());
-    const int err = errno;
-    write_fd(2, "wireup-launch: cannot run " + argv[0] + ": " + std::strerror(err) + "\n");
-    _exit(exec_failure_exit_code(err));  // as exec mode and the shell: 127 not found, else 126
+  // Its own process group (signalled as one), dies with the agent, clean signal state.
+  ChildSetup setup;
+  setup.own_process_group = true;
+  setup.stdout_fd = outp[1];
+  setup.stderr_fd = errp[1];
+  setup.close_other_fds = true;
+  setup.default_signals = true;
+  setup.mask = no_signals();
+  pid_t pid = -1;
+  try {
+    pid = spawn_program(prog, setup);
+  } catch (...) {
+    close(outp[1]);
+    close(errp[1]);
+    throw;
   }
-  setpgid(pid, pid);  // also here, so a signal right after fork reaches the group
   close(outp[1]);
   close(errp[1]);
   wk.pid = pid;

@@ -5,7 +5,6 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,13 +22,12 @@
 #include "net.hpp"
 #include "pmix_handoff.hpp"
 #include "process_tree.hpp"
+#include "spawn.hpp"
 #include "wireup/exec_supervision.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_report.hpp"
 #include "wireup/rendezvous.hpp"
 #include "worker_stream.hpp"
-
-extern char** environ;
 
 namespace wireup {
 
@@ -37,16 +35,6 @@ namespace {
 
 constexpr double kStopGraceCapS = 2.0;  // a stopped rank's program gets SIGKILL by then
 constexpr int kLinkTimeoutMs = 60000;   // every launcher links to rank 0's within this
-
-std::vector<std::string> current_env() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
-
-struct Program {
-  std::vector<std::string> argv, env;
-};
 
 Program program_of(const LaunchOptions& o, const Wiring& w) {
   WorkerSpec spec = job_worker_spec(o, w);
@@ -61,21 +49,6 @@ Program program_of(const LaunchOptions& o, const Wiring& w) {
     spec.error_file = (dir / "error.json").string();
   }
   return {worker_argv(o), build_worker_env(spec, current_env())};
-}
-
-// execvpe with the caller's signal mask back; returns only on failure, with
-// the shell's exit code for it (127 not found, 126 not runnable).
-int exec_program(const Program& p, const sigset_t& mask) {
-  std::vector<char*> cargv, cenv;
-  for (auto& a : p.argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (auto& e : p.env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-  execvpe(cargv[0], cargv.data(), cenv.data());
-  const int err = errno;
-  write_fd(2, "wireup-launch: cannot run " + p.argv[0] + ": " + std::strerror(err) + "\n");
-  return exec_failure_exit_code(err);
 }
 
 class ExecSupervisor {
@@ -106,7 +79,7 @@ class ExecSupervisor {
   pid_t child_ = -1;
   bool child_running_ = false;
   std::optional<RankFailure> stopping_;  // stopping for this failure
-  int timerfd_ = -1;
+  GraceTimer grace_;                     // SIGKILL once the grace period after SIGTERM is over
   bool finished_ = false;
   int exit_code_ = 0, raise_signal_ = 0;
 };
@@ -151,12 +124,7 @@ void ExecSupervisor::stop_program(const RankFailure& root) {
     say("rank " + std::to_string(w_.task_rank) + ": stopping, rank " + std::to_string(root.rank) +
         " failed (exit code " + std::to_string(root.code) + ")");
   kill(child_, SIGTERM);
-  const double g = std::min(o_.grace_period, kStopGraceCapS);
-  itimerspec t{};
-  t.it_value.tv_sec = static_cast<time_t>(g);
-  t.it_value.tv_nsec = static_cast<long>((g - static_cast<double>(t.it_value.tv_sec)) * 1e9);
-  if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;
-  timerfd_settime(timerfd_, 0, &t, nullptr);
+  grace_.arm(std::min(o_.grace_period, kStopGraceCapS));
 }
 
 // Rank 0: a rank failed (or its launcher vanished); the first one is the root cause.
@@ -232,10 +200,9 @@ int ExecSupervisor::run(pid_t child) {
   child_running_ = true;
   const sigset_t set = launcher_signal_set(o_);
   const int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  timerfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   const pid_t parent = getppid();
   while (!finished_) {
-    std::vector<pollfd> fds{{sigfd, POLLIN, 0}, {timerfd_, POLLIN, 0}};
+    std::vector<pollfd> fds{{sigfd, POLLIN, 0}, {grace_.fd(), POLLIN, 0}};
     std::vector<ControlLink*> links;
     if (up_) links.push_back(up_.get());
     for (auto& p : peers_) links.push_back(p.get());
@@ -258,8 +225,7 @@ int ExecSupervisor::run(pid_t child) {
         if (pid == child_ && child_running_) on_child_exit(status);  // others: orphans
     }
     if (fds[1].revents & POLLIN) {
-      std::uint64_t ticks;
-      if (read(timerfd_, &ticks, sizeof ticks) > 0 && child_running_) kill(child_, SIGKILL);
+      if (grace_.fired() && child_running_) kill(child_, SIGKILL);
     }
     for (std::size_t i = 0; i < links.size() && !finished_; ++i) {
       if (!(fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -317,16 +283,11 @@ int run_exec_mode(const LaunchOptions& o, Wiring& w, const sigset_t& old_mask) {
   if (!supervised) return exec_program(prog, old_mask);
 
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // The program: in the task's process group (signals to the task reach it
-    // as before), killed with its supervisor.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(137);  // the supervisor died before prctl
-    _exit(exec_program(prog, old_mask));
-  }
+  // The program: in the task's process group (signals to the task reach it
+  // as before), killed with its supervisor.
+  ChildSetup setup;
+  setup.mask = old_mask;
+  const pid_t pid = spawn_program(prog, setup);
   return sup.run(pid);
 }
 

@@ -12,25 +12,18 @@
 #include "exec_mode.hpp"
 #include "job_wiring.hpp"
 #include "launcher_signals.hpp"
+#include "spawn.hpp"
 #include "wireup/error.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_layout.hpp"
 #include "wireup/launch_options.hpp"
 #include "wireup/version.hpp"
 
-extern char** environ;
-
 namespace {
 
 using namespace wireup;
 
 constexpr int kUsageError = 2;
-
-std::vector<std::string> current_env() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
 
 std::uint32_t count_gpus() {
   std::uint32_t n = 0;

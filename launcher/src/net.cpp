@@ -125,7 +125,8 @@ int connect_tcp(const std::string& addr, std::uint32_t port, int timeout_ms) {
     close(fd);
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
-    const long waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    const long waited =
+        (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
     if (waited >= timeout_ms)
       throw std::runtime_error("connect to " + addr + ":" + std::to_string(port) + ": " +
                                std::strerror(e));

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <stdexcept>
 
 #include "preload_server_code.hpp"
+#include "spawn.hpp"
 
 namespace wireup {
 
@@ -27,7 +27,8 @@ std::runtime_error sys_error(const std::string& what) {
 
 // The server reads its code from the environment, so `ps` shows a short line.
 constexpr const char* kBootstrap =
-    "import os;exec(compile(os.environ.pop('WIREUP_PRELOAD_CODE'),'<wireup-launch --preload>','exec'))";
+    "import os;exec(compile(os.environ.pop('WIREUP_PRELOAD_CODE'),'<wireup-launch "
+    "--preload>','exec'))";
 
 }  // namespace
 
@@ -47,42 +48,33 @@ std::vector<std::string> PreloadServer::shared_env(const std::vector<std::string
 PreloadServer::PreloadServer(const LaunchOptions& o, const std::vector<std::string>& env) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair");
-  std::vector<std::string> argv = {o.python, "-u", "-c", kBootstrap, "3", std::to_string(getpid()),
-                                   o.run_module ? "-m" : "path", o.program.at(0)};
+  std::vector<std::string> argv = {o.python,
+                                   "-u",
+                                   "-c",
+                                   kBootstrap,
+                                   "3",
+                                   std::to_string(getpid()),
+                                   o.run_module ? "-m" : "path",
+                                   o.program.at(0)};
   argv.insert(argv.end(), o.preload.begin(), o.preload.end());
-  std::vector<char*> cargv, cenv;
-  for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    const auto e = sys_error("fork");
+  // As a worker: own process group, dies with the agent, clean signal state;
+  // its end of the socket pair is fd 3.
+  ChildSetup setup;
+  setup.own_process_group = true;
+  setup.pass_fd = sv[1];
+  setup.close_other_fds = true;
+  setup.default_signals = true;
+  setup.mask = no_signals();
+  setup.what = "--preload: ";
+  setup.failure_code = 127;
+  pid_t pid = -1;
+  try {
+    pid = spawn_program({argv, env}, setup);
+  } catch (...) {
     close(sv[0]);
     close(sv[1]);
-    throw e;
+    throw;
   }
-  if (pid == 0) {
-    // As a worker: own process group, dies with the agent, clean signal state.
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(137);
-    if (dup2(sv[1], 3) < 0) _exit(127);
-    fcntl(3, F_SETFD, 0);  // dup2 onto itself keeps FD_CLOEXEC
-    close_range(4, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    for (int s = 1; s < NSIG; ++s) signal(s, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execvpe(cargv[0], cargv.data(), cenv.data());
-    const std::string msg = "wireup-launch: --preload: cannot run " + argv[0] + ": " +
-                            std::strerror(errno) + "\n";
-    [[maybe_unused]] ssize_t n = write(2, msg.data(), msg.size());
-    _exit(127);
-  }
-  setpgid(pid, pid);
   close(sv[1]);
   pid_ = pid;
   fd_ = sv[0];
@@ -132,14 +124,17 @@ std::string PreloadServer::read_line(int timeout_ms) {
     if (poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) throw sys_error("poll");
     char buf[256];
     const ssize_t n = read(fd_, buf, sizeof buf);
-    if (n > 0) in_.append(buf, static_cast<std::size_t>(n));
-    else if (n == 0) throw std::runtime_error("the preload process is gone");
-    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) throw sys_error("read");
+    if (n > 0)
+      in_.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0)
+      throw std::runtime_error("the preload process is gone");
+    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      throw sys_error("read");
   }
 }
 
-pid_t PreloadServer::spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                           int out_fd, int err_fd) {
+pid_t PreloadServer::spawn(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& env, int out_fd, int err_fd) {
   std::string payload = std::to_string(argv.size()) + '\0';
   for (const auto& a : argv) payload += a + '\0';
   payload += std::to_string(env.size()) + '\0';
@@ -161,7 +156,8 @@ pid_t PreloadServer::spawn(const std::vector<std::string>& argv, const std::vect
   const int fds[2] = {out_fd, err_fd};
   std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
   ssize_t n;
-  do n = sendmsg(fd_, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
+  do n = sendmsg(fd_, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof size)) throw sys_error("the preload process: send");
 
   std::size_t done = 0;

@@ -34,8 +34,8 @@ class PreloadServer {
   // Forks one worker running `argv` (the PROGRAM's argv: SCRIPT ARGS or -m
   // MODULE ARGS) with `env`, stdout/stderr on the given fds. Returns its pid;
   // throws std::runtime_error when the server cannot.
-  pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-              int out_fd, int err_fd);
+  pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int out_fd,
+              int err_fd);
 
   // The server's environment: a worker's, less what differs between ranks.
   static std::vector<std::string> shared_env(const std::vector<std::string>& worker_env);
