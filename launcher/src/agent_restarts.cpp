@@ -23,14 +23,9 @@ void Agent::coordinator_event(ControlVerb verb, ControlLink* from) {
     if (stop_broadcast_) return;
     stop_broadcast_ = true;
     broadcast(ControlVerb::Stop, {attempt_});
-    if (phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
-      restarting_ = true;
-      if (phase_ == Phase::WaitingPeers) {
-        phase_ = Phase::Running;  // done before the failure: nothing to stop
-        begin_stop(SIGTERM);
-      } else {
-        begin_stop(SIGTERM);
-      }
+    if (phase_ == Phase::Starting || phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
+      if (phase_ == Phase::WaitingPeers) phase_ = Phase::Running;  // done before the failure
+      begin_stop(SIGTERM, Phase::Restarting);
     }
     return;
   }
@@ -66,12 +61,10 @@ void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
     return;
   }
   if (m.verb == ControlVerb::Stop && !m.args.empty() && m.args[0] == attempt_) {
-    restarting_ = true;
-    if (phase_ == Phase::WaitingPeers) {  // our workers had all succeeded
+    if (phase_ == Phase::WaitingPeers)  // our workers had all succeeded
       up_->send(ControlVerb::Stopped, {attempt_});
-    } else {
-      begin_stop(SIGTERM);
-    }
+    else
+      begin_stop(SIGTERM, Phase::Restarting);
   } else if (m.verb == ControlVerb::Start && m.args.size() == 2) {
     attempt_ = m.args[0];
     w_.master_port = m.args[1];

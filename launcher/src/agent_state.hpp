@@ -15,6 +15,7 @@
 
 #include "agent_store.hpp"
 #include "control_link.hpp"
+#include "fd_dispatch.hpp"
 #include "job_wiring.hpp"
 #include "preload.hpp"
 #include "run_dir.hpp"
@@ -44,8 +45,18 @@ class Agent {
   int run();
 
  private:
-  enum class Phase { Running, Stopping, WaitingPeers, Finished };
+  // Starting: waiting for the preload server before spawning. Stopping: to
+  // exit; Restarting: to start the next attempt with the other agents.
+  // WaitingPeers: every local worker is gone, the other agents are not done.
+  enum class Phase { Starting, Running, Stopping, Restarting, WaitingPeers, Finished };
 
+  bool start();  // false: no worker can run here (the job is aborted)
+  void supervise_once();
+  void on_signals();
+  void on_grace_over();
+  void accept_peer();
+  void on_link_readable(ControlLink& link, FdDispatch& d);
+  static void on_stream_readable(Stream& s);
   void setup_signals();
   void setup_run_dir();
   void start_attempt();
@@ -57,7 +68,11 @@ class Agent {
   void reap();
   void on_worker_exit(Worker& wk);
   void on_all_exited();
-  void begin_stop(int sig);
+  // Stops the workers with `sig` (SIGKILL after the grace period), to exit
+  // or (as Phase::Restarting) to restart; a stop under way only forwards
+  // `sig`, and becomes a restart if asked to.
+  void begin_stop(int sig, Phase as = Phase::Stopping);
+  bool stopping() const { return phase_ == Phase::Stopping || phase_ == Phase::Restarting; }
   void kill_all(int sig);
   void finish(int code);
   void abort_job_if_pending();
@@ -75,14 +90,13 @@ class Agent {
   std::vector<Worker> workers_;
   std::uint32_t attempt_ = 0;
   Phase phase_ = Phase::Running;
-  bool restarting_ = false;  // stopping to restart, not to exit
-  int term_signal_ = 0;      // a forwarded signal: exit 128+sig
+  int term_signal_ = 0;  // a forwarded signal: exit 128+sig
   int exit_code_ = 0;
   std::optional<FailureFacts> failure_;
   int sigfd_ = -1;
   GraceTimer grace_;  // SIGKILL once the grace period after SIGTERM is over
   std::filesystem::path run_dir_;
-  bool temp_run_dir_ = false;
+  std::filesystem::path temp_run_dir_;               // the agent made run_dir_: removed at the end
   std::unique_ptr<ControlLink> up_;                  // to agent 0
   std::vector<std::unique_ptr<ControlLink>> peers_;  // agent 0's links
   bool self_done_ = false, self_stopped_ = false;
@@ -93,7 +107,6 @@ class Agent {
   Clock::time_point summary_at_;
   std::unique_ptr<AgentStore> store_;       // agent 0 with --agent-store
   std::unique_ptr<PreloadServer> preload_;  // --preload
-  bool spawn_pending_ = false;              // workers wait for the preload import
   Clock::time_point preload_start_;
   double preload_ms_ = 0;
 };

@@ -12,10 +12,8 @@ namespace wireup {
 // so every node stops as for a worker failure without restarts left.
 void Agent::fail_agent(const std::string& why) {
   say(why);
-  spawn_pending_ = false;
   if (phase_ == Phase::Finished) return;
   exit_code_ = 1;
-  restarting_ = false;
   summary_at_ = Clock::now();
   if (w_.pmix && w_.task_count > 1) {
     abort_at_ = summary_at_ + std::chrono::seconds(1);
@@ -26,13 +24,13 @@ void Agent::fail_agent(const std::string& why) {
   begin_stop(SIGTERM);
 }
 
-void Agent::begin_stop(int sig) {
-  if (phase_ == Phase::Stopping || phase_ == Phase::Finished) {
+void Agent::begin_stop(int sig, Phase as) {
+  if (stopping() || phase_ == Phase::Finished) {
+    if (phase_ == Phase::Stopping && as == Phase::Restarting) phase_ = as;
     kill_all(sig);  // a second signal is forwarded too
     return;
   }
-  phase_ = Phase::Stopping;
-  spawn_pending_ = false;  // never spawned: nothing to stop
+  phase_ = as;  // from Starting too: never spawned, nothing to stop
   kill_all(sig);
   grace_.arm(o_.grace_period);
   if (running_count() == 0) on_all_exited();
@@ -72,8 +70,7 @@ void Agent::on_worker_exit(Worker& wk) {
                           : "exit code " + std::to_string(wk.exit.code)) +
         "); restarting every worker (restart " + std::to_string(attempt_ + 1) + " of " +
         std::to_string(o_.max_restarts) + ")");
-    restarting_ = true;
-    begin_stop(SIGTERM);
+    begin_stop(SIGTERM, Phase::Restarting);
     if (coordinator_)
       coordinator_event(ControlVerb::Fail, nullptr);
     else if (up_)
@@ -107,7 +104,7 @@ void Agent::on_all_exited() {
   // summary (seen lost when the step was torn down right after the write).
   if (abort_at_) abort_at_ = std::min(*abort_at_, summary_at_ + std::chrono::milliseconds(300));
   if (term_signal_ != 0) return finish(128 + term_signal_);
-  if (phase_ == Phase::Stopping && restarting_) {
+  if (phase_ == Phase::Restarting) {
     phase_ = Phase::WaitingPeers;
     if (coordinator_)
       coordinator_event(ControlVerb::Stopped, nullptr);

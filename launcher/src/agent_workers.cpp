@@ -98,7 +98,6 @@ void Agent::start_attempt() {
   workers_.clear();
   workers_.resize(w_.nproc);
   failure_.reset();
-  restarting_ = false;
   self_done_ = self_stopped_ = false;
   stop_broadcast_ = false;
   for (auto& p : peers_) p->done = p->stopped = false;
@@ -115,7 +114,7 @@ void Agent::start_attempt() {
           o_, PreloadServer::shared_env(build_worker_env(job_spec(), base_env_)));
     }
     if (!preload_->ready()) {
-      spawn_pending_ = true;  // spawn_all() once it says READY
+      phase_ = Phase::Starting;  // spawn_all() once it says READY
       return;
     }
   }
@@ -123,7 +122,7 @@ void Agent::start_attempt() {
 }
 
 void Agent::spawn_all() {
-  spawn_pending_ = false;
+  phase_ = Phase::Running;
   const auto t0 = Clock::now();
   try {
     for (auto& wk : workers_) spawn(wk);
@@ -147,7 +146,7 @@ void Agent::on_preload_readable() {
   }
   if (!preload_->ready()) return;
   preload_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - preload_start_).count();
-  if (spawn_pending_) spawn_all();
+  if (phase_ == Phase::Starting) spawn_all();
 }
 
 std::size_t Agent::running_count() const {
@@ -188,8 +187,7 @@ void Agent::reap() {
     }
     // Other pids: adopted orphans; reaped and forgotten.
   }
-  if (phase_ != Phase::Finished && phase_ != Phase::WaitingPeers && running_count() == 0 &&
-      !workers_.empty() && !spawn_pending_)
+  if ((phase_ == Phase::Running || stopping()) && running_count() == 0 && !workers_.empty())
     on_all_exited();
 }
 

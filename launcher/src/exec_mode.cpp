@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "control_link.hpp"
+#include "fd_dispatch.hpp"
 #include "launcher_signals.hpp"
 #include "net.hpp"
 #include "pmix_handoff.hpp"
@@ -63,6 +64,8 @@ class ExecSupervisor {
   int run(pid_t child);
 
  private:
+  void on_signals();
+  void on_link_readable(ControlLink& link, FdDispatch& d);
   void on_child_exit(int status);
   void on_message(ControlLink& from, const ControlMessage& m);
   void on_link_lost(ControlLink& link);
@@ -76,6 +79,8 @@ class ExecSupervisor {
   ExecStepWatch watch_;
   std::unique_ptr<ControlLink> up_;                  // to rank 0's supervisor
   std::vector<std::unique_ptr<ControlLink>> peers_;  // rank 0's links
+  const pid_t parent_ = getppid();                   // the task's parent: slurmstepd or orted
+  int sigfd_ = -1;
   pid_t child_ = -1;
   bool child_running_ = false;
   std::optional<RankFailure> stopping_;  // stopping for this failure
@@ -181,6 +186,33 @@ void ExecSupervisor::on_message(ControlLink& from, const ControlMessage& m) {
     stop_program({m.args[0], static_cast<int>(m.args[1])});
 }
 
+// Signals for the program, and its exit (SIGCHLD).
+void ExecSupervisor::on_signals() {
+  signalfd_siginfo si;
+  while (read(sigfd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+    const int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGCHLD || !child_running_) continue;
+    if (forward_to_program(si.ssi_code, static_cast<pid_t>(si.ssi_pid), parent_, child_))
+      kill(child_, sig);
+  }
+  int status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+    if (pid == child_ && child_running_) on_child_exit(status);  // others: orphans
+}
+
+void ExecSupervisor::on_link_readable(ControlLink& link, FdDispatch& d) {
+  if (finished_) return;
+  std::vector<ControlMessage> msgs;
+  const bool alive = link.receive(msgs);
+  for (const auto& m : msgs) on_message(link, m);
+  if (alive) return;
+  d.end_round();  // the links change
+  on_link_lost(link);
+  if (&link == up_.get()) up_.reset();
+  std::erase_if(peers_, [&](auto& p) { return p.get() == &link; });
+}
+
 void ExecSupervisor::on_link_lost(ControlLink& link) {
   if (hub_) {
     if (link.done) return;
@@ -199,45 +231,16 @@ int ExecSupervisor::run(pid_t child) {
   child_ = child;
   child_running_ = true;
   const sigset_t set = launcher_signal_set(o_);
-  const int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  const pid_t parent = getppid();
+  sigfd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   while (!finished_) {
-    std::vector<pollfd> fds{{sigfd, POLLIN, 0}, {grace_.fd(), POLLIN, 0}};
-    std::vector<ControlLink*> links;
-    if (up_) links.push_back(up_.get());
-    for (auto& p : peers_) links.push_back(p.get());
-    for (auto* l : links) fds.push_back({l->fd(), POLLIN, 0});
-    if (poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    }
-    if (fds[0].revents & POLLIN) {
-      signalfd_siginfo si;
-      while (read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-        const int sig = static_cast<int>(si.ssi_signo);
-        if (sig == SIGCHLD || !child_running_) continue;
-        if (forward_to_program(si.ssi_code, static_cast<pid_t>(si.ssi_pid), parent, child_))
-          kill(child_, sig);
-      }
-      int status = 0;
-      pid_t pid;
-      while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-        if (pid == child_ && child_running_) on_child_exit(status);  // others: orphans
-    }
-    if (fds[1].revents & POLLIN) {
+    FdDispatch d;
+    d.watch(sigfd_, [this] { on_signals(); });
+    d.watch(grace_.fd(), [this] {
       if (grace_.fired() && child_running_) kill(child_, SIGKILL);
-    }
-    for (std::size_t i = 0; i < links.size() && !finished_; ++i) {
-      if (!(fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      std::vector<ControlMessage> msgs;
-      const bool alive = links[i]->receive(msgs);
-      for (const auto& m : msgs) on_message(*links[i], m);
-      if (alive) continue;
-      on_link_lost(*links[i]);
-      if (links[i] == up_.get()) up_.reset();
-      std::erase_if(peers_, [&](auto& p) { return p.get() == links[i]; });
-      break;  // links changed; poll again
-    }
+    });
+    if (up_) d.watch(up_->fd(), [this, &d, l = up_.get()] { on_link_readable(*l, d); });
+    for (auto& p : peers_) d.watch(p->fd(), [this, &d, l = p.get()] { on_link_readable(*l, d); });
+    d.dispatch(-1);
   }
   // Left by the program (a daemon, a shell's children): they end with this task.
   kill_descendants();
