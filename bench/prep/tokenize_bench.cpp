@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "tokenizer.hpp"
+#include "wireup/tokenizer/tokenizer.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

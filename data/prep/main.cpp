@@ -7,9 +7,9 @@
 #include <iostream>
 #include <map>
 
-#include "inspect.hpp"
-#include "prep.hpp"
 #include "wireup/error.hpp"
+#include "wireup/inspect/inspect.hpp"
+#include "wireup/prep/prep.hpp"
 
 namespace {
 

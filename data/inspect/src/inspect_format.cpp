@@ -1,0 +1,144 @@
+#include "wireup/inspect/inspect_format.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "wireup/tokenizer/utf8.hpp"
+
+namespace wireup::prep {
+namespace {
+
+std::uint32_t code_point(const unsigned char* p, std::size_t len) {
+  if (len == 1) return p[0];
+  std::uint32_t cp = p[0] & (0x7F >> len);
+  for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[k] & 0x3F);
+  return cp;
+}
+
+bool invisible_control(std::uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x200E || cp == 0x200F || cp == 0x2028 ||
+         cp == 0x2029 || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+std::string hex(const char* format, unsigned value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string plural(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string id_or_none(std::int64_t id) { return id < 0 ? "none" : std::to_string(id); }
+
+}  // namespace
+
+std::string escape_text(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::string out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += hex("\\x%02x", c);
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      const std::size_t len = utf8_sequence_length(p + i, n - i);
+      if (len == 0) {
+        out += hex("\\x%02x", c);
+        ++i;
+        continue;
+      }
+      const auto cp = code_point(p + i, len);
+      if (invisible_control(cp))
+        out += hex("\\u%04x", cp);
+      else
+        out.append(text.substr(i, len));
+      i += len;
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string format_header(const DatasetFacts& f) {
+  std::string s;
+  const auto line = [&s](const std::string& key, const std::string& value) {
+    s += key;
+    s.append(key.size() < 12 ? 12 - key.size() : 1, ' ');
+    s += value + "\n";
+  };
+  line("dataset", f.manifest + (f.created_by.empty() ? "" : " (" + f.created_by + ")"));
+  line("tokenizer", f.tokenizer_type + ", " + f.tokenizer_file + " (source: " + f.tokenizer_source +
+                        "), sha256 " + f.tokenizer_sha256);
+  line("decoded by", f.decoder);
+  line("vocabulary", plural(f.vocab_size, "piece", "pieces") + ", bos " + id_or_none(f.bos_id) +
+                         (f.add_bos ? " (before every document)" : " (not added)") + ", eos " +
+                         id_or_none(f.eos_id) +
+                         (f.add_eos ? " (after every document)" : " (not added)"));
+  line("token type",
+       f.token_bytes == 2 ? "uint16 (2 bytes, little-endian)" : "uint32 (4 bytes, little-endian)");
+  for (const auto& sp : f.splits)
+    line(sp.name, plural(sp.shards, "shard", "shards") + ", " +
+                      plural(sp.documents, "document", "documents") + ", " +
+                      plural(sp.tokens, "token", "tokens"));
+  return s;
+}
+
+std::optional<DocRef> next_document(const std::vector<std::uint64_t>& docs_per_shard,
+                                    const DocRef& ref) {
+  DocRef next{ref.shard, ref.doc + 1, ref.index + 1};
+  while (next.shard < docs_per_shard.size() && next.doc >= docs_per_shard[next.shard]) {
+    ++next.shard;
+    next.doc = 0;
+  }
+  if (next.shard >= docs_per_shard.size()) return std::nullopt;
+  return next;
+}
+
+std::optional<DocRef> first_document(const std::vector<std::uint64_t>& docs_per_shard) {
+  for (std::size_t shard = 0; shard < docs_per_shard.size(); ++shard)
+    if (docs_per_shard[shard] > 0) return DocRef{shard, 0, 0};
+  return std::nullopt;
+}
+
+std::vector<int> text_ids(const std::vector<std::uint32_t>& ids, std::int64_t bos_id,
+                          std::int64_t eos_id) {
+  std::size_t begin = 0, end = ids.size();
+  if (bos_id >= 0 && end > begin && ids[begin] == static_cast<std::uint64_t>(bos_id)) ++begin;
+  if (eos_id >= 0 && end > begin && ids[end - 1] == static_cast<std::uint64_t>(eos_id)) --end;
+  std::vector<int> out;
+  out.reserve(end - begin);
+  for (std::size_t i = begin; i < end; ++i) out.push_back(static_cast<int>(ids[i]));
+  return out;
+}
+
+std::string format_document(const DocView& d) {
+  std::string s = "\n" + d.split + " document " + std::to_string(d.ref.index) + ": " +
+                  d.shard_file + " document " + std::to_string(d.ref.doc) + ", tokens " +
+                  std::to_string(d.first_token) + ".." +
+                  std::to_string(d.first_token + d.tokens - (d.tokens > 0 ? 1 : 0)) + " (" +
+                  plural(d.tokens, "token", "tokens") + ")\n  ids  ";
+  for (std::size_t i = 0; i < d.ids.size(); ++i) s += (i > 0 ? " " : "") + std::to_string(d.ids[i]);
+  if (d.ids.size() < d.tokens)
+    s += " ... (" + std::to_string(d.tokens - d.ids.size()) + " more; --max-tokens)";
+  s += "\n  text \"" + escape_text(d.text) + "\"";
+  if (d.ids.size() < d.tokens) s += " ...";
+  return s + "\n";
+}
+
+}  // namespace wireup::prep

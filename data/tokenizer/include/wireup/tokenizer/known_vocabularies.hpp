@@ -1,0 +1,37 @@
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wireup/tokenizer/bpe_spec.hpp"
+
+namespace wireup::prep {
+
+// A tiktoken file holds only the ranks: the pre-tokenizer pattern and the
+// special tokens belong to the model. These are the ones wireup-prep knows,
+// recognised by the file's SHA-256.
+struct KnownVocabulary {
+  std::string_view name;    // "Llama 3", "cl100k_base"
+  std::string_view sha256;  // of the tiktoken file
+  std::size_t ranks = 0;    // its number of tokens
+  std::string_view pattern;
+  std::vector<SpecialToken> specials;
+  int bos = -1, eos = -1;
+};
+
+const std::vector<KnownVocabulary>& known_vocabularies();
+
+// The known vocabulary whose file has this SHA-256, if any.
+const KnownVocabulary* find_known_vocabulary(std::string_view sha256_hex);
+
+// Llama 3's pre-tokenizer pattern (also cl100k_base's).
+inline constexpr std::string_view kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// GPT-2's (a Hugging Face ByteLevel pre-tokenizer with use_regex).
+inline constexpr std::string_view kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+}  // namespace wireup::prep

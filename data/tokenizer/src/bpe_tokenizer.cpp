@@ -1,0 +1,78 @@
+#include "wireup/tokenizer/bpe_tokenizer.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "wireup/error.hpp"
+
+namespace wireup::prep {
+namespace {
+
+BpeModel make_model(const BpeSpec& spec, const std::string& name) {
+  try {
+    return spec.merges.empty()
+               ? BpeModel::from_ranks(spec.tokens, spec.ignore_merges)
+               : BpeModel::from_merges(spec.tokens, spec.merges, spec.ignore_merges);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(name + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(const BpeSpec& spec, const std::string& name)
+    : pre_(spec.pattern, name),
+      model_(make_model(spec, name)),
+      keep_gaps_(spec.keep_gaps),
+      bos_(spec.bos),
+      eos_(spec.eos) {
+  std::size_t size = spec.tokens.size();
+  for (const auto& s : spec.specials) {
+    if (s.id < 0) throw InputError(name + ": special token '" + s.text + "' has a negative id");
+    size = std::max(size, static_cast<std::size_t>(s.id) + 1);
+  }
+  if (size > (std::size_t{1} << 24))
+    throw InputError(name + ": vocabulary of " + std::to_string(size) + " ids; at most 2^24");
+  std::vector<std::string_view> bytes(size);
+  used_.assign(size, false);
+  for (std::size_t id = 0; id < spec.tokens.size(); ++id) {
+    bytes[id] = spec.tokens[id];
+    used_[id] = !spec.tokens[id].empty();
+  }
+  for (const auto& s : spec.specials) {
+    const auto id = static_cast<std::size_t>(s.id);
+    if (used_[id] && bytes[id] != s.text)
+      throw InputError(name + ": special token '" + s.text + "' has id " + std::to_string(id) +
+                       ", which is already another token");
+    bytes[id] = s.text;
+    used_[id] = true;
+  }
+  for (const int id : {bos_, eos_})
+    if (id >= 0 && (static_cast<std::size_t>(id) >= size || !used_[id]))
+      throw InputError(name + ": BOS/EOS id " + std::to_string(id) + " is not a token");
+  decode_offsets_.reserve(size + 1);
+  for (const auto b : bytes) {
+    decode_offsets_.push_back(static_cast<std::uint32_t>(decode_arena_.size()));
+    decode_arena_ += b;
+  }
+  decode_offsets_.push_back(static_cast<std::uint32_t>(decode_arena_.size()));
+}
+
+void BpeTokenizer::encode(std::string_view text, std::vector<int>& ids) const {
+  Pretokenizer::Cursor cursor(pre_, text, keep_gaps_);
+  std::string_view piece;
+  while (cursor.next(piece)) model_.encode(piece, ids);
+}
+
+std::string BpeTokenizer::decode(const std::vector<int>& ids) const {
+  std::string out;
+  for (const int id : ids) {
+    if (id < 0 || static_cast<std::size_t>(id) >= used_.size() || !used_[id])
+      throw std::out_of_range("token id " + std::to_string(id) + " is not in the vocabulary (" +
+                              std::to_string(vocab_size()) + " ids)");
+    out.append(decode_arena_, decode_offsets_[id], decode_offsets_[id + 1] - decode_offsets_[id]);
+  }
+  return out;
+}
+
+}  // namespace wireup::prep

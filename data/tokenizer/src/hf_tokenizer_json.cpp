@@ -1,0 +1,192 @@
+#include "wireup/tokenizer/hf_tokenizer_json.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "wireup/error.hpp"
+#include "wireup/tokenizer/byte_level.hpp"
+#include "wireup/tokenizer/known_vocabularies.hpp"
+
+namespace wireup::prep {
+namespace {
+
+using nlohmann::json;
+
+// Ids above this are refused (memory is sized by the largest id; the
+// largest vocabularies in use have some 260,000 tokens).
+constexpr std::uint64_t kMaxId = std::uint64_t{1} << 24;
+
+[[noreturn]] void fail_with(const std::string& message) { throw InputError(message); }
+
+const json& field(const json& j, const char* key) {
+  static const json null;
+  if (!j.is_object()) return null;
+  const auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+std::string type_of(const json& j) {
+  const auto& t = field(j, "type");
+  return t.is_string() ? t.get<std::string>() : "";
+}
+
+// The pre-tokenizer's steps: a Sequence's list, or the one.
+std::vector<json> steps(const json& pre) {
+  if (pre.is_null()) return {};
+  if (type_of(pre) == "Sequence") {
+    const auto& list = field(pre, "pretokenizers");
+    return list.is_array() ? std::vector<json>(list.begin(), list.end()) : std::vector<json>{};
+  }
+  return {pre};
+}
+
+// The special token of a TemplateProcessing "single" template before (or
+// after) the sequence $A, if any.
+std::string template_special(const json& post, bool before) {
+  const json* proc = &post;
+  if (type_of(post) == "Sequence") {  // a Sequence of processors: its TemplateProcessing
+    proc = nullptr;
+    for (const auto& p : field(post, "processors"))
+      if (type_of(p) == "TemplateProcessing") proc = &p;
+    if (proc == nullptr) return "";
+  }
+  if (type_of(*proc) != "TemplateProcessing") return "";
+  const auto& single = field(*proc, "single");
+  if (!single.is_array()) return "";
+  std::string last_before, first_after;
+  bool seen_sequence = false;
+  for (const auto& item : single) {
+    if (item.contains("Sequence")) {
+      seen_sequence = true;
+    } else if (const auto& sp = field(field(item, "SpecialToken"), "id"); sp.is_string()) {
+      if (!seen_sequence)
+        last_before = sp.get<std::string>();
+      else if (first_after.empty())
+        first_after = sp.get<std::string>();
+    }
+  }
+  return before ? last_before : first_after;
+}
+
+}  // namespace
+
+bool looks_like_json(std::string_view content) {
+  const auto at = content.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && content[at] == '{';
+}
+
+BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& name) {
+  const std::string expected =
+      "; expected a Hugging Face tokenizer.json with a byte-level BPE model (as Llama 3's)";
+  const auto fail = [&](const std::string& what) { fail_with(name + ": " + what + expected); };
+  json root;
+  try {
+    root = json::parse(content);
+  } catch (const json::exception& e) {
+    throw InputError(name + ": not valid JSON (" + e.what() + ")" + expected);
+  }
+  const auto& model = field(root, "model");
+  if (!model.is_object()) fail("no \"model\" object");
+  if (const auto t = type_of(model); !t.empty() && t != "BPE") fail("its model is " + t);
+  if (!field(root, "normalizer").is_null())
+    fail("it has a normalizer (" + type_of(field(root, "normalizer")) +
+         "), which wireup-prep does not apply");
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (const auto& v = field(model, key); v.is_string() && !v.get<std::string>().empty())
+      fail(std::string("its model has a ") + key);
+  if (const auto& d = field(model, "dropout"); d.is_number() && d.get<double>() > 0.0)
+    fail("its model has BPE dropout");
+
+  BpeSpec spec;
+  spec.keep_gaps = true;  // HF's Split (behavior Isolated) keeps unmatched text
+  spec.ignore_merges =
+      field(model, "ignore_merges").is_boolean() && field(model, "ignore_merges").get<bool>();
+  bool byte_level = false;
+  for (const auto& step : steps(field(root, "pre_tokenizer"))) {
+    const auto t = type_of(step);
+    if (t == "Split") {
+      const auto& regex = field(field(step, "pattern"), "Regex");
+      if (!regex.is_string() || !spec.pattern.empty())
+        fail("its pre_tokenizer is not one Split by a Regex pattern");
+      if (const auto& b = field(step, "behavior");
+          b.is_string() && b.get<std::string>() != "Isolated")
+        fail("its Split behavior is " + b.get<std::string>() + ", not Isolated");
+      if (field(step, "invert").is_boolean() && field(step, "invert").get<bool>())
+        fail("its Split is inverted");
+      spec.pattern = regex.get<std::string>();
+    } else if (t == "ByteLevel") {
+      byte_level = true;
+      if (field(step, "add_prefix_space").is_boolean() &&
+          field(step, "add_prefix_space").get<bool>())
+        fail("its ByteLevel pre-tokenizer adds a prefix space");
+      const auto& use_regex = field(step, "use_regex");
+      if (!use_regex.is_boolean() || use_regex.get<bool>()) {
+        if (!spec.pattern.empty()) fail("it has both a Split and a ByteLevel regex");
+        spec.pattern = std::string(kGpt2Pattern);
+      }
+    } else {
+      fail("its pre_tokenizer has a " + (t.empty() ? std::string("untyped") : t) + " step");
+    }
+  }
+  if (!byte_level) fail("its pre_tokenizer is not ByteLevel");
+
+  const auto& vocab = field(model, "vocab");
+  if (!vocab.is_object() || vocab.empty()) fail("no model.vocab object");
+  for (const auto& [text, id] : vocab.items()) {
+    if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= kMaxId)
+      fail("vocab entry '" + text + "' has no id below " + std::to_string(kMaxId));
+    const auto i = id.get<std::size_t>();
+    auto bytes = unicode_to_bytes(text);
+    if (!bytes || bytes->empty())
+      fail("vocab entry '" + text + "' is not in GPT-2's byte alphabet");
+    if (i >= spec.tokens.size()) spec.tokens.resize(i + 1);
+    if (!spec.tokens[i].empty()) fail("two vocab entries have id " + std::to_string(i));
+    spec.tokens[i] = std::move(*bytes);
+  }
+  const auto& merges = field(model, "merges");
+  if (!merges.is_array()) fail("no model.merges list");
+  spec.merges.reserve(merges.size());
+  for (const auto& m : merges) {
+    std::string a, b;
+    if (m.is_string()) {  // "a b"
+      const auto s = m.get<std::string>();
+      const auto space = s.find(' ');
+      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
+        fail("merge '" + s + "' is not two tokens");
+      a = s.substr(0, space), b = s.substr(space + 1);
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      a = m[0].get<std::string>(), b = m[1].get<std::string>();
+    } else {
+      fail("a merge is neither \"a b\" nor [\"a\", \"b\"]");
+    }
+    auto ba = unicode_to_bytes(a), bb = unicode_to_bytes(b);
+    if (!ba || !bb) fail("merge '" + a + " " + b + "' is not in GPT-2's byte alphabet");
+    spec.merges.emplace_back(std::move(*ba), std::move(*bb));
+  }
+
+  const auto& added = field(root, "added_tokens");
+  for (const auto& t : added.is_array() ? added : json::array()) {
+    const auto& content = field(t, "content");
+    const auto& id = field(t, "id");
+    if (!content.is_string() || !id.is_number_unsigned() || id.get<std::uint64_t>() >= kMaxId)
+      fail("an added_tokens entry lacks a string content or an id below " + std::to_string(kMaxId));
+    spec.specials.push_back({content.get<std::string>(), id.get<int>()});
+  }
+  const auto id_of = [&](const std::string& text) {
+    for (const auto& s : spec.specials)
+      if (s.text == text) return s.id;
+    return -1;
+  };
+  const auto pick = [&](bool before, std::initializer_list<const char*> names) {
+    if (const auto t = template_special(field(root, "post_processor"), before); !t.empty())
+      if (const int id = id_of(t); id >= 0) return id;
+    for (const char* n : names)
+      if (const int id = id_of(n); id >= 0) return id;
+    return -1;
+  };
+  spec.bos = pick(true, {"<|begin_of_text|>", "<s>", "<|startoftext|>", "<bos>"});
+  spec.eos = pick(false, {"<|end_of_text|>", "</s>", "<|endoftext|>", "<eos>"});
+  return spec;
+}
+
+}  // namespace wireup::prep
