@@ -143,7 +143,9 @@ void Agent::on_grace_over() {
 
 void Agent::accept_peer() {
   const int fd = accept4(w_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd >= 0) peers_.push_back(std::make_unique<ControlLink>(fd));
+  if (fd < 0) return;
+  peers_.push_back(std::make_unique<ControlLink>(fd));
+  restarts_.linked(static_cast<RestartCoordinator::Peer>(fd));
 }
 
 void Agent::on_link_readable(ControlLink& link, FdDispatch& d) {
@@ -155,6 +157,7 @@ void Agent::on_link_readable(ControlLink& link, FdDispatch& d) {
   d.end_round();  // the links change
   // An agent vanished mid-run: the step cannot go on in step.
   const bool was_up = &link == up_.get();
+  restarts_.lost(static_cast<RestartCoordinator::Peer>(link.fd()));
   std::erase_if(peers_, [&](auto& p) { return p.get() == &link; });
   if (was_up) up_.reset();
   if (phase_ == Phase::Finished) return;

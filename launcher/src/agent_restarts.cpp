@@ -10,44 +10,46 @@ void Agent::broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args) 
   for (auto& p : peers_) p->send(verb, args);
 }
 
-bool Agent::every_peer(bool ControlLink::*flag) const {
-  if (peers_.size() + 1 < w_.task_count) return false;  // someone has not said HELLO yet
-  for (const auto& p : peers_)
-    if (!((*p).*flag)) return false;
-  return true;
-}
-
 // Agent 0's view: `from` is a peer's link, nullptr for itself.
 void Agent::coordinator_event(ControlVerb verb, ControlLink* from) {
-  if (verb == ControlVerb::Fail) {
-    if (stop_broadcast_) return;
-    stop_broadcast_ = true;
-    broadcast(ControlVerb::Stop, {attempt_});
-    if (phase_ == Phase::Starting || phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
-      if (phase_ == Phase::WaitingPeers) phase_ = Phase::Running;  // done before the failure
-      begin_stop(SIGTERM, Phase::Restarting);
-    }
-    return;
+  std::optional<RestartCoordinator::Peer> peer;
+  if (from) peer = static_cast<RestartCoordinator::Peer>(from->fd());
+  using Step = RestartCoordinator::Step;
+  Step step = Step::None;
+  if (verb == ControlVerb::Fail)
+    step = restarts_.failed();
+  else if (verb == ControlVerb::Done)
+    step = restarts_.done(peer);
+  else if (verb == ControlVerb::Stopped)
+    step = restarts_.stopped(peer);
+  switch (step) {
+    case Step::None:
+      return;
+    case Step::StopAll:
+      broadcast(ControlVerb::Stop, {attempt_});
+      if (phase_ == Phase::Starting || phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
+        if (phase_ == Phase::WaitingPeers) phase_ = Phase::Running;  // done before the failure
+        begin_stop(SIGTERM, Phase::Restarting);
+      }
+      return;
+    case Step::ExitAll:
+      broadcast(ControlVerb::Exit, {0});
+      return finish(0);
+    case Step::StartNext:
+      return start_next_attempt();
   }
-  if (verb == ControlVerb::Done) {
-    (from ? from->done : self_done_) = true;
-  } else if (verb == ControlVerb::Stopped) {
-    (from ? from->stopped : self_stopped_) = true;
-  }
-  if (self_done_ && !stop_broadcast_ && every_peer(&ControlLink::done)) {
-    broadcast(ControlVerb::Exit, {0});
-    finish(0);
-  } else if (stop_broadcast_ && self_stopped_ && every_peer(&ControlLink::stopped)) {
-    ++attempt_;
-    // The agent store stays on its port, emptied for the new attempt before any
-    // agent starts it: torch 1.x's env:// keys each attempt apart
-    // (/worker/attempt_N), torch 2.x's does not (torchrun makes a fresh store per
-    // round), so its workers would find the last attempt's gloo addresses.
-    if (store_) store_->clear_keys();
-    if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
-    broadcast(ControlVerb::Start, {attempt_, w_.master_port});
-    start_attempt();
-  }
+}
+
+void Agent::start_next_attempt() {
+  ++attempt_;
+  // The agent store stays on its port, emptied for the new attempt before any
+  // agent starts it: torch 1.x's env:// keys each attempt apart
+  // (/worker/attempt_N), torch 2.x's does not (torchrun makes a fresh store per
+  // round), so its workers would find the last attempt's gloo addresses.
+  if (store_) store_->clear_keys();
+  if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
+  broadcast(ControlVerb::Start, {attempt_, w_.master_port});
+  start_attempt();
 }
 
 void Agent::handle_control(ControlLink& link, const ControlMessage& m) {

@@ -23,6 +23,7 @@
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_options.hpp"
 #include "wireup/launch_report.hpp"
+#include "wireup/restart_coordination.hpp"
 #include "worker_stream.hpp"
 
 namespace wireup {
@@ -41,7 +42,11 @@ struct Worker {
 class Agent {
  public:
   Agent(const LaunchOptions& o, Wiring& w, const std::vector<std::string>& env)
-      : o_(o), w_(w), base_env_(env), coordinator_(w.task_rank == 0 && o.max_restarts > 0) {}
+      : o_(o),
+        w_(w),
+        base_env_(env),
+        coordinator_(w.task_rank == 0 && o.max_restarts > 0),
+        restarts_(w.task_count) {}
   int run();
 
  private:
@@ -80,7 +85,7 @@ class Agent {
   void handle_control(ControlLink& link, const ControlMessage& m);
   void coordinator_event(ControlVerb verb, ControlLink* from);
   void broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args);
-  bool every_peer(bool ControlLink::*flag) const;
+  void start_next_attempt();  // agent 0, once every agent stopped
   std::size_t running_count() const;
 
   const LaunchOptions& o_;
@@ -99,8 +104,7 @@ class Agent {
   std::filesystem::path temp_run_dir_;               // the agent made run_dir_: removed at the end
   std::unique_ptr<ControlLink> up_;                  // to agent 0
   std::vector<std::unique_ptr<ControlLink>> peers_;  // agent 0's links
-  bool self_done_ = false, self_stopped_ = false;
-  bool stop_broadcast_ = false;
+  RestartCoordinator restarts_;                      // agent 0: what every agent said this attempt
   double spawn_ms_ = 0;
   std::optional<Clock::time_point> abort_at_;  // PMIx_Abort the step then
   std::string abort_message_;

@@ -98,9 +98,7 @@ void Agent::start_attempt() {
   workers_.clear();
   workers_.resize(w_.nproc);
   failure_.reset();
-  self_done_ = self_stopped_ = false;
-  stop_broadcast_ = false;
-  for (auto& p : peers_) p->done = p->stopped = false;
+  restarts_.new_attempt();
   phase_ = Phase::Running;
   for (std::uint32_t i = 0; i < w_.nproc; ++i) {
     workers_[i].local_rank = i;

@@ -24,7 +24,7 @@ class ControlLink {
   bool receive(std::vector<ControlMessage>& out);
 
   std::optional<std::uint32_t> peer_rank;  // from HELLO
-  bool done = false, stopped = false;
+  bool done = false;                       // exec mode: its rank is done (or failed and left)
 
  private:
   int fd_;
