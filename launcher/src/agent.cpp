@@ -11,7 +11,6 @@
 #include <cstring>
 #include <thread>
 
-#include "agent_state.hpp"
 #include "fd_dispatch.hpp"
 #include "launcher_signals.hpp"
 #include "net.hpp"
@@ -47,17 +46,16 @@ bool Agent::start() {
   } catch (const std::exception& e) {
     // No worker runs here, so none runs anywhere: every node stops now.
     say(e.what());
-    if (w_.pmix && w_.task_count > 1) w_.pmix->abort(1, std::string("wireup-launch: ") + e.what());
+    if (conn_.pmix && job_.task_count > 1)
+      conn_.pmix->abort(1, std::string("wireup-launch: ") + e.what());
     return false;
   }
-  if (w_.store_listen_fd >= 0) {
-    store_ = std::make_unique<AgentStore>(w_.store_listen_fd);
-    w_.store_listen_fd = -1;  // the store owns it
-  }
-  if (!coordinator_ && o_.max_restarts > 0 && !w_.control.empty()) {
-    const auto [addr, port] = split_endpoint("agent 0's control address", w_.control);
+  if (const int fd = conn_.take_store_listener(); fd >= 0)
+    store_ = std::make_unique<AgentStore>(fd);
+  if (!coordinator_ && o_.max_restarts > 0 && !job_.control.empty()) {
+    const auto [addr, port] = split_endpoint("agent 0's control address", job_.control);
     up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, 30000));
-    up_->send(ControlVerb::Hello, {w_.task_rank});
+    up_->send(ControlVerb::Hello, {job_.task_rank});
   }
   start_attempt();
   return true;
@@ -92,7 +90,7 @@ void Agent::supervise_once() {
       if (s->pipe >= 0) d.watch(s->pipe, [s] { on_stream_readable(*s); });
   d.watch(sigfd_, [this] { on_signals(); });
   d.watch(grace_.fd(), [this] { on_grace_over(); });
-  d.watch(w_.control_listen_fd, [this] { accept_peer(); });
+  d.watch(conn_.control_listen_fd, [this] { accept_peer(); });
   if (up_) d.watch(up_->fd(), [this, &d, l = up_.get()] { on_link_readable(*l, d); });
   for (auto& p : peers_) d.watch(p->fd(), [this, &d, l = p.get()] { on_link_readable(*l, d); });
   if (preload_ && preload_->importing())
@@ -142,7 +140,7 @@ void Agent::on_grace_over() {
 }
 
 void Agent::accept_peer() {
-  const int fd = accept4(w_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  const int fd = accept4(conn_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
   peers_.push_back(std::make_unique<ControlLink>(fd));
   restarts_.linked(static_cast<RestartCoordinator::Peer>(fd));
@@ -170,8 +168,9 @@ void Agent::on_link_readable(ControlLink& link, FdDispatch& d) {
     begin_stop(SIGTERM);
 }
 
-int run_agent(const LaunchOptions& o, Wiring& w, const std::vector<std::string>& base_env) {
-  Agent a(o, w, base_env);
+int run_agent(const LaunchOptions& o, const JobLayout& job, JobConnections& conn,
+              const std::vector<std::string>& base_env) {
+  Agent a(o, job, conn, base_env);
   return a.run();
 }
 

@@ -1,7 +1,7 @@
 // Agent: --max-restarts across agents, coordinated by agent 0 over control links.
 #include <csignal>
 
-#include "agent_state.hpp"
+#include "agent.hpp"
 #include "net.hpp"
 
 namespace wireup {
@@ -47,8 +47,8 @@ void Agent::start_next_attempt() {
   // (/worker/attempt_N), torch 2.x's does not (torchrun makes a fresh store per
   // round), so its workers would find the last attempt's gloo addresses.
   if (store_) store_->clear_keys();
-  if (!w_.agent_store) w_.master_port = pick_free_port(w_.master_port + 1);
-  broadcast(ControlVerb::Start, {attempt_, w_.master_port});
+  if (!job_.agent_store) master_port_ = pick_free_port(master_port_ + 1);
+  broadcast(ControlVerb::Start, {attempt_, master_port_});
   start_attempt();
 }
 
@@ -69,7 +69,7 @@ void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
       begin_stop(SIGTERM, Phase::Restarting);
   } else if (m.verb == ControlVerb::Start && m.args.size() == 2) {
     attempt_ = m.args[0];
-    w_.master_port = m.args[1];
+    master_port_ = m.args[1];
     start_attempt();
   } else if (m.verb == ControlVerb::Exit && !m.args.empty()) {
     finish(static_cast<int>(m.args[0]));

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent_state.hpp"
+#include "agent.hpp"
 
 namespace wireup {
 
@@ -15,9 +15,9 @@ void Agent::fail_agent(const std::string& why) {
   if (phase_ == Phase::Finished) return;
   exit_code_ = 1;
   summary_at_ = Clock::now();
-  if (w_.pmix && w_.task_count > 1) {
+  if (conn_.pmix && job_.task_count > 1) {
     abort_at_ = summary_at_ + std::chrono::seconds(1);
-    abort_message_ = "wireup-launch on " + w_.host + ": " + why;
+    abort_message_ = "wireup-launch on " + job_.host + ": " + why;
   }
   if (phase_ == Phase::WaitingPeers) return finish(1);
   phase_ = Phase::Running;  // so begin_stop stops, whatever was under way
@@ -40,8 +40,8 @@ FailureFacts Agent::failure_of(const Worker& wk) const {
   FailureFacts f;
   f.rank = wk.rank;
   f.local_rank = wk.local_rank;
-  f.node_rank = w_.group_rank;
-  f.host = w_.host;
+  f.node_rank = job_.group_rank;
+  f.host = job_.host;
   f.attempt = attempt_;
   f.exit = wk.exit;
   std::ifstream in(wk.error_file);
@@ -65,7 +65,7 @@ void Agent::on_worker_exit(Worker& wk) {
   const int code = launcher_exit_code(wk.exit);
   const bool can_restart = attempt_ < o_.max_restarts;
   if (can_restart) {
-    say("rank " + std::to_string(wk.rank) + " on " + w_.host + " failed (" +
+    say("rank " + std::to_string(wk.rank) + " on " + job_.host + " failed (" +
         (wk.exit.signaled ? signal_name(wk.exit.code)
                           : "exit code " + std::to_string(wk.exit.code)) +
         "); restarting every worker (restart " + std::to_string(attempt_ + 1) + " of " +
@@ -83,9 +83,9 @@ void Agent::on_worker_exit(Worker& wk) {
   // the local workers are gone (so the summary and their last output reach
   // srun before the step is torn down), and at most 1 s from now.
   summary_at_ = Clock::now();
-  if (w_.pmix && w_.task_count > 1) {
+  if (conn_.pmix && job_.task_count > 1) {
     abort_at_ = summary_at_ + std::chrono::seconds(1);
-    abort_message_ = "wireup-launch: rank " + std::to_string(failure_->rank) + " on " + w_.host +
+    abort_message_ = "wireup-launch: rank " + std::to_string(failure_->rank) + " on " + job_.host +
                      " failed with exit code " + std::to_string(exit_code_);
   }
   begin_stop(SIGTERM);
@@ -94,7 +94,7 @@ void Agent::on_worker_exit(Worker& wk) {
 void Agent::abort_job_if_pending() {
   if (!abort_at_) return;
   abort_at_.reset();
-  w_.pmix->abort(exit_code_, abort_message_);
+  conn_.pmix->abort(exit_code_, abort_message_);
 }
 
 void Agent::on_all_exited() {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "agent_state.hpp"
+#include "agent.hpp"
 #include "spawn.hpp"
 #include "wireup/exec_supervision.hpp"
 
@@ -16,10 +16,10 @@ namespace wireup {
 namespace fs = std::filesystem;
 
 WorkerSpec Agent::job_spec() const {
-  WorkerSpec spec = job_worker_spec(o_, w_);
-  spec.local_world_size = w_.nproc;
+  WorkerSpec spec = job_worker_spec(o_, job_);
+  spec.local_world_size = job_.nproc;
   spec.restart_count = attempt_;
-  spec.agent_store = w_.agent_store;
+  spec.agent_store = job_.agent_store;
   return spec;
 }
 
@@ -96,13 +96,13 @@ void Agent::spawn(Worker& wk) {
 
 void Agent::start_attempt() {
   workers_.clear();
-  workers_.resize(w_.nproc);
+  workers_.resize(job_.nproc);
   failure_.reset();
   restarts_.new_attempt();
   phase_ = Phase::Running;
-  for (std::uint32_t i = 0; i < w_.nproc; ++i) {
+  for (std::uint32_t i = 0; i < job_.nproc; ++i) {
     workers_[i].local_rank = i;
-    workers_[i].rank = w_.first_rank + i;
+    workers_[i].rank = job_.first_rank + i;
   }
   if (!o_.preload.empty()) {
     if (!preload_) {
@@ -130,9 +130,9 @@ void Agent::spawn_all() {
   }
   spawn_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (o_.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
-    say("timing agent " + std::to_string(w_.task_rank) + " attempt " + std::to_string(attempt_) +
-        ": pmix_init_ms=" + std::to_string(w_.pmix_init_ms) +
-        " fence_ms=" + std::to_string(w_.fence_ms) + " spawn_ms=" + std::to_string(spawn_ms_) +
+    say("timing agent " + std::to_string(job_.task_rank) + " attempt " + std::to_string(attempt_) +
+        ": pmix_init_ms=" + std::to_string(job_.pmix_init_ms) +
+        " fence_ms=" + std::to_string(job_.fence_ms) + " spawn_ms=" + std::to_string(spawn_ms_) +
         (preload_ ? " preload_ms=" + std::to_string(preload_ms_) : std::string()));
 }
 

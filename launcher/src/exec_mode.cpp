@@ -37,11 +37,11 @@ namespace {
 constexpr double kStopGraceCapS = 2.0;  // a stopped rank's program gets SIGKILL by then
 constexpr int kLinkTimeoutMs = 60000;   // every launcher links to rank 0's within this
 
-Program program_of(const LaunchOptions& o, const Wiring& w) {
-  WorkerSpec spec = job_worker_spec(o, w);
-  spec.rank = w.first_rank;
-  spec.local_rank = w.local_rank;
-  spec.local_world_size = w.local_size;
+Program program_of(const LaunchOptions& o, const JobLayout& job) {
+  WorkerSpec spec = job_worker_spec(o, job);
+  spec.rank = job.first_rank;
+  spec.local_rank = job.local_rank;
+  spec.local_world_size = job.local_size;
   spec.keep_task_identity = true;
   if (!o.log_dir.empty()) {
     // No supervisor reads it, but the file is kept where the user looks.
@@ -54,8 +54,8 @@ Program program_of(const LaunchOptions& o, const Wiring& w) {
 
 class ExecSupervisor {
  public:
-  ExecSupervisor(const LaunchOptions& o, Wiring& w)
-      : o_(o), w_(w), hub_(w.task_rank == 0), watch_(w.task_count) {}
+  ExecSupervisor(const LaunchOptions& o, const JobLayout& job, JobConnections& conn)
+      : o_(o), job_(job), conn_(conn), hub_(job.task_rank == 0), watch_(job.task_count) {}
 
   // Before PMIx_Finalize: rank 0 accepts every other launcher, the others
   // connect to it. Throws std::runtime_error.
@@ -74,7 +74,8 @@ class ExecSupervisor {
   void finish(int code, int signal = 0);
 
   const LaunchOptions& o_;
-  Wiring& w_;
+  const JobLayout& job_;
+  JobConnections& conn_;
   const bool hub_;
   ExecStepWatch watch_;
   std::unique_ptr<ControlLink> up_;                  // to rank 0's supervisor
@@ -91,29 +92,28 @@ class ExecSupervisor {
 
 void ExecSupervisor::link() {
   if (!hub_) {
-    const auto [addr, port] = split_endpoint("rank 0's control address", w_.control);
+    const auto [addr, port] = split_endpoint("rank 0's control address", job_.control);
     up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, kLinkTimeoutMs));
-    if (!up_->send(ControlVerb::Hello, {w_.task_rank}))
-      throw std::runtime_error("rank 0's launcher at " + w_.control + " closed the connection");
+    if (!up_->send(ControlVerb::Hello, {job_.task_rank}))
+      throw std::runtime_error("rank 0's launcher at " + job_.control + " closed the connection");
     return;
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kLinkTimeoutMs);
-  while (peers_.size() + 1 < w_.task_count) {
+  while (peers_.size() + 1 < job_.task_count) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    pollfd pf{w_.control_listen_fd, POLLIN, 0};
+    pollfd pf{conn_.control_listen_fd, POLLIN, 0};
     const int n = left.count() > 0 ? poll(&pf, 1, static_cast<int>(left.count())) : 0;
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
       throw std::runtime_error(
-          "only " + std::to_string(peers_.size()) + " of " + std::to_string(w_.task_count - 1) +
+          "only " + std::to_string(peers_.size()) + " of " + std::to_string(job_.task_count - 1) +
           " launchers linked to rank 0's within " + std::to_string(kLinkTimeoutMs / 1000) + " s");
-    const int fd = accept4(w_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    const int fd = accept4(conn_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) peers_.push_back(std::make_unique<ControlLink>(fd));
   }
-  close(w_.control_listen_fd);
-  w_.control_listen_fd = -1;
+  conn_.close_control_listener();
 }
 
 void ExecSupervisor::finish(int code, int signal) {
@@ -126,7 +126,7 @@ void ExecSupervisor::stop_program(const RankFailure& root) {
   stopping_ = root;
   if (!child_running_) return finish(root.code);
   if (o_.verbose)
-    say("rank " + std::to_string(w_.task_rank) + ": stopping, rank " + std::to_string(root.rank) +
+    say("rank " + std::to_string(job_.task_rank) + ": stopping, rank " + std::to_string(root.rank) +
         " failed (exit code " + std::to_string(root.code) + ")");
   kill(child_, SIGTERM);
   grace_.arm(std::min(o_.grace_period, kStopGraceCapS));
@@ -148,7 +148,7 @@ void ExecSupervisor::on_child_exit(int status) {
   const int signal = e.signaled ? e.code : 0;
   if (!e.signaled && e.code == 0) {
     if (!hub_) {
-      up_->send(ControlVerb::Done, {w_.task_rank});
+      up_->send(ControlVerb::Done, {job_.task_rank});
       return finish(0);
     }
     watch_.done(0);
@@ -156,13 +156,13 @@ void ExecSupervisor::on_child_exit(int status) {
     return;
   }
   const int code = launcher_exit_code(e);
-  say("rank " + std::to_string(w_.task_rank) + " on " + w_.host + " failed (" +
+  say("rank " + std::to_string(job_.task_rank) + " on " + job_.host + " failed (" +
       (e.signaled ? signal_name(e.code) : "exit code " + std::to_string(e.code)) +
       "); stopping every rank");
   if (hub_) {
     peer_failed(0, code);
   } else {
-    up_->send(ControlVerb::Fail, {w_.task_rank, static_cast<std::uint32_t>(code)});
+    up_->send(ControlVerb::Fail, {job_.task_rank, static_cast<std::uint32_t>(code)});
   }
   finish(code, signal);
 }
@@ -223,7 +223,7 @@ void ExecSupervisor::on_link_lost(ControlLink& link) {
     return;
   }
   if (stopping_ || finished_) return;
-  say("rank " + std::to_string(w_.task_rank) + ": lost contact with rank 0's launcher; stopping");
+  say("rank " + std::to_string(job_.task_rank) + ": lost contact with rank 0's launcher; stopping");
   stop_program({0, 1});
 }
 
@@ -262,26 +262,28 @@ int ExecSupervisor::run(pid_t child) {
 
 }  // namespace
 
-int run_exec_mode(const LaunchOptions& o, Wiring& w, const sigset_t& old_mask) {
-  const Program prog = program_of(o, w);
+int run_exec_mode(const LaunchOptions& o, const JobLayout& job, JobConnections& conn,
+                  const sigset_t& old_mask) {
+  const Program prog = program_of(o, job);
   if (o.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
-    say("timing rank " + std::to_string(w.first_rank) + ": pmix_init_ms=" +
-        std::to_string(w.pmix_init_ms) + " fence_ms=" + std::to_string(w.fence_ms) + " spawn_ms=0");
-  const bool supervised = w.pmix && w.task_count > 1 && !w.control.empty();
-  ExecSupervisor sup(o, w);
+    say("timing rank " + std::to_string(job.first_rank) +
+        ": pmix_init_ms=" + std::to_string(job.pmix_init_ms) +
+        " fence_ms=" + std::to_string(job.fence_ms) + " spawn_ms=0");
+  const bool supervised = conn.pmix && job.task_count > 1 && !job.control.empty();
+  ExecSupervisor sup(o, job, conn);
   if (supervised) {
     try {
       sup.link();
     } catch (const std::exception& e) {
       const std::string why = std::string("exec mode: ") + e.what();
       say(why);
-      w.pmix->abort(1, "wireup-launch: " + why);
+      conn.pmix->abort(1, "wireup-launch: " + why);
       return 1;
     }
   }
   // A PMIx client must finalize before exec, or mpirun fails the job; the
   // connection itself stays open until the task exits (pmix_handoff.hpp).
-  if (w.pmix && !finalize_keeping_connection(*w.pmix) && o.verbose)
+  if (conn.pmix && !finalize_keeping_connection(*conn.pmix) && o.verbose)
     say("no TCP PMIx server URI; the finalized connection closes now");
   if (!supervised) return exec_program(prog, old_mask);
 

@@ -14,6 +14,7 @@ namespace wireup {
 // and its task exits with the failing rank's code. `old_mask` is the signal
 // mask to give the program. Returns the launcher's exit code; a supervisor
 // whose program was killed by a signal dies of the same signal.
-int run_exec_mode(const LaunchOptions& o, Wiring& w, const sigset_t& old_mask);
+int run_exec_mode(const LaunchOptions& o, const JobLayout& job, JobConnections& conn,
+                  const sigset_t& old_mask);
 
 }  // namespace wireup

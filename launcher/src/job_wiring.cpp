@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "net.hpp"
 #include "wireup/error.hpp"
@@ -42,109 +45,123 @@ int listen_store(std::uint32_t& port, bool exact) {
   }
 }
 
-void apply_master_overrides(const LaunchOptions& o, Wiring& w) {
-  if (o.master_addr) w.master_addr = *o.master_addr;
-  if (o.master_port) w.master_port = *o.master_port;
+void apply_master_overrides(const LaunchOptions& o, JobLayout& job) {
+  if (o.master_addr) job.master_addr = *o.master_addr;
+  if (o.master_port) job.master_port = *o.master_port;
+}
+
+// Rank 0's record: where MASTER_ADDR:MASTER_PORT is, and the control endpoint.
+// Binds what must stay bound until the workers use it.
+void listen_as_rank_0(const LaunchOptions& o, bool agent_mode, Wiring& w, PeerRecord& me) {
+  const JobLayout& job = w.layout;
+  const std::string addr = o.master_addr.value_or(choose_ipv4(o.local_addr, job.host));
+  std::uint32_t port;
+  if (agent_mode && o.agent_store) {
+    // Bound now and held, so the port published is this store's.
+    port = o.master_port.value_or(derive_port(PortPolicy{}, job.job_id, job.step_id));
+    w.conn.store_listen_fd = listen_store(port, o.master_port.has_value());
+  } else {
+    port =
+        o.master_port.value_or(pick_free_port(derive_port(PortPolicy{}, job.job_id, job.step_id)));
+  }
+  me.master = addr + ":" + std::to_string(port);
+  // Agent 0 coordinates restarts; exec mode's rank 0 stops every rank when one fails.
+  if ((!agent_mode || o.max_restarts > 0) && job.task_count > 1) {
+    std::uint32_t cport = 0;
+    const std::string caddr = choose_ipv4(o.local_addr, job.host);
+    w.conn.control_listen_fd = listen_tcp(caddr, cport);
+    me.control = caddr + ":" + std::to_string(cport);
+  }
+}
+
+// The ranks every task's record gives: node groups, rank 0's endpoints, and
+// (agent mode) the global ranks of this agent's workers.
+void place_in_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc,
+                  const std::vector<PeerRecord>& records, JobLayout& job) {
+  std::vector<std::uint32_t> node_ids, nprocs;
+  for (const auto& r : records) {
+    node_ids.push_back(r.node_id);
+    nprocs.push_back(r.nproc);
+  }
+  const NodeGroups groups = group_by_node(node_ids);
+  if (o.nnodes) check_nnodes(*o.nnodes, groups.count);
+  const auto [maddr, mport] = split_endpoint("rank 0's published address", records[0].master);
+  job.master_addr = maddr;
+  job.master_port = mport;
+  job.control = records[0].control;
+  job.agent_store = agent_mode && o.agent_store;
+  if (agent_mode) {
+    // Each agent is one group, torchrun-style; ranks follow agent order.
+    const RankOffsets off = rank_offsets(nprocs);
+    job.group_rank = job.task_rank;
+    job.group_count = job.task_count;
+    job.first_rank = off.first_rank[job.task_rank];
+    job.world_size = off.world_size;
+    job.nproc = nproc;
+  } else {
+    job.group_rank = groups.group_of_rank[job.task_rank];
+    job.group_count = groups.count;
+    job.first_rank = job.task_rank;
+    job.world_size = job.task_count;
+  }
 }
 
 Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   Wiring w;
-  w.source = "pmix";
+  JobLayout& job = w.layout;
+  job.source = "pmix";
   auto t0 = Clock::now();
-  w.pmix = std::make_unique<PmixClient>();
-  w.pmix_init_ms = ms_since(t0);
-  PmixClient& p = *w.pmix;
-  w.task_rank = p.rank();
-  w.task_count = p.job_size();
-  w.local_rank = p.local_rank();
-  w.local_size = p.local_size();
-  const std::uint32_t node_id = p.node_id();
-  w.host = p.hostname().value_or(local_host_name());
+  w.conn.pmix = std::make_unique<PmixClient>();
+  job.pmix_init_ms = ms_since(t0);
+  PmixClient& p = *w.conn.pmix;
+  job.task_rank = p.rank();
+  job.task_count = p.job_size();
+  job.local_rank = p.local_rank();
+  job.local_size = p.local_size();
+  job.host = p.hostname().value_or(local_host_name());
 
   // Slurm's ids give the port slot; mpirun has only the namespace.
-  const auto job = parse_uint(getenv_opt("SLURM_JOB_ID").value_or(""), UINT32_MAX);
+  const auto slurm_job = parse_uint(getenv_opt("SLURM_JOB_ID").value_or(""), UINT32_MAX);
   const auto step = parse_uint(getenv_opt("SLURM_STEP_ID").value_or(""), UINT32_MAX);
-  w.job_id = job ? *job : std::hash<std::string>{}(p.nspace()) % 1000003;
-  w.step_id = step.value_or(0);
-  w.run_id = !o.run_id.empty() ? o.run_id
-             : job             ? std::to_string(*job) + "." + std::to_string(w.step_id)
-                               : p.nspace();
+  job.job_id = slurm_job ? *slurm_job : std::hash<std::string>{}(p.nspace()) % 1000003;
+  job.step_id = step.value_or(0);
+  job.run_id = !o.run_id.empty() ? o.run_id
+               : slurm_job       ? std::to_string(*slurm_job) + "." + std::to_string(job.step_id)
+                                 : p.nspace();
 
-  PeerRecord me{node_id, nproc, w.host, "", ""};
-  if (w.task_rank == 0) {
-    const std::string addr = o.master_addr.value_or(choose_ipv4(o.local_addr, w.host));
-    std::uint32_t port;
-    if (agent_mode && o.agent_store) {
-      // Bound now and held, so the port published below is this store's.
-      port = o.master_port.value_or(derive_port(PortPolicy{}, w.job_id, w.step_id));
-      w.store_listen_fd = listen_store(port, o.master_port.has_value());
-    } else {
-      port = o.master_port.value_or(pick_free_port(derive_port(PortPolicy{}, w.job_id, w.step_id)));
-    }
-    me.master = addr + ":" + std::to_string(port);
-    // Agent 0 coordinates restarts; exec mode's rank 0 stops every rank when one fails.
-    if ((!agent_mode || o.max_restarts > 0) && w.task_count > 1) {
-      std::uint32_t cport = 0;
-      const std::string caddr = choose_ipv4(o.local_addr, w.host);
-      w.control_listen_fd = listen_tcp(caddr, cport);
-      me.control = caddr + ":" + std::to_string(cport);
-    }
-  }
+  PeerRecord me{p.node_id(), nproc, job.host, "", ""};
+  if (job.task_rank == 0) listen_as_rank_0(o, agent_mode, w, me);
   t0 = Clock::now();
   p.put(kPeerKey, encode_peer(me));
   p.commit();
   const int timeout_s = fence_timeout_s();
   p.fence_collect(timeout_s);
-  w.fence_ms = ms_since(t0);
+  job.fence_ms = ms_since(t0);
 
-  std::vector<std::uint32_t> node_ids, nprocs;
-  PeerRecord first;
-  for (std::uint32_t r = 0; r < w.task_count; ++r) {
-    PeerRecord peer = r == w.task_rank ? me : decode_peer(p.get(r, kPeerKey, timeout_s));
-    node_ids.push_back(peer.node_id);
-    nprocs.push_back(peer.nproc);
-    if (r == 0) first = peer;
-  }
+  std::vector<PeerRecord> records;
+  for (std::uint32_t r = 0; r < job.task_count; ++r)
+    records.push_back(r == job.task_rank ? me : decode_peer(p.get(r, kPeerKey, timeout_s)));
   // No rank exits (or finalizes) while another still reads its record.
   p.barrier(timeout_s);
-  const NodeGroups groups = group_by_node(node_ids);
-  if (o.nnodes) check_nnodes(*o.nnodes, groups.count);
-  const auto [maddr, mport] = split_endpoint("rank 0's published address", first.master);
-  w.master_addr = maddr;
-  w.master_port = mport;
-  w.control = first.control;
-  w.agent_store = agent_mode && o.agent_store;
-  if (agent_mode) {
-    // Each agent is one group, torchrun-style; ranks follow agent order.
-    const RankOffsets off = rank_offsets(nprocs);
-    w.group_rank = w.task_rank;
-    w.group_count = w.task_count;
-    w.first_rank = off.first_rank[w.task_rank];
-    w.world_size = off.world_size;
-    w.nproc = nproc;
-  } else {
-    w.group_rank = groups.group_of_rank[w.task_rank];
-    w.group_count = groups.count;
-    w.first_rank = w.task_rank;
-    w.world_size = w.task_count;
-  }
+  place_in_job(o, agent_mode, nproc, records, job);
   return w;
 }
 
 Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_mode,
                      std::uint32_t nproc) {
   Wiring w;
-  w.source = id.source;
-  w.task_rank = id.rank;
-  w.task_count = id.size;
-  w.local_rank = id.local_rank;
-  w.local_size = id.local_size;
-  w.host = local_host_name();
-  w.job_id = id.job_id;
-  w.step_id = id.step_id;
-  w.run_id = !o.run_id.empty() ? o.run_id : id.run_id;
-  w.master_addr = id.master_addr;
-  w.master_port = id.master_port.value_or(0);
+  JobLayout& job = w.layout;
+  job.source = id.source;
+  job.task_rank = id.rank;
+  job.task_count = id.size;
+  job.local_rank = id.local_rank;
+  job.local_size = id.local_size;
+  job.host = local_host_name();
+  job.job_id = id.job_id;
+  job.step_id = id.step_id;
+  job.run_id = !o.run_id.empty() ? o.run_id : id.run_id;
+  job.master_addr = id.master_addr;
+  job.master_port = id.master_port.value_or(0);
   if (o.nnodes) check_nnodes(*o.nnodes, id.num_nodes);
   if (agent_mode && o.agent_store) {
     // Only PMIx tells every agent where agent 0's store listens; alone, we know.
@@ -153,28 +170,29 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
           "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone; "
           "found a " +
           id.source + " job, where agent 0 may not be at MASTER_ADDR");
-    w.agent_store = true;
+    job.agent_store = true;
   }
   if (agent_mode) {
     // No exchange: every agent must run the same number of workers.
-    w.group_rank = id.rank;
-    w.group_count = id.size;
-    w.first_rank = id.rank * nproc;
-    w.world_size = id.size * nproc;
-    w.nproc = nproc;
+    job.group_rank = id.rank;
+    job.group_count = id.size;
+    job.first_rank = id.rank * nproc;
+    job.world_size = id.size * nproc;
+    job.nproc = nproc;
     if (o.max_restarts > 0 && id.size > 1)
       throw InputError(
           "--max-restarts with several agents needs PMIx to coordinate them "
           "(run under `srun --mpi=pmix`); found a " +
           id.source + " job of " + std::to_string(id.size) + " tasks");
   } else {
-    w.group_rank = id.node_rank;
-    w.group_count = id.num_nodes;
-    w.first_rank = id.rank;
-    w.world_size = id.size;
+    job.group_rank = id.node_rank;
+    job.group_count = id.num_nodes;
+    job.first_rank = id.rank;
+    job.world_size = id.size;
   }
-  apply_master_overrides(o, w);
-  if (w.agent_store) w.store_listen_fd = listen_store(w.master_port, o.master_port.has_value());
+  apply_master_overrides(o, job);
+  if (job.agent_store)
+    w.conn.store_listen_fd = listen_store(job.master_port, o.master_port.has_value());
   return w;
 }
 
@@ -231,17 +249,34 @@ Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   return from_identity(o, id, agent_mode, nproc);
 }
 
-WorkerSpec job_worker_spec(const LaunchOptions& o, const Wiring& w) {
+WorkerSpec job_worker_spec(const LaunchOptions& o, const JobLayout& job) {
   WorkerSpec spec;
-  spec.world_size = w.world_size;
-  spec.group_rank = w.group_rank;
-  spec.group_world_size = w.group_count;
+  spec.world_size = job.world_size;
+  spec.group_rank = job.group_rank;
+  spec.group_world_size = job.group_count;
   spec.role = o.role;
-  spec.master_addr = w.master_addr;
-  spec.master_port = w.master_port;
+  spec.master_addr = job.master_addr;
+  spec.master_port = job.master_port;
   spec.max_restarts = o.max_restarts;
-  spec.run_id = w.run_id;
+  spec.run_id = job.run_id;
   return spec;
+}
+
+JobConnections::~JobConnections() {
+  if (control_listen_fd >= 0) close(control_listen_fd);
+  if (store_listen_fd >= 0) close(store_listen_fd);
+}
+
+JobConnections::JobConnections(JobConnections&& other) noexcept
+    : pmix(std::move(other.pmix)),
+      control_listen_fd(std::exchange(other.control_listen_fd, -1)),
+      store_listen_fd(std::exchange(other.store_listen_fd, -1)) {}
+
+int JobConnections::take_store_listener() { return std::exchange(store_listen_fd, -1); }
+
+void JobConnections::close_control_listener() {
+  if (control_listen_fd >= 0) close(control_listen_fd);
+  control_listen_fd = -1;
 }
 
 }  // namespace wireup

@@ -1,5 +1,4 @@
 #pragma once
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,7 +12,8 @@ namespace wireup {
 
 // Everything a task learns before it starts any worker: where it sits in the
 // job, rank 0's address, and (agent mode) which global ranks are its own.
-struct Wiring {
+// Facts: nothing changes them once the job is wired.
+struct JobLayout {
   std::string source;           // "pmix", "slurm", "standalone", "static"
   std::uint32_t task_rank = 0;  // this launcher's rank among the launchers
   std::uint32_t task_count = 1;
@@ -26,15 +26,37 @@ struct Wiring {
   std::uint32_t nproc = 1;        // workers this launcher runs (1 in exec mode)
   std::string host;
   std::string master_addr;
-  std::uint32_t master_port = 0;
+  std::uint32_t master_port = 0;  // the first attempt's
   std::string run_id;
   std::uint64_t job_id = 0, step_id = 0;
-  std::string control;               // agent 0's coordination endpoint (restarts)
-  int control_listen_fd = -1;        // open on agent 0 only
-  bool agent_store = false;          // --agent-store: agent 0 serves MASTER_ADDR:MASTER_PORT
-  int store_listen_fd = -1;          // agent 0's listening store socket (bound before the fence)
-  std::unique_ptr<PmixClient> pmix;  // kept by agents (abort), finalized in exec mode
+  std::string control;       // rank 0's control endpoint (restarts, exec mode's fail-fast)
+  bool agent_store = false;  // --agent-store: agent 0 serves MASTER_ADDR:MASTER_PORT
   double pmix_init_ms = 0, fence_ms = 0;
+};
+
+// What a task holds open for the job: the PMIx client and the sockets rank 0
+// bound before the fence. Closes what it still owns.
+class JobConnections {
+ public:
+  JobConnections() = default;
+  ~JobConnections();
+  JobConnections(JobConnections&& other) noexcept;
+  JobConnections& operator=(JobConnections&&) = delete;
+  JobConnections(const JobConnections&) = delete;
+  JobConnections& operator=(const JobConnections&) = delete;
+
+  std::unique_ptr<PmixClient> pmix;  // kept by agents (abort), finalized in exec mode
+  int control_listen_fd = -1;        // rank 0's control socket (when there is a control endpoint)
+  int store_listen_fd = -1;          // agent 0's store socket (--agent-store)
+
+  // Hands a socket over to a new owner (-1 when there is none).
+  int take_store_listener();
+  void close_control_listener();
+};
+
+struct Wiring {
+  JobLayout layout;
+  JobConnections conn;
 };
 
 // Reads the job from PMIx, else SLURM_*, else --standalone / torchrun's static
@@ -44,6 +66,6 @@ Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc);
 
 // What every worker of the job shares (world, group, role, rendezvous, restart
 // limit, run id); the caller adds the worker's own ranks and its mode's fields.
-WorkerSpec job_worker_spec(const LaunchOptions& o, const Wiring& w);
+WorkerSpec job_worker_spec(const LaunchOptions& o, const JobLayout& job);
 
 }  // namespace wireup

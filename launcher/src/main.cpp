@@ -78,14 +78,16 @@ int main(int argc, char** argv) {
         agent_mode ? resolve_nproc(*o.nproc_per_node, count_gpus(), count_cpus()) : 1;
     const sigset_t old_mask = block_launcher_signals(o);
     Wiring w = wire_job(o, agent_mode, nproc);
+    const JobLayout& job = w.layout;
     if (o.verbose)
-      std::cerr << "wireup-launch: " << w.source << " task " << w.task_rank << "/" << w.task_count
-                << " group " << w.group_rank << "/" << w.group_count << " ranks " << w.first_rank
-                << ".." << (w.first_rank + w.nproc - 1) << " of " << w.world_size << " master "
-                << w.master_addr << ":" << w.master_port << "\n";
-    if (!agent_mode) return run_exec_mode(o, w, old_mask);
-    const int code = run_agent(o, w, current_env());
-    if (w.pmix) w.pmix->finalize();
+      std::cerr << "wireup-launch: " << job.source << " task " << job.task_rank << "/"
+                << job.task_count << " group " << job.group_rank << "/" << job.group_count
+                << " ranks " << job.first_rank << ".." << (job.first_rank + job.nproc - 1) << " of "
+                << job.world_size << " master " << job.master_addr << ":" << job.master_port
+                << "\n";
+    if (!agent_mode) return run_exec_mode(o, job, w.conn, old_mask);
+    const int code = run_agent(o, job, w.conn, current_env());
+    if (w.conn.pmix) w.conn.pmix->finalize();
     return code;
   } catch (const InputError& e) {
     std::cerr << "wireup-launch: " << e.what() << "\n";
