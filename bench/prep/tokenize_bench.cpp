@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto tok = wireup::prep::Tokenizer::load(argv[1]);
+    const auto tok = wireup::tokenizer::Tokenizer::load(argv[1]);
     std::ifstream in(argv[2], std::ios::binary);
     if (!in) throw std::runtime_error(std::string(argv[2]) + ": cannot read");
     std::ostringstream ss;

@@ -17,6 +17,7 @@
 
 namespace wireup::prep {
 namespace fs = std::filesystem;
+using tokenizer::Tokenizer;
 namespace {
 
 // The tokenizer that decodes, and a line saying which it is.

@@ -56,7 +56,7 @@ std::string escape_text(std::string_view text) {
     } else if (c < 0x80) {
       out += static_cast<char>(c);
     } else {
-      const std::size_t len = utf8_sequence_length(p + i, n - i);
+      const std::size_t len = tokenizer::utf8_sequence_length(p + i, n - i);
       if (len == 0) {
         out += hex("\\x%02x", c);
         ++i;

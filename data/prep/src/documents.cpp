@@ -18,7 +18,7 @@ DocumentReader::DocumentReader(const InputFile& file, const DocOptions& options)
     : file_(file), options_(options), lines_(file.path) {}
 
 void DocumentReader::check_utf8(const std::string& s, std::uint64_t line) const {
-  if (const auto at = invalid_utf8_at(s))
+  if (const auto at = tokenizer::invalid_utf8_at(s))
     throw InputError(file_.path.string() + ":" + std::to_string(line) + ": not valid UTF-8 (byte " +
                      std::to_string(*at + 1) +
                      " of the line); convert it first, e.g. iconv -f latin1 -t utf-8");

@@ -34,6 +34,7 @@
 
 namespace wireup::prep {
 namespace fs = std::filesystem;
+using tokenizer::Tokenizer;
 namespace {
 
 std::atomic<int> g_stop_signal{0};
@@ -274,8 +275,8 @@ data::Manifest run_prep(const PrepOptions& o) {
       *log << "wireup-prep: training a " << o.model_type << " SentencePiece model, vocabulary "
            << o.vocab_size << ", on " << sentences.size() << " lines" << std::endl;
     tokenizer_name = "trained tokenizer";
-    tok.emplace(Tokenizer::from_bytes(train_sentencepiece(sentences, {o.vocab_size, o.model_type}),
-                                      tokenizer_name));
+    tok.emplace(Tokenizer::from_bytes(
+        tokenizer::train_sentencepiece(sentences, {o.vocab_size, o.model_type}), tokenizer_name));
     tok_entry.source = "trained";
   }
   check_stop();

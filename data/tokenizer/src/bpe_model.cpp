@@ -5,7 +5,7 @@
 #include <functional>
 #include <stdexcept>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 // Pieces up to this many bytes use the scan (nearly all of real text).
@@ -237,4 +237,4 @@ void BpeModel::encode_heap(std::string_view piece, std::vector<int>& out) const 
   for (std::uint32_t i = 0; i != kNone; i = next[i]) out.push_back(static_cast<int>(id[i]));
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -5,7 +5,7 @@
 
 #include "wireup/error.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 BpeModel make_model(const BpeSpec& spec, const std::string& name) {
@@ -75,4 +75,4 @@ std::string BpeTokenizer::decode(const std::vector<int>& ids) const {
   return out;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 struct ByteMap {
@@ -67,4 +67,4 @@ std::optional<std::string> unicode_to_bytes(std::string_view text) {
   return out;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

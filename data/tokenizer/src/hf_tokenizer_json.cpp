@@ -7,7 +7,7 @@
 #include "wireup/tokenizer/byte_level.hpp"
 #include "wireup/tokenizer/known_vocabularies.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 using nlohmann::json;
@@ -189,4 +189,4 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
   return spec;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

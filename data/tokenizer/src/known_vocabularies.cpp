@@ -1,6 +1,6 @@
 #include "wireup/tokenizer/known_vocabularies.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 // Meta's Llama 3 special tokens (128000 .. 128255), as the first release's
@@ -53,4 +53,4 @@ const KnownVocabulary* find_known_vocabulary(std::string_view sha256_hex) {
   return nullptr;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

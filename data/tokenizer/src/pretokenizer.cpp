@@ -8,7 +8,7 @@
 
 #include "wireup/error.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 // Per thread: match data (one pair of offsets) and a JIT stack, made once.
@@ -122,4 +122,4 @@ bool Pretokenizer::Cursor::next(std::string_view& piece) {
   }
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -1,6 +1,6 @@
 #include "wireup/tokenizer/text_pieces.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 std::size_t piece_end(std::string_view text, std::size_t begin, std::size_t max_bytes,
                       bool& at_word) {
@@ -17,4 +17,4 @@ std::size_t piece_end(std::string_view text, std::size_t begin, std::size_t max_
   return end;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -7,7 +7,7 @@
 
 #include "wireup/error.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 namespace {
 
 int b64_value(char c) {
@@ -105,4 +105,4 @@ std::vector<std::string> parse_tiktoken(std::string_view content, const std::str
   return tokens;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -19,7 +19,7 @@
 #include "wireup/tokenizer/text_pieces.hpp"
 #include "wireup/tokenizer/tiktoken_file.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 struct Tokenizer::Impl {
   Kind kind = Kind::SentencePiece;
@@ -242,4 +242,4 @@ std::string train_sentencepiece(const std::vector<std::string>& sentences,
   return model;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

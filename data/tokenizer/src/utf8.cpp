@@ -1,6 +1,6 @@
 #include "wireup/tokenizer/utf8.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 std::size_t utf8_sequence_length(const unsigned char* p, std::size_t n) {
   const unsigned c = p[0];
@@ -40,4 +40,4 @@ std::optional<std::size_t> invalid_utf8_at(const std::string& s) {
   return std::nullopt;
 }
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -92,7 +92,7 @@ TEST_CASE("escape_text shows every byte on one line and loses nothing", "[inspec
     const auto e = prep::escape_text(s);
     INFO("round " << round);
     CHECK(unescape(e) == s);
-    CHECK_FALSE(prep::invalid_utf8_at(e).has_value());
+    CHECK_FALSE(tokenizer::invalid_utf8_at(e).has_value());
     for (const unsigned char c : e) CHECK((c >= 0x20 && c != 0x7f));
     CHECK(e.find("\xe2\x80\xae") == std::string::npos);
   }

@@ -65,7 +65,7 @@ TEST_CASE("trained SentencePiece model round-trips text, shards included", "[pre
   test::TempDir dir;
   const auto in = corpus(dir);
   const auto m = prep::run_prep(options(in, dir / "out"));
-  const auto tok = prep::Tokenizer::load(dir / "out" / "tokenizer.model");
+  const auto tok = tokenizer::Tokenizer::load(dir / "out" / "tokenizer.model");
   CHECK(tok.vocab_size() == 400);
   CHECK(tok.bos_id() == 1);
   CHECK(tok.eos_id() == 2);
@@ -289,19 +289,19 @@ TEST_CASE("verify catches a corrupted shard", "[prep]") {
 
 TEST_CASE("long documents are cut before a word, or at a character boundary", "[prep]") {
   bool at_word = false;
-  CHECK(prep::piece_end("short text", 0, 100, at_word) == 10);
+  CHECK(tokenizer::piece_end("short text", 0, 100, at_word) == 10);
   CHECK(at_word);
   // "one two  three": the last run start within the second half of 10 bytes.
   const std::string s = "one two  three four";
-  CHECK(prep::piece_end(s, 0, 10, at_word) == 7);  // before "  three"
+  CHECK(tokenizer::piece_end(s, 0, 10, at_word) == 7);  // before "  three"
   CHECK(at_word);
-  CHECK(prep::piece_end(s, 7, 10, at_word) == 14);  // before " four"
+  CHECK(tokenizer::piece_end(s, 7, 10, at_word) == 14);  // before " four"
   CHECK(at_word);
   // No space: cut at the limit, backed off to a UTF-8 character start.
   const std::string cjk = "\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\xe6\x96\x87";  // 4 x 3 bytes
-  CHECK(prep::piece_end(cjk, 0, 7, at_word) == 6);
+  CHECK(tokenizer::piece_end(cjk, 0, 7, at_word) == 6);
   CHECK_FALSE(at_word);
-  CHECK(prep::piece_end(cjk, 6, 4, at_word) == 9);
+  CHECK(tokenizer::piece_end(cjk, 6, 4, at_word) == 9);
 }
 
 TEST_CASE("a document encoded in pieces gives the ids of encoding it whole", "[prep]") {
@@ -323,8 +323,8 @@ TEST_CASE("a document encoded in pieces gives the ids of encoding it whole", "[p
   }
   for (const char* type : {"bpe", "unigram"}) {
     CAPTURE(type);
-    const auto tok = prep::Tokenizer::from_bytes(prep::train_sentencepiece(sentences, {400, type}),
-                                                 std::string("trained ") + type);
+    const auto tok = tokenizer::Tokenizer::from_bytes(
+        tokenizer::train_sentencepiece(sentences, {400, type}), std::string("trained ") + type);
     std::vector<int> whole;
     tok.encode(text, whole);
     for (const std::size_t piece : {300, 1000, 4096}) {
@@ -342,8 +342,8 @@ TEST_CASE("a document encoded in pieces gives the ids of encoding it whole", "[p
     }
   }
   // No spaces at all: cut anyway (memory stays bounded), counted, no text lost.
-  const auto tok =
-      prep::Tokenizer::from_bytes(prep::train_sentencepiece(sentences, {400, "bpe"}), "trained");
+  const auto tok = tokenizer::Tokenizer::from_bytes(
+      tokenizer::train_sentencepiece(sentences, {400, "bpe"}), "trained");
   const std::string solid(5000, 'x');
   std::vector<int> ids;
   const auto rough = tok.encode_pieces(

@@ -16,7 +16,7 @@
 #include "wireup/tokenizer/tiktoken_file.hpp"
 #include "wireup/tokenizer/tokenizer.hpp"
 
-using namespace wireup::prep;
+using namespace wireup::tokenizer;
 using Catch::Matchers::Contains;
 using wireup::test::thread_cpu_seconds;
 

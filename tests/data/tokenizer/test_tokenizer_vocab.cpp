@@ -16,7 +16,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("Llama 3's tokenizer.model: ids as tiktoken's, exact round trips", "[vocab]") {
   const auto& t = llama3();
-  CHECK(t.kind() == prep::Tokenizer::Kind::Tiktoken);
+  CHECK(t.kind() == tokenizer::Tokenizer::Kind::Tiktoken);
   CHECK(std::string(t.type_name()) == "tiktoken");
   CHECK(t.vocab_size() == 128256);
   CHECK(t.bos_id() == 128000);
@@ -50,7 +50,7 @@ TEST_CASE("Llama 3: megabyte runs of one letter or of spaces stay fast and exact
 }
 
 TEST_CASE("cl100k_base: its pattern and specials, ids as tiktoken's", "[vocab]") {
-  const auto t = prep::Tokenizer::load(vocab_file("cl100k_base.tiktoken"));
+  const auto t = tokenizer::Tokenizer::load(vocab_file("cl100k_base.tiktoken"));
   CHECK(t.vocab_size() == 100277);
   CHECK(t.bos_id() == -1);
   CHECK(t.eos_id() == 100257);

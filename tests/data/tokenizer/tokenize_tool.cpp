@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto tok = wireup::prep::Tokenizer::load(argv[1]);
+    const auto tok = wireup::tokenizer::Tokenizer::load(argv[1]);
     const auto texts = nlohmann::json::parse(
         std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()));
     nlohmann::json out = {

@@ -20,12 +20,12 @@ fs::path vocab_file(const std::string& name) {
   return p;
 }
 
-const prep::Tokenizer& llama3() {
-  static const auto t = prep::Tokenizer::load(vocab_file("llama3.tiktoken"));
+const tokenizer::Tokenizer& llama3() {
+  static const auto t = tokenizer::Tokenizer::load(vocab_file("llama3.tiktoken"));
   return t;
 }
 
-std::vector<int> ids_of(const prep::Tokenizer& t, std::string_view text) {
+std::vector<int> ids_of(const tokenizer::Tokenizer& t, std::string_view text) {
   std::vector<int> ids;
   t.encode(text, ids);
   return ids;

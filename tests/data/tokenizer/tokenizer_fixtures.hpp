@@ -17,9 +17,9 @@ double thread_cpu_seconds();
 std::filesystem::path vocab_file(const std::string& name);
 
 // Llama 3's tokenizer.model, loaded once.
-const prep::Tokenizer& llama3();
+const tokenizer::Tokenizer& llama3();
 
-std::vector<int> ids_of(const prep::Tokenizer& t, std::string_view text);
+std::vector<int> ids_of(const tokenizer::Tokenizer& t, std::string_view text);
 
 // Texts of every kind the tests use: scripts, emoji with ZWJ, digit and
 // whitespace runs, tabs, CRLF, contractions in any case, special spellings.

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // Byte-level BPE on one pre-tokenized piece: the piece starts as its bytes'
 // tokens and the adjacent pair of lowest rank merges (the leftmost of equal
@@ -63,4 +63,4 @@ class BpeModel {
   bool ignore_merges_ = true;
 };
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

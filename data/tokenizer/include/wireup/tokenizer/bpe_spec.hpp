@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // A special token: its spelling and id. Decoding gives the spelling; text
 // that contains the spelling is encoded as ordinary text (documents cannot
@@ -30,4 +30,4 @@ struct BpeSpec {
   int bos = -1, eos = -1;
 };
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

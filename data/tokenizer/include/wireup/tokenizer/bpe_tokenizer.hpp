@@ -8,7 +8,7 @@
 #include "wireup/tokenizer/bpe_spec.hpp"
 #include "wireup/tokenizer/pretokenizer.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // A byte-level BPE tokenizer (Llama 3, tiktoken's encodings, Hugging Face
 // byte-level BPE): the pre-tokenizer regex cuts the text into pieces, each
@@ -63,4 +63,4 @@ class BpeTokenizer {
   int bos_, eos_;
 };
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // GPT-2's byte <-> unicode map, in which Hugging Face byte-level BPE
 // vocabularies (tokenizer.json of GPT-2, Llama 3, ...) spell their tokens:
@@ -18,4 +18,4 @@ std::string bytes_to_unicode(std::string_view bytes);
 // is not valid UTF-8 or holds a character outside the 256 of the map.
 std::optional<std::string> unicode_to_bytes(std::string_view text);
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -4,7 +4,7 @@
 
 #include "wireup/tokenizer/bpe_spec.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // True when the content's first non-blank byte is '{' (a JSON object).
 bool looks_like_json(std::string_view content);
@@ -21,4 +21,4 @@ bool looks_like_json(std::string_view content);
 // model type, a normalizer, a pre-tokenizer it does not reproduce).
 BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& name);
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -7,7 +7,7 @@
 
 #include "wireup/tokenizer/bpe_spec.hpp"
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // A tiktoken file holds only the ranks: the pre-tokenizer pattern and the
 // special tokens belong to the model. These are the ones wireup-prep knows,
@@ -34,4 +34,4 @@ inline constexpr std::string_view kLlama3Pattern =
 inline constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // The regex that cuts text into the pieces BPE works on, with PCRE2 (UTF +
 // UCP: \s, \p{L}, \p{N} and (?i) are Unicode's; JIT-compiled when PCRE2 has
@@ -40,4 +40,4 @@ class Pretokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // Where a long document's next piece ends, for tokenizing it a piece at a
 // time: SentencePiece's working memory grows with the text it is given
@@ -22,4 +22,4 @@ namespace wireup::prep {
 std::size_t piece_end(std::string_view text, std::size_t begin, std::size_t max_bytes,
                       bool& at_word);
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

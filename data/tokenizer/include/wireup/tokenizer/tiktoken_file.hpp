@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // A tiktoken BPE file (OpenAI's *.tiktoken, Meta's Llama 3 tokenizer.model):
 // one line per token, `base64(token bytes) rank`, ranks 0, 1, 2, ... The
@@ -22,4 +22,4 @@ std::vector<std::string> parse_tiktoken(std::string_view content, const std::str
 // Standard base64 (RFC 4648, '=' padding required); nullopt when malformed.
 std::optional<std::string> base64_decode(std::string_view text);
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace wireup::prep {
+namespace wireup::tokenizer {
 
 // A tokenizer of one of three kinds, told from the file's content (not its
 // name): a SentencePiece model (Llama 2's tokenizer.model), a tiktoken BPE
@@ -72,4 +72,4 @@ struct TrainOptions {
 std::string train_sentencepiece(const std::vector<std::string>& sentences,
                                 const TrainOptions& options);
 
-}  // namespace wireup::prep
+}  // namespace wireup::tokenizer
