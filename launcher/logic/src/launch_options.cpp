@@ -83,8 +83,11 @@ struct Flag {
   std::function<void(LaunchOptions&, const std::string& what, const std::string& v)> apply;
 };
 
-const std::map<std::string, Flag>& flag_table() {
-  static const std::map<std::string, Flag> t = {
+using FlagTable = std::map<std::string, Flag>;
+
+// Where the job runs and how it restarts.
+FlagTable job_flags() {
+  return {
       {"nproc-per-node",
        {true,
         [](auto& o, auto& w, auto& v) {
@@ -127,6 +130,12 @@ const std::map<std::string, Flag>& flag_table() {
             throw InputError(w + ": expected a run id without newlines, got " + quoted(v));
           o.run_id = v;
         }}},
+  };
+}
+
+// Where the workers' output goes.
+FlagTable output_flags() {
+  return {
       {"log-dir",
        {true,
         [](auto& o, auto& w, auto& v) {
@@ -143,6 +152,12 @@ const std::map<std::string, Flag>& flag_table() {
       {"local-ranks-filter",
        {true, [](auto& o, auto& w, auto& v) { o.local_ranks_filter = parse_rank_list(w, v); }}},
       {"no-prefix", {false, [](auto& o, auto& w, auto& v) { o.prefix_lines = !want_bool(w, v); }}},
+  };
+}
+
+// The program, its rendezvous, signals; torchrun's flags that PMIx makes moot.
+FlagTable program_flags() {
+  return {
       {"master-addr",
        {true,
         [](auto& o, auto& w, auto& v) {
@@ -179,6 +194,15 @@ const std::map<std::string, Flag>& flag_table() {
       {"start-method", {true, [](auto& o, auto& w, auto&) { o.ignored.push_back(w); }}},
       {"max-nodes", {true, [](auto& o, auto& w, auto&) { o.ignored.push_back(w); }}},
   };
+}
+
+const FlagTable& flag_table() {
+  static const FlagTable t = [] {
+    FlagTable all = job_flags();
+    all.merge(output_flags());
+    all.merge(program_flags());
+    return all;
+  }();
   return t;
 }
 
@@ -241,6 +265,58 @@ std::vector<std::uint32_t> parse_rank_list(const std::string& what, const std::s
   return out;
 }
 
+namespace {
+
+// One command-line flag: its canonical name and the value given with it
+// (--name=value, -Xvalue, -X=value).
+struct FlagWord {
+  std::string name, value;
+  bool has_value = false;
+};
+
+FlagWord split_flag(const std::string& a) {
+  FlagWord f;
+  if (a.rfind("--", 0) == 0) {
+    const auto eq = a.find('=');
+    f.name = canonical(a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
+    if (eq != std::string::npos) {
+      f.value = a.substr(eq + 1);
+      f.has_value = true;
+    }
+    return f;
+  }
+  auto s = short_flags().find(a.substr(0, 2));
+  if (s == short_flags().end()) throw InputError("unknown option " + quoted(a) + " (see --help)");
+  f.name = s->second;
+  if (a.size() > 2) {
+    f.value = a.substr(a[2] == '=' ? 3 : 2);
+    f.has_value = true;
+  }
+  return f;
+}
+
+// Flags that are each valid but not together.
+void check_combinations(const LaunchOptions& o) {
+  if (o.no_python && o.run_module)
+    throw InputError("--no-python and -m/--module cannot be combined (-m runs python -m PROGRAM)");
+  if (!o.nproc_per_node && (o.agent_store || !o.preload.empty()))
+    throw InputError(std::string(o.agent_store ? "--agent-store" : "--preload") +
+                     " needs agent mode (--nproc-per-node): in exec mode no agent stays behind");
+  if (o.agent_store && o.master_addr)
+    throw InputError(
+        "--agent-store and --master-addr cannot be combined: the store runs on "
+        "agent 0's node, whose address --local-addr picks");
+  if (!o.preload.empty() && !runs_python(o))
+    throw InputError(
+        "--preload needs a Python PROGRAM (a .py file without --no-python, or -m "
+        "MODULE), got " +
+        quoted(o.program[0]));
+  if (o.standalone && o.nnodes && *o.nnodes != "1" && *o.nnodes != "1:1")
+    throw InputError("--standalone means one node, but --nnodes=" + *o.nnodes);
+}
+
+}  // namespace
+
 ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLookup& env) {
   ParsedArgs parsed;
   LaunchOptions& o = parsed.options;
@@ -262,25 +338,7 @@ ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLook
       break;
     }
     if (a.empty() || a[0] != '-' || a == "-") break;  // first positional: the program
-    std::string name, value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0) {
-      const auto eq = a.find('=');
-      name = canonical(a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
-      if (eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        has_value = true;
-      }
-    } else {
-      auto s = short_flags().find(a.substr(0, 2));
-      if (s == short_flags().end())
-        throw InputError("unknown option " + quoted(a) + " (see --help)");
-      name = s->second;
-      if (a.size() > 2) {
-        value = a.substr(a[2] == '=' ? 3 : 2);
-        has_value = true;
-      }
-    }
+    auto [name, value, has_value] = split_flag(a);
     if (name == "help") {
       parsed.help = true;
       return parsed;
@@ -306,22 +364,7 @@ ParsedArgs parse_launch_args(const std::vector<std::string>& args, const EnvLook
   o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (o.program.empty() || o.program[0].empty())
     throw InputError("missing PROGRAM: expected `wireup-launch [options] -- PROGRAM [ARGS...]`");
-  if (o.no_python && o.run_module)
-    throw InputError("--no-python and -m/--module cannot be combined (-m runs python -m PROGRAM)");
-  if (!o.nproc_per_node && (o.agent_store || !o.preload.empty()))
-    throw InputError(std::string(o.agent_store ? "--agent-store" : "--preload") +
-                     " needs agent mode (--nproc-per-node): in exec mode no agent stays behind");
-  if (o.agent_store && o.master_addr)
-    throw InputError(
-        "--agent-store and --master-addr cannot be combined: the store runs on "
-        "agent 0's node, whose address --local-addr picks");
-  if (!o.preload.empty() && !runs_python(o))
-    throw InputError(
-        "--preload needs a Python PROGRAM (a .py file without --no-python, or -m "
-        "MODULE), got " +
-        quoted(o.program[0]));
-  if (o.standalone && o.nnodes && *o.nnodes != "1" && *o.nnodes != "1:1")
-    throw InputError("--standalone means one node, but --nnodes=" + *o.nnodes);
+  check_combinations(o);
   return parsed;
 }
 

@@ -157,6 +157,110 @@ void StoreProtocol::set(const std::string& key, std::string value, Output& o) {
   notify(key, created ? kKeyCreated : kKeyUpdated, old_v, data_[key], o);
 }
 
+void StoreProtocol::compare_set(ConnId id, Reader& r, Output& o) {
+  auto key = r.bytes();
+  auto expected = r.bytes();
+  auto desired = r.bytes();
+  const auto it = data_.find(key);
+  if (it == data_.end()) {
+    if (expected.empty()) {
+      data_[key] = desired;
+      notify(key, kKeyCreated, expected, desired, o);
+      put_bytes(to(o, id), desired);
+    } else {
+      put_bytes(to(o, id), expected);  // torch answers so for a missing key
+    }
+    return;
+  }
+  if (it->second == expected) {
+    it->second = desired;
+    notify(key, kKeyUpdated, expected, desired, o);
+  }
+  put_bytes(to(o, id), it->second);
+}
+
+void StoreProtocol::add(ConnId id, Reader& r, Output& o) {
+  auto key = r.bytes();
+  auto delta = r.value<std::int64_t>();
+  const auto it = data_.find(key);
+  const bool created = it == data_.end();
+  std::string old_v;
+  if (!created) {
+    old_v = it->second;
+    char* end = nullptr;
+    errno = 0;
+    const long long cur = std::strtoll(old_v.c_str(), &end, 10);
+    if (old_v.empty() || errno != 0 || end != old_v.c_str() + old_v.size())
+      throw Refused{"ADD to a key whose value is not a number"};
+    delta = static_cast<std::int64_t>(static_cast<std::uint64_t>(delta) +
+                                      static_cast<std::uint64_t>(cur));
+  }
+  data_[key] = std::to_string(delta);
+  put<std::int64_t>(to(o, id), delta);
+  wake(key, o);
+  notify(key, created ? kKeyCreated : kKeyUpdated, old_v, data_[key], o);
+}
+
+void StoreProtocol::check_or_wait(ConnId id, Conn& c, bool wait, Reader& r, Output& o) {
+  std::vector<std::string> keys(r.count());
+  for (auto& k : keys) k = r.bytes();
+  std::size_t missing = 0;
+  for (const auto& k : keys) missing += data_.contains(k) ? 0 : 1;
+  if (!wait) {
+    put<std::uint8_t>(to(o, id), missing == 0 ? kReady : kNotReady);
+  } else if (missing == 0) {
+    put<std::uint8_t>(to(o, id), kStopWaiting);
+  } else {
+    for (const auto& k : keys)
+      if (!data_.contains(k)) waiting_[k].push_back(id);
+    c.awaited = missing;
+  }
+}
+
+void StoreProtocol::delete_key(ConnId id, Reader& r, Output& o) {
+  auto key = r.bytes();
+  const auto it = data_.find(key);
+  std::int64_t n = 0;
+  if (it != data_.end()) {
+    notify(key, kKeyDeleted, it->second, std::string(), o);
+    data_.erase(it);
+    n = 1;
+  }
+  put<std::int64_t>(to(o, id), n);
+}
+
+void StoreProtocol::append(Reader& r, Output& o) {
+  auto key = r.bytes();
+  auto more = r.bytes();
+  const auto it = data_.find(key);
+  const bool created = it == data_.end();
+  if (created)
+    data_[key] = more;
+  else
+    it->second += more;
+  wake(key, o);
+  notify(key, created ? kKeyCreated : kKeyAppended, std::string(), more, o);
+}
+
+void StoreProtocol::multi_get(ConnId id, Reader& r, Output& o) {
+  std::vector<std::string> keys(r.count());
+  for (auto& k : keys) k = r.bytes();
+  for (const auto& k : keys) {
+    const auto it = data_.find(k);
+    if (it == data_.end()) throw Refused{"MULTI_GET of a missing key"};
+    put_bytes(to(o, id), it->second);
+  }
+}
+
+void StoreProtocol::multi_set(Reader& r, Output& o) {
+  std::vector<std::pair<std::string, std::string>> kv(r.count());
+  for (auto& [k, v] : kv) {
+    k = r.bytes();
+    v = r.bytes();
+  }
+  for (auto& [k, v] : kv) set(k, std::move(v), o);
+}
+
 // Mirrors TCPStoreMasterDaemon's handlers (torch/csrc/distributed/c10d/TCPStore.cpp).
 // Each reads all of its query before it changes anything or replies.
 void StoreProtocol::execute(ConnId id, Conn& c, Cmd cmd, Reader& r, Output& o) {
@@ -164,140 +268,44 @@ void StoreProtocol::execute(ConnId id, Conn& c, Cmd cmd, Reader& r, Output& o) {
     case Cmd::Set: {
       auto key = r.bytes();
       auto value = r.bytes();
-      set(key, std::move(value), o);
-      return;
+      return set(key, std::move(value), o);
     }
-    case Cmd::CompareSet: {
-      auto key = r.bytes();
-      auto expected = r.bytes();
-      auto desired = r.bytes();
-      const auto it = data_.find(key);
-      if (it == data_.end()) {
-        if (expected.empty()) {
-          data_[key] = desired;
-          notify(key, kKeyCreated, expected, desired, o);
-          put_bytes(to(o, id), desired);
-        } else {
-          put_bytes(to(o, id), expected);  // torch answers so for a missing key
-        }
-      } else {
-        if (it->second == expected) {
-          it->second = desired;
-          notify(key, kKeyUpdated, expected, desired, o);
-        }
-        put_bytes(to(o, id), it->second);
-      }
-      return;
-    }
+    case Cmd::CompareSet:
+      return compare_set(id, r, o);
     case Cmd::Get: {
       auto key = r.bytes();
       const auto it = data_.find(key);
       if (it == data_.end()) throw Refused{"GET of a missing key"};  // torch closes too
-      put_bytes(to(o, id), it->second);
-      return;
+      return put_bytes(to(o, id), it->second);
     }
-    case Cmd::Add: {
-      auto key = r.bytes();
-      auto delta = r.value<std::int64_t>();
-      const auto it = data_.find(key);
-      const bool created = it == data_.end();
-      std::string old_v;
-      if (!created) {
-        old_v = it->second;
-        char* end = nullptr;
-        errno = 0;
-        const long long cur = std::strtoll(old_v.c_str(), &end, 10);
-        if (old_v.empty() || errno != 0 || end != old_v.c_str() + old_v.size())
-          throw Refused{"ADD to a key whose value is not a number"};
-        delta = static_cast<std::int64_t>(static_cast<std::uint64_t>(delta) +
-                                          static_cast<std::uint64_t>(cur));
-      }
-      data_[key] = std::to_string(delta);
-      put<std::int64_t>(to(o, id), delta);
-      wake(key, o);
-      notify(key, created ? kKeyCreated : kKeyUpdated, old_v, data_[key], o);
-      return;
-    }
+    case Cmd::Add:
+      return add(id, r, o);
     case Cmd::Check:
-    case Cmd::Wait: {
-      std::vector<std::string> keys(r.count());
-      for (auto& k : keys) k = r.bytes();
-      std::size_t missing = 0;
-      for (const auto& k : keys) missing += data_.contains(k) ? 0 : 1;
-      if (cmd == Cmd::Check) {
-        put<std::uint8_t>(to(o, id), missing == 0 ? kReady : kNotReady);
-      } else if (missing == 0) {
-        put<std::uint8_t>(to(o, id), kStopWaiting);
-      } else {
-        for (const auto& k : keys)
-          if (!data_.contains(k)) waiting_[k].push_back(id);
-        c.awaited = missing;
-      }
-      return;
-    }
+    case Cmd::Wait:
+      return check_or_wait(id, c, cmd == Cmd::Wait, r, o);
     case Cmd::NumKeys:
-      put<std::int64_t>(to(o, id), static_cast<std::int64_t>(data_.size()));
-      return;
+      return put<std::int64_t>(to(o, id), static_cast<std::int64_t>(data_.size()));
     case Cmd::Watch: {
       auto key = r.bytes();
       watching_[key].push_back(id);
-      put<std::uint8_t>(to(o, id), kCallbackRegistered);
-      return;
+      return put<std::uint8_t>(to(o, id), kCallbackRegistered);
     }
-    case Cmd::Delete: {
-      auto key = r.bytes();
-      const auto it = data_.find(key);
-      std::int64_t n = 0;
-      if (it != data_.end()) {
-        notify(key, kKeyDeleted, it->second, std::string(), o);
-        data_.erase(it);
-        n = 1;
-      }
-      put<std::int64_t>(to(o, id), n);
-      return;
-    }
-    case Cmd::Append: {
-      auto key = r.bytes();
-      auto more = r.bytes();
-      const auto it = data_.find(key);
-      const bool created = it == data_.end();
-      if (created)
-        data_[key] = more;
-      else
-        it->second += more;
-      wake(key, o);
-      notify(key, created ? kKeyCreated : kKeyAppended, std::string(), more, o);
-      return;
-    }
-    case Cmd::MultiGet: {
-      std::vector<std::string> keys(r.count());
-      for (auto& k : keys) k = r.bytes();
-      for (const auto& k : keys) {
-        const auto it = data_.find(k);
-        if (it == data_.end()) throw Refused{"MULTI_GET of a missing key"};
-        put_bytes(to(o, id), it->second);
-      }
-      return;
-    }
-    case Cmd::MultiSet: {
-      std::vector<std::pair<std::string, std::string>> kv(r.count());
-      for (auto& [k, v] : kv) {
-        k = r.bytes();
-        v = r.bytes();
-      }
-      for (auto& [k, v] : kv) set(k, std::move(v), o);
-      return;
-    }
+    case Cmd::Delete:
+      return delete_key(id, r, o);
+    case Cmd::Append:
+      return append(r, o);
+    case Cmd::MultiGet:
+      return multi_get(id, r, o);
+    case Cmd::MultiSet:
+      return multi_set(r, o);
     case Cmd::CancelWait:
       forget(id, false);
-      put<std::uint8_t>(to(o, id), kWaitCanceled);
-      return;
+      return put<std::uint8_t>(to(o, id), kWaitCanceled);
     case Cmd::Validate:
       if (r.value<std::uint32_t>() != kValidationMagic) throw Refused{"a wrong VALIDATE number"};
       return;
     case Cmd::Ping:
-      put<std::uint32_t>(to(o, id), r.value<std::uint32_t>());
-      return;
+      return put<std::uint32_t>(to(o, id), r.value<std::uint32_t>());
   }
 }
 

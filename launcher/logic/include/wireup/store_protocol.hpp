@@ -70,6 +70,14 @@ class StoreProtocol {
 
   bool handle_one(ConnId id, Conn& c, Output& o);  // false: the next query is not whole yet
   void execute(ConnId id, Conn& c, Cmd cmd, Reader& r, Output& o);
+  // The queries with more to do than one read and one reply.
+  void compare_set(ConnId id, Reader& r, Output& o);
+  void add(ConnId id, Reader& r, Output& o);
+  void check_or_wait(ConnId id, Conn& c, bool wait, Reader& r, Output& o);
+  void delete_key(ConnId id, Reader& r, Output& o);
+  void append(Reader& r, Output& o);
+  void multi_get(ConnId id, Reader& r, Output& o);
+  void multi_set(Reader& r, Output& o);
   void forget(ConnId id, bool watches);  // its pending WAIT (and its watches)
   void set(const std::string& key, std::string value, Output& o);
   void wake(const std::string& key, Output& o);
