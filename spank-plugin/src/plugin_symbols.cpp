@@ -21,6 +21,11 @@ extern "C" {
 WIREUP_EXPORT extern const char plugin_name[] = "wireup";
 WIREUP_EXPORT extern const char plugin_type[] = "spank";
 WIREUP_EXPORT extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+#ifdef WIREUP_SPANK_FAILURE_MODE
+// Slurm 25.05+: should a callback ever fail, the job fails, never the node
+// (the plugin already returns 0 from init and user_init; this makes it explicit).
+WIREUP_EXPORT int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
 }
 
 namespace {
