@@ -166,6 +166,7 @@ verify() {
   [[ $out == *--wireup* ]] ||
     die "srun --help with $SLURM_CONF_PATH does not list --wireup after registration; rolling back. srun said: $(srun_said "$out")"
   log "verified: srun --help lists --wireup"
+  check_order "$PS_TARGET"
 }
 
 main() {

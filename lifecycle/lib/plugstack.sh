@@ -39,15 +39,65 @@ loads_wireup() { # WORD1 WORD2
   [[ $1 =~ ^(required|optional)$ && ($2 == "$PLUGIN_NAME" || $2 == */"$PLUGIN_NAME") ]]
 }
 
+# True when a plugstack line, given as its first two words, loads a container
+# plugin (pyxis: spank_pyxis.so). Its task_init moves each task into the
+# container and imports the image's environment with overwrite, so wireup's
+# task_init must come after it.
+loads_container_plugin() { # WORD1 WORD2
+  [[ $1 =~ ^(required|optional)$ && ${2##*/} == *pyxis* ]]
+}
+
+# The number of the last line of plugstack.conf CURRENT (a file on this
+# machine) that loads a container plugin, directly or through an include (an
+# include whose pattern names pyxis, or whose files load it); 0 when none.
+last_container_line() { # CURRENT
+  local cur=$1 l n=0 last=0 pat f fl
+  local -a w ww
+  [[ -f $cur ]] || { echo 0; return 0; }
+  while IFS= read -r l || [[ -n $l ]]; do
+    n=$((n + 1))
+    l=${l%%#*}
+    read -r -a w <<<"$l"
+    ((${#w[@]} >= 2)) || continue
+    if loads_container_plugin "${w[0]}" "${w[1]}"; then
+      last=$n
+    elif [[ ${w[0]} == include ]]; then
+      pat=${w[1]}
+      if [[ $pat == /* ]]; then pat=$(node_path "$pat"); else pat=$(dirname "$cur")/$pat; fi
+      [[ ${pat##*/} == *pyxis* ]] && { last=$n; continue; }
+      while IFS= read -r f; do
+        while IFS= read -r fl || [[ -n $fl ]]; do
+          fl=${fl%%#*}
+          read -r -a ww <<<"$fl"
+          ((${#ww[@]} >= 2)) && loads_container_plugin "${ww[0]}" "${ww[1]}" && last=$n
+        done <"$f"
+      done < <(compgen -G "$pat" || true)
+    fi
+  done <"$cur"
+  echo "$last"
+}
+
 # Writes to OUT the plugstack.conf CURRENT (a file on this machine, may be
-# absent) with the managed block holding LINE: in place of an existing block,
-# else appended. An empty LINE removes the block. Lines outside the block that
-# load spank_wireup.so too (a hand-made registration) are dropped, because a
-# plugin registered twice warns on every srun.
+# absent) with the managed block holding LINE: in place of an existing block
+# that already follows every container plugin line, else right after the last
+# such line, else appended. An empty LINE removes the block. Lines outside the
+# block that load spank_wireup.so too (a hand-made registration) are dropped,
+# because a plugin registered twice warns on every srun.
 render_plugstack() { # CURRENT LINE OUT
-  local cur=$1 line=$2 out=$3 l n=0 in_block=0 placed=0
+  local cur=$1 line=$2 out=$3 l n=0 in_block=0 placed=0 after block_at
   local -a w
   : >"$out"
+  after=$(last_container_line "$cur")
+  block_at=0
+  [[ -f $cur ]] && block_at=$(grep -n -m1 -F -- "$BLOCK_TAG" "$cur" | cut -d: -f1 || true)
+  block_at=${block_at:-0}
+  if [[ -n $line ]] && ((after > 0)); then
+    if ((block_at > 0 && block_at < after)); then
+      log "plugstack.conf: moving wireup's line after line $after, the container plugin (pyxis): its task_init must run first, so that wireup plans inside the container and after the image's environment is imported"
+    else
+      log "plugstack.conf: wireup's line follows the container plugin (pyxis) on line $after"
+    fi
+  fi
   if [[ -f $cur ]]; then
     while IFS= read -r l || [[ -n $l ]]; do
       n=$((n + 1))
@@ -57,7 +107,7 @@ render_plugstack() { # CURRENT LINE OUT
       fi
       if [[ $l == "$BLOCK_TAG"* ]]; then
         in_block=1
-        if [[ -n $line ]] && ((!placed)); then
+        if [[ -n $line ]] && ((!placed && n > after)); then
           printf '%s\n%s\n%s\n' "$BLOCK_BEGIN" "$line" "$BLOCK_END" >>"$out"
           placed=1
         fi
@@ -69,6 +119,10 @@ render_plugstack() { # CURRENT LINE OUT
         continue
       fi
       printf '%s\n' "$l" >>"$out"
+      if [[ -n $line ]] && ((!placed && block_at > 0 && n == after)); then
+        printf '%s\n%s\n%s\n' "$BLOCK_BEGIN" "$line" "$BLOCK_END" >>"$out"
+        placed=1
+      fi
     done <"$cur"
     ((!in_block)) || die "$cur: '$BLOCK_TAG' without a '$BLOCK_END' line; repair the file by hand"
   fi
@@ -106,4 +160,23 @@ check_includes() { # PLUGSTACK_TARGET
       done <"$f"
     done < <(compgen -G "$(node_path "$pat")" || true)
   done <"$(node_path "$ps")"
+}
+
+# Fails when plugstack.conf PLUGSTACK_TARGET loads spank_wireup.so before a
+# container plugin (see loads_container_plugin).
+check_order() { # PLUGSTACK_TARGET
+  local cur l n=0 ours=0 after
+  local -a w
+  cur=$(node_path "$1")
+  [[ -f $cur ]] || return 0
+  while IFS= read -r l || [[ -n $l ]]; do
+    n=$((n + 1))
+    l=${l%%#*}
+    read -r -a w <<<"$l"
+    ((${#w[@]} >= 2)) && loads_wireup "${w[0]}" "${w[1]}" && { ours=$n; break; }
+  done <"$cur"
+  after=$(last_container_line "$cur")
+  ((ours == 0 || ours > after)) ||
+    die "$1 loads $PLUGIN_NAME on line $ours, before the container plugin (pyxis) on line $after; wireup must come after it"
+  ((after == 0)) || log "verified: $PLUGIN_NAME (line $ours) comes after the container plugin (line $after)"
 }

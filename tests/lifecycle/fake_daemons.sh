@@ -6,6 +6,8 @@
 # outside the fake root (the preflight's scratch config), else on a scratch
 # copy of the fake node's wireup line with its plugin path moved into
 # FAKE_ROOT (FAKE_VERIFY=fail pretends the plugin did not load).
+# FAKE_APPEND_PLUGSTACK=LINE: a reload appends LINE to the fake node's
+# plugstack.conf (someone else editing it while wireup installs).
 set -euo pipefail
 : "${FAKE_DAEMON_LOG:?}" "${FAKE_ROOT:?}"
 action=$1
@@ -13,7 +15,11 @@ shift
 echo "$action $*" >>"$FAKE_DAEMON_LOG"
 case $action in
   active) [[ " ${FAKE_ACTIVE:-} " == *" $1 "* ]] ;;
-  restart | reconfigure) [[ ${FAKE_FAIL:-} != "$action" ]] ;;
+  restart | reconfigure)
+    [[ -z ${FAKE_APPEND_PLUGSTACK:-} ]] ||
+      echo "$FAKE_APPEND_PLUGSTACK" >>"$FAKE_ROOT/opt/slurm/etc/plugstack.conf"
+    [[ ${FAKE_FAIL:-} != "$action" ]]
+    ;;
   srun-help)
     conf=$1
     if [[ $conf != "$FAKE_ROOT"/* ]]; then
