@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "net.hpp"
+#include "wireup/file_io.hpp"
 
 namespace wireup {
 
@@ -13,7 +13,7 @@ ControlLink::~ControlLink() {
 }
 
 bool ControlLink::send(ControlVerb verb, const std::vector<std::uint32_t>& args) {
-  return write_all(fd_, format_message(verb, args));
+  return io::send_all(fd_, format_message(verb, args));
 }
 
 bool ControlLink::receive(std::vector<ControlMessage>& out) {

@@ -27,9 +27,6 @@ int listen_any(std::uint32_t& port, unsigned tries);
 // Connects, retrying for up to timeout_ms while the peer is not listening yet.
 int connect_tcp(const std::string& addr, std::uint32_t port, int timeout_ms);
 
-// Writes everything or returns false (EPIPE, closed peer).
-bool write_all(int fd, const std::string& data);
-
 std::string local_host_name();
 
 }  // namespace wireup
