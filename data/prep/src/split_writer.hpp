@@ -1,0 +1,41 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "staging.hpp"
+#include "wireup/data/manifest.hpp"
+#include "wireup/data/shard_writer.hpp"
+
+// Internal to wireup-prep: one split's shards, written into the staging
+// directory.
+namespace wireup::prep {
+
+// The shards of one split (PREFIX-00000.bin, ...): a new shard starts when
+// the next document would push the current one past shard_tokens (documents
+// never straddle shards).
+class SplitWriter {
+ public:
+  SplitWriter(const Staging& staging, std::string prefix, std::uint32_t vocab, std::uint32_t bos,
+              std::uint32_t eos, std::uint64_t shard_tokens);
+
+  void add(std::span<const std::uint32_t> doc);
+  // Finishes the open shard (if any) and records it in split().
+  void close();
+
+  const data::SplitEntry& split() const { return split_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  const Staging& staging_;
+  std::string prefix_;
+  std::uint32_t vocab_, bos_, eos_;
+  std::uint64_t shard_tokens_;
+  std::unique_ptr<data::ShardWriter> writer_;
+  std::vector<std::string> names_;
+  data::SplitEntry split_;
+};
+
+}  // namespace wireup::prep
