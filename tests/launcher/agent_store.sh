@@ -10,8 +10,8 @@ run() { timeout 120 "$WL" --standalone --agent-store --python="$PY" "$@"; }
 
 run --nproc-per-node=3 -- "$HERE/store_client.py" >"$TMP/client" 2>&1 ||
   { cat "$TMP/client"; fail "torch clients against the agent store"; }
-expect_count "$TMP/client" '^\[rank[0-2]\]: STORE rank=[0-2] world=3 restart=0 port=[0-9]+ ok$' 3
-expect_contains "$TMP/client" "agent store: closing the connection from 127.0.0.1: unknown query type 200"
+file_count "client" "$TMP/client" '^\[rank[0-2]\]: STORE rank=[0-2] world=3 restart=0 port=[0-9]+ ok$' 3
+file_contains "client" "$TMP/client" "agent store: closing the connection from 127.0.0.1: unknown query type 200"
 
 # Restart: attempt 0 reaches init_process_group and an all_reduce, then rank 1
 # fails; attempt 1 meets on the same store and port, emptied: torch 2.x's env://
@@ -44,7 +44,7 @@ dist.destroy_process_group()
 EOS
 run --nproc-per-node=2 --max-restarts=1 -- "$TMP/flaky.py" "$HERE/../clients" >"$TMP/flaky" 2>&1 ||
   { cat "$TMP/flaky"; fail "restart on the agent store"; }
-expect_count "$TMP/flaky" '^\[rank[01]\]: FLAKY rank=[01] attempt=1 sum=2 port=[0-9]+$' 2
+file_count "flaky" "$TMP/flaky" '^\[rank[01]\]: FLAKY rank=[01] attempt=1 sum=2 port=[0-9]+$' 2
 ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)
 [ "$ports" -eq 1 ] || fail "the store's port changed within one run"
 
@@ -56,5 +56,5 @@ run --nproc-per-node=2 --master-port="$(cat "$TMP/port")" -- "$HERE/store_client
 rc=$?
 kill $holder
 [ "$rc" -eq 1 ] || { cat "$TMP/taken"; fail "a taken --master-port: exit $rc, expected 1"; }
-expect_contains "$TMP/taken" "--agent-store: cannot listen on TCP port $(cat "$TMP/port"): Address already in use (--master-port)"
+file_contains "taken" "$TMP/taken" "--agent-store: cannot listen on TCP port $(cat "$TMP/port"): Address already in use (--master-port)"
 pass "agent store: torch's client, restarts on one store, a taken port"

@@ -6,18 +6,18 @@ check() {  # WANT_RC TEXT -- ARGS (run with a bare environment)
   env -i PATH=/usr/bin:/bin "$WL" "$@" >"$TMP/out" 2>&1
   local rc=$?
   [ "$rc" -eq "$want" ] || { cat "$TMP/out"; fail "wireup-launch $*: exit $rc, expected $want"; }
-  expect_contains "$TMP/out" "$text"
+  file_contains "out" "$TMP/out" "$text"
 }
 check 2 "cannot tell which job" -- -- /bin/true
-expect_contains "$TMP/out" "PMIX_NAMESPACE"
-expect_contains "$TMP/out" "SLURM_PROCID"
+file_contains "out" "$TMP/out" "PMIX_NAMESPACE"
+file_contains "out" "$TMP/out" "SLURM_PROCID"
 check 2 "missing PROGRAM" -- --nproc-per-node=2
 check 2 "unknown option '--nproc-per-nod=2'" -- --nproc-per-nod=2 /bin/true
 check 2 "--nproc-per-node: expected" -- --nproc-per-node=lots /bin/true
 check 2 "--max-restarts: expected a whole number" -- --max-restarts=-1 /bin/true
 env -i PATH=/usr/bin:/bin PET_MAX_RESTARTS=x "$WL" --standalone /bin/true >"$TMP/out" 2>&1
 [ $? -eq 2 ] || fail "a bad PET_ variable must fail"
-expect_contains "$TMP/out" "PET_MAX_RESTARTS"
+file_contains "out" "$TMP/out" "PET_MAX_RESTARTS"
 check 2 "no GPU is visible" -- --standalone --nproc-per-node=gpu /bin/true
 check 127 "cannot run /nonexistent/prog" -- --standalone /nonexistent/prog
 # Both modes as the shell: 127 not found, 126 found but not runnable.
@@ -39,7 +39,7 @@ env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_L
   SLURM_STEP_NUM_TASKS=1 SLURM_NODEID=0 SLURM_STEP_NUM_NODES=1 SLURM_STEP_TASKS_PER_NODE=1 \
   SLURM_STEP_NODELIST=ip-127-0-0-2 "$WL" --nproc-per-node=1 --agent-store /bin/true >"$TMP/out" 2>&1
 [ $? -eq 2 ] || { cat "$TMP/out"; fail "--agent-store from SLURM_* variables must be refused"; }
-expect_contains "$TMP/out" "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone"
+file_contains "out" "$TMP/out" "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone"
 # Standalone exec mode works with nothing else set.
 check 0 "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1" -- --standalone "$HERE/print_env.sh"
 # Plain srun without PMIx: the SLURM_* variables are enough.
@@ -47,7 +47,7 @@ env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_L
   SLURM_STEP_NUM_TASKS=2 SLURM_NODEID=0 SLURM_STEP_NUM_NODES=1 SLURM_STEP_TASKS_PER_NODE=2 \
   SLURM_STEP_NODELIST=ip-127-0-0-2 "$WL" -- "$HERE/print_env.sh" >"$TMP/out" 2>&1 ||
   { cat "$TMP/out"; fail "exec from SLURM_* variables"; }
-expect_contains "$TMP/out" "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 GROUP_RANK=0"
-expect_contains "$TMP/out" "MASTER_ADDR=127.0.0.2 "
-expect_contains "$TMP/out" "RUN_ID=77.0 "
+file_contains "out" "$TMP/out" "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 GROUP_RANK=0"
+file_contains "out" "$TMP/out" "MASTER_ADDR=127.0.0.2 "
+file_contains "out" "$TMP/out" "RUN_ID=77.0 "
 pass "clear errors and fallbacks"

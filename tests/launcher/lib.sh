@@ -10,7 +10,9 @@ trap 'rm -rf "$TMP"' EXIT
 # finds exactly this test's processes and no one else's.
 TOKEN="300.$$"
 
-# A failed check ends the test at once: later steps need the earlier ones.
+# The assertions are tests/lib/assert.sh's (check, contains, file_contains,
+# file_count...). A failed check ends the test at once: later steps need the
+# earlier ones.
 WIREUP_FAIL_FAST=1
 # shellcheck source=../lib/assert.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
@@ -29,18 +31,8 @@ mpirun_fake() {
     --mca rtc ^hwloc -host "$hosts" "$@"  # rtc/hwloc: orted segfaults now and then in its shmem topology write
 }
 
-expect_contains() {  # FILE TEXT
-  grep -qF -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "expected '$2' in $1"; }
-}
-# Counts matches, not lines: ranks writing to one stream can share a line.
-expect_count() {  # FILE REGEX N
-  local re=${2#^}; re=${re%\$}
-  local n; n=$(grep -oE -- "$re" "$1" | wc -l)
-  [ "$n" -eq "$3" ] || { echo "--- $1:"; cat "$1"; fail "expected $3 lines matching '$2' in $1, got $n"; }
-}
-
 # Waits up to SECONDS for no process to match PATTERN; fails naming survivors.
-expect_gone_within() {  # SECONDS PATTERN
+wait_gone() {  # SECONDS PATTERN
   local deadline=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
   while pgrep -f -- "$2" >/dev/null; do
     if [ $(( $(date +%s%N) / 1000000 )) -gt $deadline ]; then
@@ -57,7 +49,7 @@ expect_gone_within() {  # SECONDS PATTERN
 running() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ -n $st && $st != Z* ]]; }
 
 # SIGKILLs the agent AGENT_PID; each of PIDS (its children) must die within 5 s.
-kill_agent_expect_children_gone() {  # AGENT_PID PIDS...
+kill_agent_children_follow() {  # AGENT_PID PIDS...
   local agent=$1 c; shift
   kill -KILL "$agent"
   for c in "$@"; do

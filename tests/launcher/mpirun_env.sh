@@ -10,8 +10,8 @@ grep -q "ERROR_FILE=unset" "$TMP/exec.out" || fail "exec mode sets no error file
 mpirun_fake a:1,b:1 -np 2 "$WL" --nproc-per-node=2 --max-restarts=3 -- "$HERE/print_env.sh" \
   >"$TMP/agent.out" 2>&1 || { cat "$TMP/agent.out"; fail "agent mode run failed"; }
 python3 "$HERE/check_env_lines.py" "$TMP/agent.out" 4 2 2 agent || fail "agent mode env"
-expect_count "$TMP/agent.out" '^\[rank[0-3]\]: WORKER RANK=[0-3] .*MAX_RESTARTS=3 ' 4
-expect_count "$TMP/agent.out" 'ERROR_FILE=/.*/attempt_0/[0-3]/error.json' 4
+file_count "agent.out" "$TMP/agent.out" '^\[rank[0-3]\]: WORKER RANK=[0-3] .*MAX_RESTARTS=3 ' 4
+file_count "agent.out" "$TMP/agent.out" 'ERROR_FILE=/.*/attempt_0/[0-3]/error.json' 4
 
 # One worker per agent: no OMP_NUM_THREADS, ranks follow agents.
 mpirun_fake a:1,b:1 -np 2 "$WL" --nproc-per-node=1 -- "$HERE/print_env.sh" >"$TMP/one.out" 2>&1 ||

@@ -19,12 +19,12 @@ elapsed=$(( $(now_ms) - start ))
 cat "$TMP/out"
 [ "$rc" -eq 3 ] || fail "exit code $rc, expected 3 (the failing worker's)"
 [ "$elapsed" -lt 5000 ] || fail "the step took $elapsed ms to end, expected under 5 s"
-expect_contains "$TMP/out" "rank:       2 (local rank 0, node rank 1)"
-expect_contains "$TMP/out" "host:       b"
-expect_contains "$TMP/out" "exit code:  3"
-expect_contains "$TMP/out" "error:      ValueError: bad shard"
-expect_contains "$TMP/out" "    rank 2 about to fail"
-expect_gone_within 2 "sleep $TOKEN"
+file_contains "out" "$TMP/out" "rank:       2 (local rank 0, node rank 1)"
+file_contains "out" "$TMP/out" "host:       b"
+file_contains "out" "$TMP/out" "exit code:  3"
+file_contains "out" "$TMP/out" "error:      ValueError: bad shard"
+file_contains "out" "$TMP/out" "    rank 2 about to fail"
+wait_gone 2 "sleep $TOKEN"
 
 # Exec mode: a task that exits 3 is mpirun's own business; the code still comes back.
 mpirun_fake a:1,b:1 -np 2 "$WL" -- sh -c 'exit $((RANK == 1 ? 3 : 0))' >"$TMP/exec" 2>&1

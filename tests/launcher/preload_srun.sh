@@ -15,7 +15,7 @@ PRE=(--python="$PY" --preload=preload_probe)
 $T "${SRUN[@]}" "$WL" --nproc-per-node=2 --agent-store "${PRE[@]}" -- "$W" env "a b" c >"$TMP/env" 2>&1 ||
   { cat "$TMP/env"; fail "env run"; }
 python3 "$HERE/check_env_lines.py" "$TMP/env" 4 2 2 agent store || fail "worker env under srun --preload"
-expect_count "$TMP/env" 'PRELOADED pid=' 2
+file_count "env" "$TMP/env" 'PRELOADED pid=' 2
 
 # 2. A failing worker ends the step on every node; srun exits with its code.
 start=$(now_ms)
@@ -24,8 +24,8 @@ rc=$?
 elapsed=$(( $(now_ms) - start ))
 [ "$rc" -eq 3 ] || { cat "$TMP/fail"; fail "srun exit code $rc, expected 3"; }
 [ "$elapsed" -lt 8000 ] || { cat "$TMP/fail"; fail "step took $elapsed ms to end"; }
-expect_contains "$TMP/fail" "rank:       2 (local rank 0, node rank 1)"
-expect_gone_within 3 "$W"
+file_contains "fail" "$TMP/fail" "rank:       2 (local rank 0, node rank 1)"
+wait_gone 3 "$W"
 
 # 3. A module that does not import: every node stops, the reason is on the console.
 start=$(now_ms)
@@ -35,14 +35,14 @@ rc=$?
 import_ms=$(( $(now_ms) - start ))
 [ "$rc" -eq 1 ] || { cat "$TMP/nomod"; fail "a failed import: srun exit $rc, expected 1"; }
 [ "$import_ms" -lt 8000 ] || { cat "$TMP/nomod"; fail "a failed import took $import_ms ms to end the step"; }
-expect_contains "$TMP/nomod" "importing no_such_module_xyz failed"
-expect_contains "$TMP/nomod" "before it was ready"
+file_contains "nomod" "$TMP/nomod" "importing no_such_module_xyz failed"
+file_contains "nomod" "$TMP/nomod" "before it was ready"
 
 # 4. Restarts across agents: one server per agent forks both attempts.
 $T "${SRUN[@]}" "$WL" --nproc-per-node=2 --max-restarts=1 "${PRE[@]}" -- "$W" flaky >"$TMP/flaky" 2>&1 ||
   { cat "$TMP/flaky"; fail "restart under --preload"; }
-expect_count "$TMP/flaky" '^\[rank[0-3]\]: OK rank=[0-3] restart=1 preloaded=1$' 4
-expect_count "$TMP/flaky" 'PRELOADED pid=' 2
+file_count "flaky" "$TMP/flaky" '^\[rank[0-3]\]: OK rank=[0-3] restart=1 preloaded=1$' 4
+file_count "flaky" "$TMP/flaky" 'PRELOADED pid=' 2
 
 # 5. SIGKILL of one agent: its preload server and its (adopted) workers die with it.
 "${SRUN[@]}" -J "wl-$$-k" "$WL" --nproc-per-node=2 "${PRE[@]}" -- "$W" sleep >"$TMP/k" 2>&1 &
@@ -60,8 +60,8 @@ for _ in $(seq 600); do [ "$(pgrep -P "$victim" | wc -l)" -ge 3 ] && break; slee
 children=$(pgrep -P "$victim" | paste -sd' ')
 [ "$(echo "$children" | wc -w)" -eq 3 ] || fail "agent $victim has children '$children', expected its server and 2 workers"
 # shellcheck disable=SC2086 # one PID per word
-kill_agent_expect_children_gone "$victim" $children
+kill_agent_children_follow "$victim" $children
 scancel --name="wl-$$-k"
-expect_gone_within 5 "$W"
+wait_gone 5 "$W"
 wait $srun_pid
 pass "srun --preload: env, fail fast ($elapsed ms), failed import ($import_ms ms), restarts, agent SIGKILL"

@@ -4,7 +4,8 @@ MODE env: one WORKER line (print_env.sh's keys, then what --preload must keep:
 preloaded before the script ran, __main__, adopted by the agent, own process
 group, parent-death SIGKILL, argv, sys.path[0]); fail: rank 2 exits 3, the
 others sleep; raise: rank 1 raises; flaky: rank 1 exits 7 on the first attempt
-(the others sleep), everyone prints OK on the next; sleep: sleep.
+(the others sleep), everyone prints OK on the next; sleep: says SLEEPING, then
+sleeps.
 """
 import os
 import sys
@@ -64,4 +65,5 @@ elif mode == "flaky":
         time.sleep(300)
     print(f"OK rank={rank} restart={restart} preloaded={int(preloaded)}", flush=True)
 elif mode == "sleep":
+    print(f"SLEEPING rank={rank}", flush=True)
     time.sleep(300)

@@ -17,7 +17,7 @@ show='d=$(dirname "$(dirname "$(dirname "$TORCHELASTIC_ERROR_FILE")")"); echo "d
 run_private() {  # NAME: runs 2 workers with TMPDIR=$base; checks where their files went
   TMPDIR="$base" "$WL" --standalone --nproc-per-node=2 --no-prefix -- sh -c "$show" \
     >"$TMP/$1" 2>&1 || { cat "$TMP/$1"; fail "$1: the run failed"; }
-  expect_count "$TMP/$1" "^dir=$base/wireup-launch-$me\.[A-Za-z0-9]{6} owner=$me mode=700$" 2
+  file_count "$1" "$TMP/$1" "^dir=$base/wireup-launch-$me\.[A-Za-z0-9]{6} owner=$me mode=700$" 2
   local d; d=$(sed -n 's/^dir=\([^ ]*\) .*/\1/p' "$TMP/$1" | head -1)
   [ ! -e "$d" ] || fail "$1: the run directory $d outlived the run"
 }
@@ -48,15 +48,15 @@ chmod 777 "$TMP/open"
 TMPDIR="$TMP/open" "$WL" --standalone --nproc-per-node=1 -- sh -c 'echo RAN' >"$TMP/open.out" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] || { cat "$TMP/open.out"; fail "unsafe TMPDIR: exit $rc, expected 1"; }
-expect_contains "$TMP/open.out" "run directory: $TMP/open is writable by other users and not sticky"
-expect_count "$TMP/open.out" 'RAN' 0
+file_contains "open.out" "$TMP/open.out" "run directory: $TMP/open is writable by other users and not sticky"
+file_count "open.out" "$TMP/open.out" 'RAN' 0
 
 # 5. TMPDIR missing, or a file.
 TMPDIR="$TMP/missing" "$WL" --standalone --nproc-per-node=1 -- true >"$TMP/missing.out" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] || { cat "$TMP/missing.out"; fail "missing TMPDIR: exit $rc, expected 1"; }
-expect_contains "$TMP/missing.out" "run directory: cannot use $TMP/missing: No such file or directory"
+file_contains "missing.out" "$TMP/missing.out" "run directory: cannot use $TMP/missing: No such file or directory"
 TMPDIR="$TMP/open.out" "$WL" --standalone --nproc-per-node=1 -- true >"$TMP/f.out" 2>&1
 [ $? -eq 1 ] || fail "TMPDIR naming a file: expected exit 1"
-expect_contains "$TMP/f.out" "is not a directory"
+file_contains "f.out" "$TMP/f.out" "is not a directory"
 pass "private run directory: file, symlink, foreign directory at the old name; unsafe and missing TMPDIR"

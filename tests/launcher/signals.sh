@@ -22,9 +22,9 @@ wait $agent
 rc=$?
 elapsed=$(( $(now_ms) - start ))
 [ "$rc" -eq 143 ] || { cat "$TMP/out1"; fail "exit code $rc after SIGTERM, expected 143"; }
-expect_count "$TMP/out1" 'rank [0-2] got TERM' 3
-expect_contains "$TMP/out1" "grace period over; killing 3 worker(s)"
-expect_gone_within 1 "sleep $TOKEN"  # the workers' own children went with their groups
+file_count "out1" "$TMP/out1" 'rank [0-2] got TERM' 3
+file_contains "out1" "$TMP/out1" "grace period over; killing 3 worker(s)"
+wait_gone 1 "sleep $TOKEN"  # the workers' own children went with their groups
 if [ "$elapsed" -lt 900 ] || [ "$elapsed" -ge 4000 ]; then
   fail "SIGTERM to exit took $elapsed ms, expected about the 1 s grace"
 fi
@@ -43,9 +43,9 @@ wait_for_count 10 "sleep $TOKEN" 2
 kill -USR1 $agent
 wait $agent
 rc=$?
-expect_count "$TMP/out2" 'rank [01] got USR1' 2
+file_count "out2" "$TMP/out2" 'rank [01] got USR1' 2
 [ "$rc" -eq $((128 + 10)) ] || fail "exit code $rc after SIGUSR1, expected 138"
-expect_gone_within 1 "sleep $TOKEN"  # the shells exited; the agent killed what was left in their groups
+wait_gone 1 "sleep $TOKEN"  # the shells exited; the agent killed what was left in their groups
 
 # 3. SIGKILL of the agent: the parent-death signal kills every worker.
 "$WL" --standalone --nproc-per-node=3 -- sleep "$TOKEN" >"$TMP/out3" 2>&1 &
@@ -53,7 +53,7 @@ agent=$!
 wait_for_count 10 "sleep $TOKEN" 3
 kill -KILL $agent
 wait $agent 2>/dev/null
-expect_gone_within 2 "sleep $TOKEN"
+wait_gone 2 "sleep $TOKEN"
 
 # 4. A worker that leaves daemons in sessions of their own (setsid, with and without a
 #    second fork) and exits 0: the agent (a child subreaper) ends them when it ends.
@@ -66,5 +66,5 @@ EOS
 chmod +x "$TMP/daemons.sh"
 "$WL" --standalone --nproc-per-node=2 -- "$TMP/daemons.sh" >"$TMP/out4" 2>&1 ||
   { cat "$TMP/out4"; fail "daemon run failed"; }
-expect_gone_within 1 "sleep $TOKEN"
+wait_gone 1 "sleep $TOKEN"
 pass "signals forwarded, grace period kept, no orphans after SIGKILL, no daemons after the end"

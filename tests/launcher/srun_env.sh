@@ -7,7 +7,7 @@ $T srun --mpi=pmix -N2 --ntasks-per-node=2 "$WL" -- "$HERE/print_env.sh" >"$TMP/
   { cat "$TMP/exec"; fail "exec mode under srun"; }
 python3 "$HERE/check_env_lines.py" "$TMP/exec" 4 2 2 exec || fail "exec mode env under srun"
 # MASTER_ADDR is rank 0's node address (check_env_lines.py), whichever nodes the step got.
-expect_count "$TMP/exec" "RUN_ID=[0-9]+\.[0-9]+ " 4
+file_count "exec" "$TMP/exec" "RUN_ID=[0-9]+\.[0-9]+ " 4
 
 $T srun --mpi=pmix -N2 --ntasks-per-node=1 "$WL" --nproc-per-node=2 -- "$HERE/print_env.sh" \
   >"$TMP/agent" 2>&1 || { cat "$TMP/agent"; fail "agent mode under srun"; }
@@ -20,7 +20,7 @@ python3 "$HERE/check_env_lines.py" "$TMP/agent4" 8 2 4 agent || fail "4-node age
 # --nnodes that does not match the step is refused by every task.
 $T srun --mpi=pmix -N2 --ntasks-per-node=1 "$WL" --nproc-per-node=1 --nnodes=3 -- /bin/true \
   >"$TMP/nn" 2>&1 && fail "--nnodes=3 on 2 nodes must fail"
-expect_contains "$TMP/nn" "--nnodes=3: the job has 2 node(s)"
+file_contains "nn" "$TMP/nn" "--nnodes=3: the job has 2 node(s)"
 
 # Plain srun (no PMIx): the same wiring from SLURM_* variables.
 $T srun --mpi=none -N2 --ntasks-per-node=2 "$WL" -- "$HERE/print_env.sh" >"$TMP/plain" 2>&1 ||

@@ -17,13 +17,13 @@ rc=$?
 elapsed=$(( $(now_ms) - start ))
 [ "$rc" -eq 3 ] || { cat "$TMP/f"; fail "srun exit code $rc, expected 3"; }
 [ "$elapsed" -lt 5000 ] || { cat "$TMP/f"; fail "step took $elapsed ms to end"; }
-expect_contains "$TMP/f" "rank:       2 (local rank 0, node rank 1)"
+file_contains "f" "$TMP/f" "rank:       2 (local rank 0, node rank 1)"
 # the step's second node, whichever it is: one of the cluster's (any naming style), or
 # this machine's own name where Slurm gives PMIx the real host name (24.11)
 host=$(sed -n 's/.*host:       \([^ ]*\).*/\1/p' "$TMP/f" | head -n 1)
 [[ $host == "$(uname -n)" ]] || grep -q "^NodeName=$host " "$WIREUP_TEST_CLUSTER/slurm.conf" ||
   { cat "$TMP/f"; fail "host '$host' is neither a cluster node nor this machine"; }
-expect_gone_within 2 "sleep $TOKEN"
+wait_gone 2 "sleep $TOKEN"
 
 # 2. Restarts: rank 1 fails once; everyone runs again with TORCHELASTIC_RESTART_COUNT=1.
 cat >"$TMP/flaky.sh" <<EOS
@@ -37,7 +37,7 @@ EOS
 chmod +x "$TMP/flaky.sh"
 $T srun --mpi=pmix -N2 --ntasks-per-node=1 "$WL" --nproc-per-node=2 --max-restarts=1 -- \
   "$TMP/flaky.sh" >"$TMP/r" 2>&1 || { cat "$TMP/r"; fail "restart run failed"; }
-expect_count "$TMP/r" '^\[rank[0-3]\]: OK rank=[0-3] restart=1$' 4
+file_count "r" "$TMP/r" '^\[rank[0-3]\]: OK rank=[0-3] restart=1$' 4
 
 # 3. scancel: every worker on every node is gone within the grace period.
 srun --mpi=pmix -N2 --ntasks-per-node=1 -J "wl-$$" "$WL" --nproc-per-node=2 --grace-period=2 -- \
@@ -45,7 +45,7 @@ srun --mpi=pmix -N2 --ntasks-per-node=1 -J "wl-$$" "$WL" --nproc-per-node=2 --gr
 srun_pid=$!
 wait_for_count 20 "sleep $TOKEN" 4
 scancel --name="wl-$$"
-expect_gone_within 4 "sleep $TOKEN"
+wait_gone 4 "sleep $TOKEN"
 wait $srun_pid
 
 # 4. SIGKILL of one agent: its workers die with it (parent-death signal).
@@ -57,8 +57,8 @@ victim=$(pgrep -f "wireup-launch --nproc-per-node=2 -- sleep $TOKEN" | head -1)
 [ -n "$victim" ] || fail "no agent found"
 victim_workers=$(pgrep -P "$victim" | paste -sd' ')
 # shellcheck disable=SC2086 # one PID per word
-kill_agent_expect_children_gone "$victim" $victim_workers
+kill_agent_children_follow "$victim" $victim_workers
 scancel --name="wl-$$-k"
-expect_gone_within 4 "sleep $TOKEN"
+wait_gone 4 "sleep $TOKEN"
 wait $srun_pid
 pass "srun fail-fast ($elapsed ms), restarts, scancel, agent SIGKILL"

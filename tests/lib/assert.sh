@@ -9,6 +9,12 @@
 #   check DESCRIPTION GOT EXPECTED    equal strings
 #   contains DESCRIPTION TEXT PART    PART occurs in TEXT
 #   lacks DESCRIPTION TEXT PART       PART does not occur in TEXT
+#   file_contains DESCRIPTION FILE PART   PART occurs in FILE (shown when not)
+#   file_count DESCRIPTION FILE REGEX N   N matches of the extended REGEX in
+#                                     FILE, counted per match, not per line
+#                                     (writers sharing a stream can share a
+#                                     line); a leading ^ and trailing $ are
+#                                     dropped for it
 #   finish                            exit 1 if any check failed
 FAILS=0
 fail() {
@@ -20,6 +26,27 @@ pass() { echo "ok: $*"; }
 check() { if [[ "$2" == "$3" ]]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi; }
 contains() { if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
 lacks() { if [[ "$2" != *"$3"* ]]; then pass "$1"; else fail "$1: '$3' found in: $2"; fi; }
+file_contains() {
+  if grep -qF -- "$3" "$2"; then
+    pass "$1"
+  else
+    echo "--- $2:" >&2
+    cat "$2" >&2
+    fail "$1: '$3' not in $2"
+  fi
+}
+file_count() {
+  local re=${3#^} n
+  re=${re%\$}
+  n=$(grep -oE -- "$re" "$2" | wc -l)
+  if [[ $n -eq $4 ]]; then
+    pass "$1"
+  else
+    echo "--- $2:" >&2
+    cat "$2" >&2
+    fail "$1: expected $4 matches of '$3' in $2, got $n"
+  fi
+}
 finish() {
   if ((FAILS)); then
     echo "$FAILS check(s) failed" >&2
