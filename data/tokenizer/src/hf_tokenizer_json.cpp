@@ -16,7 +16,19 @@ using nlohmann::json;
 // largest vocabularies in use have some 260,000 tokens).
 constexpr std::uint64_t kMaxId = std::uint64_t{1} << 24;
 
-[[noreturn]] void fail_with(const std::string& message) { throw InputError(message); }
+// Refuses the file: an error naming it, what is wrong, and what was expected.
+class Refusal {
+ public:
+  explicit Refusal(const std::string& name) : name_(name) {}
+  [[noreturn]] void operator()(const std::string& what) const {
+    throw InputError(name_ + ": " + what + kExpected);
+  }
+  static constexpr const char* kExpected =
+      "; expected a Hugging Face tokenizer.json with a byte-level BPE model (as Llama 3's)";
+
+ private:
+  const std::string& name_;
+};
 
 const json& field(const json& j, const char* key) {
   static const json null;
@@ -68,24 +80,8 @@ std::string template_special(const json& post, bool before) {
   return before ? last_before : first_after;
 }
 
-}  // namespace
-
-bool looks_like_json(std::string_view content) {
-  const auto at = content.find_first_not_of(" \t\r\n");
-  return at != std::string_view::npos && content[at] == '{';
-}
-
-BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& name) {
-  const std::string expected =
-      "; expected a Hugging Face tokenizer.json with a byte-level BPE model (as Llama 3's)";
-  const auto fail = [&](const std::string& what) { fail_with(name + ": " + what + expected); };
-  json root;
-  try {
-    root = json::parse(content);
-  } catch (const json::exception& e) {
-    throw InputError(name + ": not valid JSON (" + e.what() + ")" + expected);
-  }
-  const auto& model = field(root, "model");
+// The model is byte-level BPE with nothing wireup-prep would not reproduce.
+void check_model(const json& root, const json& model, const Refusal& fail) {
   if (!model.is_object()) fail("no \"model\" object");
   if (const auto t = type_of(model); !t.empty() && t != "BPE") fail("its model is " + t);
   if (!field(root, "normalizer").is_null())
@@ -96,11 +92,11 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
       fail(std::string("its model has a ") + key);
   if (const auto& d = field(model, "dropout"); d.is_number() && d.get<double>() > 0.0)
     fail("its model has BPE dropout");
+}
 
-  BpeSpec spec;
-  spec.keep_gaps = true;  // HF's Split (behavior Isolated) keeps unmatched text
-  spec.ignore_merges =
-      field(model, "ignore_merges").is_boolean() && field(model, "ignore_merges").get<bool>();
+// The pre-tokenizer's pattern: one Split by a Regex (Isolated, not
+// inverted) and a ByteLevel step, or a ByteLevel step with use_regex (GPT-2's).
+void read_pre_tokenizer(const json& root, BpeSpec& spec, const Refusal& fail) {
   bool byte_level = false;
   for (const auto& step : steps(field(root, "pre_tokenizer"))) {
     const auto t = type_of(step);
@@ -129,7 +125,10 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
     }
   }
   if (!byte_level) fail("its pre_tokenizer is not ByteLevel");
+}
 
+// model.vocab: each token's bytes (spelled in GPT-2's byte alphabet) by id.
+void read_vocab(const json& model, BpeSpec& spec, const Refusal& fail) {
   const auto& vocab = field(model, "vocab");
   if (!vocab.is_object() || vocab.empty()) fail("no model.vocab object");
   for (const auto& [text, id] : vocab.items()) {
@@ -143,6 +142,10 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
     if (!spec.tokens[i].empty()) fail("two vocab entries have id " + std::to_string(i));
     spec.tokens[i] = std::move(*bytes);
   }
+}
+
+// model.merges, in priority order: "a b" strings or ["a", "b"] pairs.
+void read_merges(const json& model, BpeSpec& spec, const Refusal& fail) {
   const auto& merges = field(model, "merges");
   if (!merges.is_array()) fail("no model.merges list");
   spec.merges.reserve(merges.size());
@@ -163,7 +166,11 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
     if (!ba || !bb) fail("merge '" + a + " " + b + "' is not in GPT-2's byte alphabet");
     spec.merges.emplace_back(std::move(*ba), std::move(*bb));
   }
+}
 
+// added_tokens, and which of them are BOS and EOS: the post_processor's
+// template's, else the first of the usual names.
+void read_specials(const json& root, BpeSpec& spec, const Refusal& fail) {
   const auto& added = field(root, "added_tokens");
   for (const auto& t : added.is_array() ? added : json::array()) {
     const auto& content = field(t, "content");
@@ -186,6 +193,33 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
   };
   spec.bos = pick(true, {"<|begin_of_text|>", "<s>", "<|startoftext|>", "<bos>"});
   spec.eos = pick(false, {"<|end_of_text|>", "</s>", "<|endoftext|>", "<eos>"});
+}
+
+}  // namespace
+
+bool looks_like_json(std::string_view content) {
+  const auto at = content.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && content[at] == '{';
+}
+
+BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& name) {
+  const Refusal fail(name);
+  json root;
+  try {
+    root = json::parse(content);
+  } catch (const json::exception& e) {
+    throw InputError(name + ": not valid JSON (" + e.what() + ")" + Refusal::kExpected);
+  }
+  const auto& model = field(root, "model");
+  check_model(root, model, fail);
+  BpeSpec spec;
+  spec.keep_gaps = true;  // HF's Split (behavior Isolated) keeps unmatched text
+  spec.ignore_merges =
+      field(model, "ignore_merges").is_boolean() && field(model, "ignore_merges").get<bool>();
+  read_pre_tokenizer(root, spec, fail);
+  read_vocab(model, spec, fail);
+  read_merges(model, spec, fail);
+  read_specials(root, spec, fail);
   return spec;
 }
 
