@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wireup/data/manifest.hpp"
+#include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_set.hpp"
 #include "wireup/error.hpp"
 #include "wireup/inspect/inspect_format.hpp"
@@ -62,20 +63,8 @@ Tokenizer load_decoder(const InspectOptions& o, const data::Manifest& m, const f
   return tok;
 }
 
-}  // namespace
-
-void inspect_dataset(const InspectOptions& o, std::ostream& out) {
-  if (o.split != "train" && o.split != "validation")
-    throw InputError("--split " + wireup::quoted(o.split) + ": expected train or validation");
-  if (o.docs < 1) throw InputError("--docs must be at least 1");
-  if (o.max_tokens < 1) throw InputError("--max-tokens must be at least 1");
-  const auto file = data::manifest_path(o.dataset);
-  const auto m = data::load_manifest(file);
-  auto dir = file.parent_path();
-  if (dir.empty()) dir = ".";
-
+DatasetFacts dataset_facts(const fs::path& file, const data::Manifest& m) {
   DatasetFacts facts;
-  const auto tok = load_decoder(o, m, dir, facts.decoder);
   facts.manifest = file.string();
   facts.created_by = m.created_by;
   facts.vocab_size = m.tokenizer.vocab_size;
@@ -90,6 +79,52 @@ void inspect_dataset(const InspectOptions& o, std::ostream& out) {
   facts.tokenizer_source = m.tokenizer.source;
   for (const auto& [name, split] : {std::pair{"train", &m.train}, {"validation", &m.validation}})
     facts.splits.push_back({name, split->shards.size(), split->documents(), split->tokens()});
+  return facts;
+}
+
+// Document `ref` of `shard` (whose document offsets are `offsets`): its
+// first max_tokens ids, checked against the vocabulary, and their text.
+DocView read_document(const InspectOptions& o, const data::Manifest& m, const DocRef& ref,
+                      const std::string& shard_file, const data::ShardFile& shard,
+                      const std::vector<std::uint64_t>& offsets, const Tokenizer& tok,
+                      const std::string& decoder) {
+  DocView v;
+  v.split = o.split;
+  v.ref = ref;
+  v.shard_file = shard_file;
+  v.first_token = offsets[ref.doc];
+  v.tokens = offsets[ref.doc + 1] - offsets[ref.doc];
+  v.ids.resize(std::min(v.tokens, o.max_tokens));
+  shard.read_tokens(v.first_token, v.ids.size(), v.ids.data());
+  for (std::size_t i = 0; i < v.ids.size(); ++i)
+    if (v.ids[i] >= m.tokenizer.vocab_size)
+      throw InputError(shard.path().string() + ": token " + std::to_string(v.first_token + i) +
+                       " has id " + std::to_string(v.ids[i]) + ", outside the vocabulary of " +
+                       std::to_string(m.tokenizer.vocab_size) + " (corrupt shard)");
+  try {
+    v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
+  } catch (const std::exception& e) {  // an id the model does not define
+    throw InputError(shard.path().string() + ": document " + std::to_string(ref.doc) +
+                     " cannot be decoded by " + decoder + ": " + e.what());
+  }
+  return v;
+}
+
+}  // namespace
+
+void inspect_dataset(const InspectOptions& o, std::ostream& out) {
+  if (o.split != "train" && o.split != "validation")
+    throw InputError("--split " + wireup::quoted(o.split) + ": expected train or validation");
+  if (o.docs < 1) throw InputError("--docs must be at least 1");
+  if (o.max_tokens < 1) throw InputError("--max-tokens must be at least 1");
+  const auto file = data::manifest_path(o.dataset);
+  const auto m = data::load_manifest(file);
+  auto dir = file.parent_path();
+  if (dir.empty()) dir = ".";
+  std::string decoder;
+  const auto tok = load_decoder(o, m, dir, decoder);
+  DatasetFacts facts = dataset_facts(file, m);
+  facts.decoder = decoder;
 
   // The header goes out with the first document, so an error up to there
   // prints nothing; one in a later document ends the listing where it is.
@@ -112,26 +147,9 @@ void inspect_dataset(const InspectOptions& o, std::ostream& out) {
       offsets = shard.doc_offsets();
       offsets_of = ref->shard;
     }
-    DocView v;
-    v.split = o.split;
-    v.ref = *ref;
-    v.shard_file = split.shards[ref->shard].file;
-    v.first_token = offsets[ref->doc];
-    v.tokens = offsets[ref->doc + 1] - offsets[ref->doc];
-    v.ids.resize(std::min(v.tokens, o.max_tokens));
-    shard.read_tokens(v.first_token, v.ids.size(), v.ids.data());
-    for (std::size_t i = 0; i < v.ids.size(); ++i)
-      if (v.ids[i] >= m.tokenizer.vocab_size)
-        throw InputError(shard.path().string() + ": token " + std::to_string(v.first_token + i) +
-                         " has id " + std::to_string(v.ids[i]) + ", outside the vocabulary of " +
-                         std::to_string(m.tokenizer.vocab_size) + " (corrupt shard)");
-    try {
-      v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
-    } catch (const std::exception& e) {  // an id the model does not define
-      throw InputError(shard.path().string() + ": document " + std::to_string(ref->doc) +
-                       " cannot be decoded by " + facts.decoder + ": " + e.what());
-    }
-    out << pending << format_document(v);
+    const DocView doc =
+        read_document(o, m, *ref, split.shards[ref->shard].file, shard, offsets, tok, decoder);
+    out << pending << format_document(doc);
     pending.clear();
   }
   if (shown < o.docs)
