@@ -4,7 +4,7 @@
 #      shards whose manifest says vocabulary 128256, BOS 128000, EOS 128001;
 #   2. llama-fsdp.sbatch (INIT_FROM_HF, preset llama3.2-1b at a toy width, 2 nodes x 1
 #      rank): starts from a Hugging Face Llama 3.2-style checkpoint (tied embeddings,
-#      llama3 rope scaling; written by tests/hf/hf_llama.py) and checkpoints;
+#      llama3 rope scaling; written by tests/trainer/hf/hf_llama.py) and checkpoints;
 #   3. eval-export.sbatch (2 ranks): [eval] loss on the validation split and a Hugging
 #      Face export whose config.json carries Llama 3.2's fields and whose files hold the
 #      tied matrix once; wireup-train eval of that export (one process) gives the same
@@ -43,7 +43,7 @@ check "manifest: tiktoken tokenizer, vocabulary 128256, BOS 128000, EOS 128001" 
 
 # 2. Training from a Hugging Face Llama 3.2-style checkpoint (toy width).
 scaling='{"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}'
-"$PYTHON" "$here/../hf/hf_llama.py" make "$WORK/hf-in" --tied --shards 2 --override vocab_size 128256 \
+"$PYTHON" "$here/../trainer/hf/hf_llama.py" make "$WORK/hf-in" --tied --shards 2 --override vocab_size 128256 \
   --override rope_theta 500000.0 --override rope_scaling "$scaling" \
   --override bos_token_id 128000 --override eos_token_id 128001
 shape='--hidden_width 64 --num_layers 2 --num_heads 4 --num_key_value_heads 2 --intermediate_size 176 --max_context_width 64'

@@ -4,7 +4,7 @@
 # splits and across a shard boundary; world 2 (wireup-launch) gives the same
 # bits as world 1, with the windows split unevenly; a wireup checkpoint
 # evaluates as its Hugging Face export does; bad input is a clear error.
-source "$(dirname "$0")/../hf/lib.sh"
+source "$(dirname "$0")/hf/lib.sh"
 need_torch
 TRAINER_TESTS=$(cd "$(dirname "$0")" && pwd)
 hf() { "$TORCH_PY" "$HERE/hf_llama.py" "$@"; }

@@ -54,6 +54,39 @@ std::string format_peak_line(double peak_flops_per_rank, const std::string& sour
   return buf;
 }
 
+std::string format_config_line(const RunConfig& c) {
+  const ModelConfig& m = c.model;
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "[config] preset=%s params=%lld params_per_rank=%lld state_bytes_per_rank=%lld "
+                "world=%d local_world=%d nodes=%d sharding=%s layers=%lld hidden=%lld heads=%lld "
+                "kv_heads=%lld intermediate=%lld vocab=%lld context=%lld batch_per_rank=%lld "
+                "grad_accum=%lld global_batch_tokens=%lld max_steps=%lld lr=%g threads=%d "
+                "activation_checkpointing=%d blas=%s gemm=%s",
+                c.preset.c_str(), (long long)c.params, (long long)c.params_per_rank,
+                (long long)c.state_bytes_per_rank, c.world, c.local_world, c.world / c.local_world,
+                c.sharding.c_str(), (long long)m.layers, (long long)m.hidden, (long long)m.heads,
+                (long long)m.kv_heads, (long long)m.intermediate, (long long)m.vocab,
+                (long long)m.context, (long long)c.batch_per_rank, (long long)c.grad_accum,
+                (long long)(c.batch_per_rank * c.grad_accum * c.world * m.context),
+                (long long)c.max_steps, c.lr, c.threads, c.activation_checkpointing ? 1 : 0,
+                c.blas.c_str(), c.gemm.c_str());
+  return buf;
+}
+
+std::string format_summary_line(const RunSummary& s) {
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "[summary] steps=%lld first_loss=%.6f final_loss=%.6f tokens=%lld "
+                "mean_tokens_per_s=%.1f wall_s=%.2f peak_mem_mib=%.1f checkpoint_saves=%d "
+                "checkpoint_stall_s=%.3f data_wait_s=%.3f data_wait_pct=%.3f",
+                (long long)s.steps, s.first_loss, s.final_loss, (long long)s.tokens,
+                s.step_time_s > 0 ? static_cast<double>(s.tokens) / s.step_time_s : 0.0, s.wall_s,
+                s.peak_mem_mib, s.checkpoint_saves, s.checkpoint_stall_s, s.data_wait_s,
+                s.step_time_s > 0 ? 100.0 * s.data_wait_s / s.step_time_s : 0.0);
+  return buf;
+}
+
 std::string format_eval_line(const EvalResult& r) {
   char buf[200];
   std::snprintf(buf, sizeof buf, "[eval] loss=%.6f ppl=%.4f tokens=%llu windows=%llu", r.loss,

@@ -2,6 +2,8 @@
 #include <cstdint>
 #include <string>
 
+#include "config/model_config.hpp"
+
 namespace wireup::train {
 
 struct StepMetrics {
@@ -36,6 +38,45 @@ double model_flops_utilization(double tokens_per_s, double flops_per_token,
 // "[mfu] peak=0.095 TFLOP/s per rank (measured: 1024^3 fp32 GEMM probe, 0.25 s)"
 // or "(given: --peak_tflops)". `source` is the part in parentheses.
 std::string format_peak_line(double peak_flops_per_rank, const std::string& source);
+
+// What wireup-train reports before its first step.
+struct RunConfig {
+  std::string preset;
+  std::int64_t params = 0;
+  std::int64_t params_per_rank = 0;  // this rank's shards, padding included
+  std::int64_t state_bytes_per_rank = 0;
+  int world = 1;
+  int local_world = 1;
+  std::string sharding;
+  ModelConfig model;
+  std::int64_t batch_per_rank = 0;
+  std::int64_t grad_accum = 1;
+  std::int64_t max_steps = 0;
+  double lr = 0;
+  int threads = 0;
+  bool activation_checkpointing = false;
+  std::string blas;  // the BLAS library LibTorch loaded
+  std::string gemm;  // what the linear layers use: cuda, onednn, aten
+};
+// "[config] preset=small params=19796480 params_per_rank=... gemm=onednn": one
+// line of key=value (nodes and global_batch_tokens derived).
+std::string format_config_line(const RunConfig& c);
+
+// What wireup-train reports after its last step.
+struct RunSummary {
+  std::int64_t steps = 0;
+  double first_loss = 0;
+  double final_loss = 0;
+  std::int64_t tokens = 0;
+  double step_time_s = 0;  // of all steps: mean tokens/s and the data wait's share
+  double wall_s = 0;
+  double peak_mem_mib = 0;
+  int checkpoint_saves = 0;
+  double checkpoint_stall_s = 0;
+  double data_wait_s = 0;
+};
+// "[summary] steps=100 first_loss=... data_wait_pct=0.123"
+std::string format_summary_line(const RunSummary& s);
 
 // `wireup-train eval`'s result.
 struct EvalResult {

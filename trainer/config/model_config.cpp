@@ -81,7 +81,7 @@ ModelConfig preset(const std::string& name) {
   throw InputError("--preset: unknown model " + name + " (known: " + known + ")");
 }
 
-void validate(const ModelConfig& m) {
+void check_model_config(const ModelConfig& m) {
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw InputError("model shape: " + what);
   };

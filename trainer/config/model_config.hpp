@@ -52,7 +52,7 @@ ModelConfig preset(const std::string& name);
 std::vector<std::string> preset_names();
 
 // Throws InputError naming the first inconsistency (hidden % heads, ...).
-void validate(const ModelConfig& m);
+void check_model_config(const ModelConfig& m);
 
 // "none", or "llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT" (the --rope_scaling
 // flag; also how logs show it). Parsing throws InputError naming the text.

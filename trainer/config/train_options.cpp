@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "config/command_line.hpp"
 #include "wireup/error.hpp"
@@ -33,46 +35,45 @@ std::string format_number(double v) {
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
-}  // namespace
 
-bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
-  CLI::App app{"wireup-train: fully sharded Llama training on LibTorch"};
-  app.allow_windows_style_options(false);
-  // The last of a repeated flag wins: sbatch templates append user overrides.
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  // Shapes: a preset first, then any field overridden.
-  std::string preset = o.preset;
-  ModelConfig m;
-  bool have_preset_override[8] = {};
-  auto shape = [&](const char* flag, std::int64_t* field, int slot, const char* help) {
+// The flags that do not land in TrainOptions as they are: the preset and the
+// shape flags applied over it (each one set overrides the preset's value),
+// the 0/1 switches, the sharding name, the MFU peak.
+struct RawFlags {
+  std::string preset;
+  std::optional<std::int64_t> context, vocab, hidden, layers, heads, kv_heads, intermediate;
+  double rope_theta = 0;     // > 0: overrides the preset's
+  std::string rope_scaling;  // not empty: overrides the preset's
+  int tie = -1;              // 0 or 1: overrides the preset's
+  int bf16 = 0, activation_checkpointing = 0, prefetch = 1, async_checkpointing = 0;
+  std::string sharding = "full";
+  double peak_tflops = 0;
+  CLI::Option* peak = nullptr;
+};
+
+void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
+  auto shape = [&app](const char* flag, std::optional<std::int64_t>& field, const char* help) {
     app.add_option_function<std::int64_t>(
-        flag,
-        [=, &have_preset_override](std::int64_t v) {
-          *field = v;
-          have_preset_override[slot] = true;
-        },
-        help);
+        flag, [&field](std::int64_t v) { field = v; }, help);
   };
-  ModelConfig over;
-  app.add_option("--preset", preset, "model preset")->check(CLI::IsMember(preset_names()));
+  app.add_option("--preset", f.preset, "model preset")->check(CLI::IsMember(preset_names()));
   app.add_option("--model_type", o.model_type, "llama_v2 or llama_v3 (compatibility)");
-  shape("--max_context_width", &over.context, 0, "sequence length T");
-  shape("--vocab_size", &over.vocab, 1, "vocabulary size");
-  shape("--hidden_width", &over.hidden, 2, "model width");
-  shape("--num_layers", &over.layers, 3, "transformer blocks");
-  shape("--num_heads", &over.heads, 4, "attention heads");
-  shape("--num_key_value_heads", &over.kv_heads, 5, "KV heads (GQA)");
-  shape("--intermediate_size,--llama_intermediate_size", &over.intermediate, 6, "FFN width");
-  double rope_theta = 0;
-  app.add_option("--rope_theta", rope_theta, "rotary base (default per preset)");
-  std::string rope_scaling;
-  app.add_option("--rope_scaling", rope_scaling,
+  shape("--max_context_width", f.context, "sequence length T");
+  shape("--vocab_size", f.vocab, "vocabulary size");
+  shape("--hidden_width", f.hidden, "model width");
+  shape("--num_layers", f.layers, "transformer blocks");
+  shape("--num_heads", f.heads, "attention heads");
+  shape("--num_key_value_heads", f.kv_heads, "KV heads (GQA)");
+  shape("--intermediate_size,--llama_intermediate_size", f.intermediate, "FFN width");
+  app.add_option("--rope_theta", f.rope_theta, "rotary base (default per preset)");
+  app.add_option("--rope_scaling", f.rope_scaling,
                  "none or llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT (default per preset)");
-  int tie = -1;
-  app.add_option("--tie_word_embeddings", tie,
+  app.add_option("--tie_word_embeddings", f.tie,
                  "1: the output projection is the embedding matrix (default per preset)")
       ->check(CLI::IsMember({0, 1}));
+}
 
+void add_optimization_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--train_batch_size", o.train_batch_size, "sequences per rank per micro-step");
   app.add_option("--val_batch_size", o.val_batch_size, "validation sequences per rank");
   app.add_option("--gradient_accumulation_steps,--grad_accum", o.grad_accum,
@@ -86,14 +87,16 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--beta1", o.beta1);
   app.add_option("--beta2", o.beta2);
   app.add_option("--grad_clip", o.grad_clip, "global gradient norm limit (0: off)");
-  int bf16 = 0, ac = 0, prefetch = 1;
-  app.add_option("--bf16", bf16, "1: bf16 compute and communication (GPU)");
+  app.add_option("--bf16", f.bf16, "1: bf16 compute and communication (GPU)");
   app.add_option("--device", o.device, "cpu (Gloo) or cuda (NCCL; CUDA LibTorch builds)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--activation_checkpointing", ac, "1: recompute each block in backward");
-  app.add_option("--prefetch", prefetch, "1: gather the next unit during compute");
-  std::string sharding = "full";
-  add_sharding_option(app, sharding);
+  app.add_option("--activation_checkpointing", f.activation_checkpointing,
+                 "1: recompute each block in backward");
+  app.add_option("--prefetch", f.prefetch, "1: gather the next unit during compute");
+  add_sharding_option(app, f.sharding);
+}
+
+void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
   app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
@@ -111,8 +114,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--init_from_hf", o.init_from_hf,
                  "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
                  "a resumed checkpoint takes precedence");
-  int async_ckpt = 0;
-  app.add_option("--async_checkpointing", async_ckpt, "1: write checkpoints in the background");
+  app.add_option("--async_checkpointing", f.async_checkpointing,
+                 "1: write checkpoints in the background");
   app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");
   app.add_option("--data_readahead", o.data_readahead,
                  "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
@@ -120,36 +123,57 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
   app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
-  double peak_tflops = 0;
-  auto* peak = app.add_option("--peak_tflops", peak_tflops,
-                              "one rank's peak TFLOP/s for MFU (default: measured at start by a "
-                              "GEMM probe on the device and dtype used)");
+  f.peak = app.add_option("--peak_tflops", f.peak_tflops,
+                          "one rank's peak TFLOP/s for MFU (default: measured at start by a "
+                          "GEMM probe on the device and dtype used)");
+}
 
+// The preset's shapes with every shape flag that was given applied over them.
+ModelConfig model_from_flags(const RawFlags& f) {
+  ModelConfig m = preset(f.preset);
+  const std::pair<std::int64_t*, const std::optional<std::int64_t>*> shapes[] = {
+      {&m.context, &f.context},
+      {&m.vocab, &f.vocab},
+      {&m.hidden, &f.hidden},
+      {&m.layers, &f.layers},
+      {&m.heads, &f.heads},
+      {&m.kv_heads, &f.kv_heads},
+      {&m.intermediate, &f.intermediate}};
+  for (const auto& [field, flag] : shapes)
+    if (*flag) *field = **flag;
+  if (f.rope_theta > 0) m.rope_theta = f.rope_theta;
+  if (!f.rope_scaling.empty()) m.rope_scaling = parse_rope_scaling(f.rope_scaling);
+  if (f.tie >= 0) m.tied = f.tie == 1;
+  return m;
+}
+
+}  // namespace
+
+bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
+  CLI::App app{"wireup-train: fully sharded Llama training on LibTorch"};
+  app.allow_windows_style_options(false);
+  // The last of a repeated flag wins: sbatch templates append user overrides.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  RawFlags f;
+  f.preset = o.preset;
+  add_model_flags(app, o, f);
+  add_optimization_flags(app, o, f);
+  add_run_flags(app, o, f);
   if (!parse_command_line(app, argc, argv, "", "wireup-train --help")) return false;
 
-  o.preset = preset;
-  m = wireup::train::preset(preset);
-  const std::int64_t* src[] = {&over.context, &over.vocab,    &over.hidden,      &over.layers,
-                               &over.heads,   &over.kv_heads, &over.intermediate};
-  std::int64_t* dst[] = {&m.context, &m.vocab,    &m.hidden,      &m.layers,
-                         &m.heads,   &m.kv_heads, &m.intermediate};
-  for (int i = 0; i < 7; ++i)
-    if (have_preset_override[i]) *dst[i] = *src[i];
-  if (rope_theta > 0) m.rope_theta = rope_theta;
-  if (!rope_scaling.empty()) m.rope_scaling = parse_rope_scaling(rope_scaling);
-  if (tie >= 0) m.tied = tie == 1;
-  o.model = m;
-  o.bf16 = bf16 != 0;
-  o.activation_checkpointing = ac != 0;
-  o.prefetch = prefetch != 0;
-  o.async_checkpointing = async_ckpt != 0;
-  if (peak->count() > 0) o.peak_tflops = peak_tflops;
-  o.sharding = parse_sharding(sharding);
+  o.preset = f.preset;
+  o.model = model_from_flags(f);
+  o.bf16 = f.bf16 != 0;
+  o.activation_checkpointing = f.activation_checkpointing != 0;
+  o.prefetch = f.prefetch != 0;
+  o.async_checkpointing = f.async_checkpointing != 0;
+  if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
+  o.sharding = parse_sharding(f.sharding);
   return true;
 }
 
-void validate(const TrainOptions& o, std::int64_t world, std::int64_t local_world) {
-  validate(o.model);
+void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t local_world) {
+  check_model_config(o.model);
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw InputError(what);
   };

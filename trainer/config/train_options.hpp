@@ -63,6 +63,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& out);
 
 // Cross-checks that need the world layout: a world size that does not fit the
 // sharding strategy, batch sizes, data source. Throws InputError.
-void validate(const TrainOptions& o, std::int64_t world_size, std::int64_t local_world_size);
+void check_train_options(const TrainOptions& o, std::int64_t world_size,
+                         std::int64_t local_world_size);
 
 }  // namespace wireup::train

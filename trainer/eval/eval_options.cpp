@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/hf_config.hpp"
 #include "config/command_line.hpp"
+#include "hf/hf_config.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {

@@ -12,10 +12,10 @@
 #include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/checkpoint_format.hpp"
 #include "checkpoint/checkpointer.hpp"
-#include "checkpoint/hf_export.hpp"
 #include "config/metrics.hpp"
 #include "eval/eval_options.hpp"
 #include "eval/eval_plan.hpp"
+#include "hf/hf_import.hpp"
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "optim/sharded_adamw.hpp"
@@ -95,7 +95,7 @@ int run_eval(int argc, char** argv) {
   Weights weights = find_weights(o);
   ModelConfig& m = weights.model;
   m.context = o.context;
-  validate(m);
+  check_model_config(m);
   const fs::path manifest_file = wd::manifest_path(o.dataset);
   const wd::Manifest manifest = wd::load_manifest(manifest_file);
   if (manifest.tokenizer.vocab_size > static_cast<std::uint64_t>(m.vocab))

@@ -55,40 +55,40 @@ TEST_CASE("bad flags and shapes are clear errors") {
 
   auto m = preset("tiny");
   m.hidden = 65;
-  CHECK_THROWS_WITH(validate(m), Catch::Contains("not divisible by --num_heads"));
+  CHECK_THROWS_WITH(check_model_config(m), Catch::Contains("not divisible by --num_heads"));
   m = preset("tiny");
   m.kv_heads = 3;
-  CHECK_THROWS_WITH(validate(m), Catch::Contains("--num_key_value_heads"));
+  CHECK_THROWS_WITH(check_model_config(m), Catch::Contains("--num_key_value_heads"));
 
   auto t = parse({"--preset", "tiny"});
-  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--dataset"));
+  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--dataset"));
   t.synthetic_data = true;
-  CHECK_NOTHROW(validate(t, 4, 2));
+  CHECK_NOTHROW(check_train_options(t, 4, 2));
   t.sharding = Sharding::Hybrid;
-  CHECK_THROWS_WITH(validate(t, 3, 2), Catch::Contains("hybrid"));
+  CHECK_THROWS_WITH(check_train_options(t, 3, 2), Catch::Contains("hybrid"));
 }
 
 TEST_CASE("nonsense values and contradicting flags are refused") {
   auto t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "-1"});
-  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--num_threads -1: expected 0"));
+  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--num_threads -1: expected 0"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "8"});
-  CHECK_NOTHROW(validate(t, 1, 1));
+  CHECK_NOTHROW(check_train_options(t, 1, 1));
   CHECK(t.threads == 8);
   t = parse({"--preset", "tiny", "--synthetic_data", "--dataset", "/data/corpus"});
-  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("exclude each other"));
+  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("exclude each other"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--data_readahead", "4"});
   CHECK(t.data_readahead == 4);
-  CHECK_NOTHROW(validate(t, 1, 1));
+  CHECK_NOTHROW(check_train_options(t, 1, 1));
   t.data_readahead = -1;
-  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--data_readahead -1"));
+  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--data_readahead -1"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--stop_after_step", "-5"});
-  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("--stop_after_step"));
+  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--stop_after_step"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--start_fresh_if_unloadable"});
-  CHECK_THROWS_WITH(validate(t, 1, 1), Catch::Contains("auto only"));
+  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("auto only"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--checkpoint_dir", "/ck",
              "--resume_from_checkpoint", "auto", "--start_fresh_if_unloadable"});
   CHECK(t.start_fresh_if_unloadable);
-  CHECK_NOTHROW(validate(t, 1, 1));
+  CHECK_NOTHROW(check_train_options(t, 1, 1));
 }
 
 TEST_CASE("warmup then cosine") {
@@ -178,7 +178,7 @@ TEST_CASE(
                       Catch::Contains(std::string("--rope_scaling ") + bad));
   auto m = preset("tiny");
   m.rope_scaling = parse_rope_scaling("llama3:8,4,1,8192");  // low above high
-  CHECK_THROWS_WITH(validate(m), Catch::Contains("low_freq_factor < high_freq_factor"));
+  CHECK_THROWS_WITH(check_model_config(m), Catch::Contains("low_freq_factor < high_freq_factor"));
   TrainOptions t;
   const char* bad_tie[] = {"wireup-train", "--tie_word_embeddings", "2"};
   CHECK_THROWS_AS(parse_train_options(3, bad_tie, t), InputError);
@@ -194,8 +194,9 @@ TEST_CASE("MFU against a measured or given peak") {
   CHECK(*parse({"--synthetic_data", "--peak_tflops", "989"}).peak_tflops == 989.0);
   for (const char* bad : {"0", "-3", "inf"}) {
     const auto o = parse({"--synthetic_data", "--peak_tflops", bad});
-    CHECK_THROWS_WITH(validate(o, 1, 1), Catch::Contains(std::string("--peak_tflops ")) &&
-                                             Catch::Contains("a positive number"));
+    CHECK_THROWS_WITH(
+        check_train_options(o, 1, 1),
+        Catch::Contains(std::string("--peak_tflops ")) && Catch::Contains("a positive number"));
   }
 }
 
@@ -214,4 +215,55 @@ TEST_CASE("eval line and JSON") {
   CHECK(j.find("\"tokens\":640,\"windows\":10,\"context\":64,\"split\":\"validation\"") !=
         std::string::npos);
   CHECK(j.back() == '\n');
+}
+
+TEST_CASE("config and summary lines") {
+  RunConfig c;
+  c.preset = "small";
+  c.params = 19796480;
+  c.params_per_rank = 9898240;
+  c.state_bytes_per_rank = 158371840;
+  c.world = 4;
+  c.local_world = 2;
+  c.sharding = "hybrid";
+  c.model = preset("small");
+  c.model.context = 256;
+  c.batch_per_rank = 4;
+  c.grad_accum = 2;
+  c.max_steps = 100;
+  c.lr = 3e-4;
+  c.threads = 1;
+  c.activation_checkpointing = true;
+  c.blas = "/usr/lib/libblas.so.3";
+  c.gemm = "onednn";
+  const auto& m = c.model;
+  CHECK(format_config_line(c) ==
+        "[config] preset=small params=19796480 params_per_rank=9898240 "
+        "state_bytes_per_rank=158371840 world=4 local_world=2 nodes=2 sharding=hybrid layers=" +
+            std::to_string(m.layers) + " hidden=" + std::to_string(m.hidden) +
+            " heads=" + std::to_string(m.heads) + " kv_heads=" + std::to_string(m.kv_heads) +
+            " intermediate=" + std::to_string(m.intermediate) +
+            " vocab=" + std::to_string(m.vocab) +
+            " context=256 batch_per_rank=4 grad_accum=2 global_batch_tokens=8192 max_steps=100 "
+            "lr=0.0003 threads=1 activation_checkpointing=1 blas=/usr/lib/libblas.so.3 "
+            "gemm=onednn");
+
+  RunSummary s;
+  s.steps = 10;
+  s.first_loss = 9.1;
+  s.final_loss = 7.25;
+  s.tokens = 40960;
+  s.step_time_s = 8.0;
+  s.wall_s = 9.5;
+  s.peak_mem_mib = 812.25;
+  s.checkpoint_saves = 2;
+  s.checkpoint_stall_s = 0.125;
+  s.data_wait_s = 0.04;
+  CHECK(format_summary_line(s) ==
+        "[summary] steps=10 first_loss=9.100000 final_loss=7.250000 tokens=40960 "
+        "mean_tokens_per_s=5120.0 wall_s=9.50 peak_mem_mib=812.2 checkpoint_saves=2 "
+        "checkpoint_stall_s=0.125 data_wait_s=0.040 data_wait_pct=0.500");
+  s.step_time_s = 0;  // no step ran: no rate, no share
+  CHECK(format_summary_line(s).find("mean_tokens_per_s=0.0 ") != std::string::npos);
+  CHECK(format_summary_line(s).find("data_wait_pct=0.000") != std::string::npos);
 }

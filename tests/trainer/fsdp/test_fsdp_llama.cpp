@@ -11,7 +11,6 @@
 #include "comm/comm.hpp"
 #include "config/model_config.hpp"
 #include "fsdp/fsdp_llama.hpp"
-#include "optim/adamw_kernel.hpp"
 #include "optim/sharded_adamw.hpp"
 
 using namespace wireup::train;
@@ -272,33 +271,6 @@ TEST_CASE("a lone rank's gradients: accumulated in grad(), read mid-way or not, 
     CHECK(pu[i]->grad().abs().max().item<float>() == 0.0f);  // consumed on both sides
     CHECK(ru[i]->grad().abs().max().item<float>() == 0.0f);
   }
-}
-
-TEST_CASE("the fused AdamW pass gives torch.optim.AdamW's update") {
-  const std::int64_t n = 10007;  // not a multiple of any vector width
-  at::Tensor p = at::randn({n}), m = at::zeros({n}), v = at::zeros({n});
-  at::Tensor rp = p.clone(), rm = m.clone(), rv = v.clone();
-  const double lr = 3e-4, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1, scale = 0.5;
-  for (int t = 1; t <= 3; ++t) {
-    at::Tensor g = at::randn({n});
-    at::Tensor rg = g.clone().mul_(scale);  // the reference: the 1.13 single-tensor AdamW
-    const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
-    rp.mul_(1 - lr * wd);
-    rm.mul_(b1).add_(rg, 1 - b1);
-    rv.mul_(b2).addcmul_(rg, rg, 1 - b2);
-    rp.addcdiv_(rm, (rv.sqrt() / std::sqrt(bc2)).add_(eps), -lr / bc1);
-    const AdamWScalars s{float(lr), float(b1),    float(b2),  float(eps),
-                         float(wd), float(scale), float(bc1), float(bc2)};
-    adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
-                 static_cast<std::size_t>(n), s);
-    CHECK(g.abs().max().item<float>() == 0.0f);  // the gradient is consumed
-  }
-  CHECK(at::allclose(m, rm, 1e-6, 1e-7));
-  CHECK(at::allclose(v, rv, 1e-6, 1e-9));
-  CHECK(at::allclose(p, rp, 1e-6, 1e-7));
-  at::Tensor x = at::randn({n});
-  CHECK(sum_of_squares(x.data_ptr<float>(), static_cast<std::size_t>(n)) ==
-        Approx(x.to(at::kDouble).pow(2).sum().item<double>()).epsilon(1e-12));
 }
 
 TEST_CASE("a token id outside the vocabulary is an error, not a read out of bounds") {

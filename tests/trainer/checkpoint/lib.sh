@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Checkpoint test helpers (sourced): the trainer test helpers plus
 # fingerprints of saved weights.
-# shellcheck source=../trainer/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../trainer/lib.sh"
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # spawn WORLD LOCAL_WORLD PORT ARGS...: WORLD processes, LOCAL_WORLD per
 # "node" (so hybrid sharding spans nodes); rank 0's output on stdout.

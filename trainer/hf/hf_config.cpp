@@ -1,4 +1,4 @@
-#include "checkpoint/hf_config.hpp"
+#include "hf/hf_config.hpp"
 
 #include <algorithm>
 #include <cctype>

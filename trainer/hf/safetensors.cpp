@@ -1,4 +1,4 @@
-#include "checkpoint/safetensors.hpp"
+#include "hf/safetensors.hpp"
 
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>

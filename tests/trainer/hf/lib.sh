@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Hugging Face export/import test helpers (sourced): the trainer test helpers
 # plus safetensors and metrics readers.
-# shellcheck source=../trainer/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../trainer/lib.sh"
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # shellcheck disable=SC2034  # used by the scripts that source this
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TORCH_PY=${WIREUP_TORCH_PYTHON:-/usr/bin/python3}

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/hf_config.hpp"
+#include "hf/hf_config.hpp"
 #include "wireup/error.hpp"
 
 using namespace wireup::train;

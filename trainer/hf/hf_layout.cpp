@@ -1,4 +1,4 @@
-#include "checkpoint/hf_layout.hpp"
+#include "hf/hf_layout.hpp"
 
 #include <ATen/ATen.h>
 

@@ -1,0 +1,204 @@
+// `wireup-train export`'s work: a wireup checkpoint's units, read through
+// ChunkReader, written as Hugging Face safetensors files and config.json.
+#include "hf/hf_export.hpp"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "checkpoint/checkpoint_format.hpp"
+#include "hf/hf_config.hpp"
+#include "hf/hf_layout.hpp"
+#include "hf/safetensors.hpp"
+#include "model/llama_model.hpp"
+#include "wireup/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wireup::train {
+namespace {
+
+fs::path resolve_step_dir(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) throw InputError(p.string() + ": no such checkpoint directory");
+  if (fs::exists(p / "metadata.json")) return p;
+  if (!fs::is_directory(p)) throw InputError(p.string() + ": not a checkpoint directory");
+  const auto complete = complete_checkpoints(p);
+  if (complete.empty()) {
+    if (p.filename().string().rfind("step-", 0) == 0)
+      throw InputError((p / "metadata.json").string() +
+                       ": missing (an incomplete checkpoint: its save never committed)");
+    throw InputError(p.string() + ": no complete checkpoint in it (no step-*/metadata.json)");
+  }
+  return complete.front();
+}
+
+// The checkpoint must hold wireup's Llama units, as this build lays them out.
+void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
+  const ModelConfig& m = meta.model;
+  try {
+    check_model_config(m);
+  } catch (const InputError& e) {
+    throw InputError(meta_path.string() + ": " + e.what());
+  }
+  if (meta.units.size() != hf::num_units(m))
+    throw InputError(meta_path.string() + ": " + std::to_string(meta.units.size()) + " units, a " +
+                     std::to_string(m.layers) + "-layer Llama has " +
+                     std::to_string(hf::num_units(m)));
+  for (std::size_t u = 0; u < meta.units.size(); ++u) {
+    const auto specs = u == 0                       ? llama::embedding_specs(m)
+                       : u + 1 == meta.units.size() ? llama::head_specs(m)
+                                                    : llama::block_specs(m);
+    const UnitMeta& um = meta.units[u];
+    bool same = um.param_names.size() == specs.size() && um.param_shapes.size() == specs.size();
+    std::int64_t numel = 0;
+    for (std::size_t i = 0; same && i < specs.size(); ++i) {
+      same = um.param_names[i] == specs[i].name && um.param_shapes[i] == specs[i].shape;
+      numel += specs[i].numel();
+    }
+    if (!same || numel != um.numel)
+      throw InputError(meta_path.string() + ": unit " + um.name +
+                       " does not have the Llama parameter layout this build exports");
+  }
+}
+
+// Removes the staging directory of an export that did not finish.
+struct StageGuard {
+  fs::path dir;
+  ~StageGuard() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
+// The weight files and index of an earlier export that this one replaces.
+bool stale_weight_file(const std::string& name) {
+  return name == "model.safetensors" || name == "model.safetensors.index.json" ||
+         (name.rfind("model-", 0) == 0 && name.size() > 12 &&
+          name.compare(name.size() - 12, 12, ".safetensors") == 0 &&
+          name.find("-of-") != std::string::npos);
+}
+
+// The tensors in file order (a tied model has no lm_head.weight) and the file
+// each goes to; one shard is model.safetensors.
+struct ExportFiles {
+  std::vector<safetensors::TensorEntry> entries;
+  std::vector<std::string> files;  // of each entry
+  std::uint64_t total_bytes = 0;
+  std::size_t shards = 1;
+};
+
+ExportFiles plan_files(const ModelConfig& m, const std::string& dtype,
+                       std::uint64_t max_shard_bytes) {
+  const std::string st_dtype = dtype == "bfloat16" ? "BF16" : "F32";
+  ExportFiles p;
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t u = 0; u < hf::num_units(m); ++u)
+    for (const auto& t : hf::unit_tensors(m, u)) {
+      safetensors::TensorEntry e;
+      e.name = t.name;
+      e.dtype = st_dtype;
+      e.shape = t.shape;
+      sizes.push_back(e.numel() * safetensors::dtype_size(st_dtype));
+      p.total_bytes += sizes.back();
+      p.entries.push_back(e);
+    }
+  const auto shard_of = hf::plan_shards(sizes, max_shard_bytes);
+  p.shards = shard_of.empty() ? 1 : shard_of.back() + 1;
+  for (std::size_t i = 0; i < p.entries.size(); ++i)
+    p.files.push_back(p.shards == 1 ? "model.safetensors"
+                                    : hf::shard_file_name(shard_of[i], p.shards));
+  return p;
+}
+
+// Every unit's parameters, read from the checkpoint, into the safetensors
+// files of `p` under `dir`; adds the parameters and bytes written to `r`.
+void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::path& dir,
+                   ExportResult& r) {
+  const ModelConfig& m = meta.model;
+  const std::map<std::string, std::string> st_meta = {
+      {"format", "pt"},
+      {"wireup_step", std::to_string(meta.step)},
+      {"wireup_source", r.step_dir.filename().string()}};
+  std::unique_ptr<safetensors::Writer> writer;
+  std::size_t next = 0;  // index of the next tensor to write
+  auto open_shard = [&] {
+    std::vector<safetensors::TensorEntry> mine;
+    for (std::size_t i = next; i < p.entries.size() && p.files[i] == p.files[next]; ++i)
+      mine.push_back(p.entries[i]);
+    writer = std::make_unique<safetensors::Writer>(dir / p.files[next], mine, st_meta);
+  };
+  ChunkReader reader(r.step_dir, meta);
+  for (std::size_t u = 0; u < hf::num_units(m); ++u) {
+    const std::int64_t numel = meta.units[u].numel;
+    at::Tensor flat = at::empty({numel}, at::kFloat);
+    reader.read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
+    for (const auto& t : hf::unit_to_hf(m, u, flat)) {
+      if (!writer) open_shard();
+      writer->write_next(p.entries[next].name, t.data_ptr<float>(),
+                         static_cast<std::uint64_t>(t.numel()));
+      r.params += t.numel();
+      ++next;
+      if (next == p.entries.size() || p.files[next] != p.files[next - 1]) {
+        writer->commit();
+        r.bytes += writer->bytes_written();
+        writer.reset();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const std::string& dtype,
+                       std::uint64_t max_shard_bytes) {
+  if (dtype != "float32" && dtype != "bfloat16")
+    throw InputError("--dtype " + dtype + ": expected float32 or bfloat16");
+  ExportResult r;
+  r.step_dir = resolve_step_dir(checkpoint);
+  const fs::path meta_path = r.step_dir / "metadata.json";
+  const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
+  check_layout(meta_path, meta);
+  r.step = meta.step;
+
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out))
+    throw InputError(out.string() + ": cannot create the output directory" +
+                     (ec ? " (" + ec.message() + ")" : ""));
+  // Everything is written into a staging directory first and moved in at the
+  // end: a failed export leaves an earlier one as it was.
+  StageGuard stage{out / ".wireup-export-partial"};
+  fs::remove_all(stage.dir, ec);
+  fs::create_directory(stage.dir, ec);
+  if (ec) throw InputError(stage.dir.string() + ": cannot create (" + ec.message() + ")");
+
+  const ExportFiles files = plan_files(meta.model, dtype, max_shard_bytes);
+  r.tensors = static_cast<std::int64_t>(files.entries.size());
+  r.files = files.shards;
+  write_weights(meta, files, stage.dir, r);
+  if (files.shards > 1) {
+    std::vector<std::string> names;
+    for (const auto& e : files.entries) names.push_back(e.name);
+    write_atomically(stage.dir / "model.safetensors.index.json",
+                     hf::index_json(names, files.files, files.total_bytes));
+  }
+
+  // Moved in: the old config.json goes first (a directory with config.json
+  // holds a complete export), then the earlier weights, then the new ones,
+  // config.json last.
+  fs::remove(out / "config.json", ec);
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.is_regular_file() && stale_weight_file(e.path().filename().string()))
+      fs::remove(e.path(), ec);
+  for (const auto& e : fs::directory_iterator(stage.dir))
+    fs::rename(e.path(), out / e.path().filename());
+  fsync_path(out);
+  write_atomically(out / "config.json", hf::config_json(meta.model, dtype));
+  return r;
+}
+
+}  // namespace wireup::train

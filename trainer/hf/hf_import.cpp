@@ -1,0 +1,162 @@
+// --init_from_hf: a Hugging Face Llama checkpoint's config.json checked
+// against the model flags, its weights read into the sharded model's units.
+#include "hf/hf_import.hpp"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "fsdp/fsdp_llama.hpp"
+#include "hf/hf_layout.hpp"
+#include "hf/safetensors.hpp"
+#include "wireup/error.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace wireup::train {
+namespace {
+
+bool rank0() {
+  const char* r = std::getenv("RANK");
+  return r == nullptr || std::string(r) == "0";
+}
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// The weight files of an HF directory: model.safetensors, or the shards an
+// index names.
+class HfWeights {
+ public:
+  explicit HfWeights(const fs::path& dir) {
+    const fs::path single = dir / "model.safetensors";
+    const fs::path index = dir / "model.safetensors.index.json";
+    if (fs::exists(single)) {
+      readers_.push_back(std::make_unique<safetensors::Reader>(single));
+      for (const auto& t : readers_[0]->tensors()) where_[t.name] = 0;
+      return;
+    }
+    if (!fs::exists(index))
+      throw InputError(single.string() + ": missing (and no model.safetensors.index.json)");
+    json j;
+    try {
+      j = json::parse(read_text(index));
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw InputError(index.string() + ": not JSON (" + e.what() + ")");
+    }
+    if (!j.contains("weight_map") || !j["weight_map"].is_object())
+      throw InputError(index.string() + ": no weight_map");
+    std::map<std::string, std::size_t> opened;
+    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
+      const std::string file = it->get<std::string>();
+      if (file.empty() || file.find('/') != std::string::npos)
+        throw InputError(index.string() + ": bad file name '" + file + "'");
+      auto o = opened.find(file);
+      if (o == opened.end() && !fs::exists(dir / file))
+        throw InputError((dir / file).string() + ": missing (" + index.filename().string() +
+                         " maps " + it.key() + " to it)");
+      if (o == opened.end()) {
+        readers_.push_back(std::make_unique<safetensors::Reader>(dir / file));
+        o = opened.emplace(file, readers_.size() - 1).first;
+      }
+      if (!readers_[o->second]->find(it.key()))
+        throw InputError((dir / file).string() + ": no tensor " + it.key() + " (named in " +
+                         index.filename().string() + ")");
+      where_[it.key()] = o->second;
+    }
+  }
+
+  // nullptr if absent.
+  std::pair<const safetensors::Reader*, const safetensors::TensorEntry*> find(
+      const std::string& name) const {
+    const auto it = where_.find(name);
+    if (it == where_.end()) return {nullptr, nullptr};
+    const auto* r = readers_[it->second].get();
+    return {r, r->find(name)};
+  }
+  std::size_t size() const { return where_.size(); }
+  std::string describe() const {
+    return readers_.size() == 1 ? readers_[0]->path().string()
+                                : readers_[0]->path().parent_path().string() + " (" +
+                                      std::to_string(readers_.size()) + " safetensors files)";
+  }
+
+ private:
+  std::vector<std::unique_ptr<safetensors::Reader>> readers_;
+  std::map<std::string, std::size_t> where_;
+};
+
+}  // namespace
+
+hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
+  const fs::path path = dir / "config.json";
+  const hf::ConfigFacts facts = hf::check_config(read_text(path), path.string(), m);
+  if (rank0() && facts.max_position_embeddings && *facts.max_position_embeddings < m.context)
+    std::fprintf(stderr,
+                 "wireup-train: WARNING: %s: max_position_embeddings=%lld is below "
+                 "--max_context_width %lld\n",
+                 path.c_str(), static_cast<long long>(*facts.max_position_embeddings),
+                 static_cast<long long>(m.context));
+  return facts;
+}
+
+void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const fs::path dir(dir_str);
+  if (!fs::is_directory(dir)) throw InputError("--init_from_hf " + dir_str + ": no such directory");
+  const ModelConfig& m = model.config();
+  // Tied in the file, untied here: lm_head starts as a copy of the embedding.
+  const bool untie = check_hf_config(dir, m).tied && !m.tied;
+  const HfWeights weights(dir);
+  auto& units = model.units();
+  if (units.size() != hf::num_units(m))
+    throw std::logic_error("load_hf_into: model has an unexpected number of units");
+  std::int64_t params = 0;
+  std::size_t used = 0;
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    std::vector<at::Tensor> ts;
+    for (const auto& spec : hf::unit_tensors(m, u)) {
+      auto [reader, entry] = weights.find(spec.name);
+      if (!entry && untie && spec.name == "lm_head.weight")
+        std::tie(reader, entry) = weights.find("model.embed_tokens.weight");
+      else if (entry)
+        ++used;
+      if (!entry)
+        throw InputError(weights.describe() + ": no tensor " + spec.name +
+                         " (not a Llama checkpoint of this shape?)");
+      if (entry->shape != spec.shape)
+        throw InputError(reader->path().string() + ": " + spec.name + " has shape " +
+                         shape_str(entry->shape) + ", the model flags need " +
+                         shape_str(spec.shape));
+      at::Tensor t = at::empty(spec.shape, at::kFloat);
+      reader->read_f32(*entry, t.data_ptr<float>());
+      params += t.numel();
+      ts.push_back(std::move(t));
+    }
+    units[u]->load_full(hf::unit_from_hf(m, u, ts));
+  }
+  if (rank0()) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[init] from_hf=%s tensors=%zu params=%lld ignored=%zu%s seconds=%.2f\n",
+                dir_str.c_str(), used, static_cast<long long>(params), weights.size() - used,
+                untie    ? " tied_embeddings=untied"
+                : m.tied ? " tied_embeddings=tied"
+                         : "",
+                s);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace wireup::train
