@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "pmix_client.hpp"
+#include "pmix/pmix_client.hpp"
 
 namespace {
 

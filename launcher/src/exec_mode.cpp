@@ -17,18 +17,18 @@
 #include <optional>
 #include <stdexcept>
 
-#include "control_link.hpp"
-#include "fd_dispatch.hpp"
-#include "launcher_signals.hpp"
 #include "net.hpp"
-#include "pmix_handoff.hpp"
-#include "process_tree.hpp"
-#include "spawn.hpp"
+#include "pmix/pmix_handoff.hpp"
+#include "supervision/control_link.hpp"
+#include "supervision/fd_dispatch.hpp"
+#include "supervision/launcher_signals.hpp"
+#include "supervision/process_tree.hpp"
+#include "supervision/spawn.hpp"
+#include "supervision/worker_stream.hpp"
 #include "wireup/exec_supervision.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_report.hpp"
 #include "wireup/rendezvous.hpp"
-#include "worker_stream.hpp"
 
 namespace wireup {
 

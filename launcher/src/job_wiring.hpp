@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "pmix_client.hpp"
+#include "pmix/pmix_client.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_layout.hpp"
 #include "wireup/launch_options.hpp"

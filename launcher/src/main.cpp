@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "agent.hpp"
+#include "agent/agent.hpp"
 #include "exec_mode.hpp"
 #include "job_wiring.hpp"
-#include "launcher_signals.hpp"
-#include "spawn.hpp"
+#include "supervision/launcher_signals.hpp"
+#include "supervision/spawn.hpp"
 #include "wireup/error.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_layout.hpp"

@@ -19,7 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 # mpirun with N fake nodes of K slots each (mpirun_fake "a:2,b:2" -np 4 ...).
 # No retry: a run that hangs is a finding (exec mode's PMIx hand-over once hung
-# one run in twenty; see launcher/src/pmix_handoff.hpp).
+# one run in twenty; see launcher/src/pmix/pmix_handoff.hpp).
 # --map-by slot: fill each fake node up to its slots. Open MPI 5's mpirun (PRRTE)
 # otherwise maps by core and, with --oversubscribe, put all of "a:2,b:2 -np 4"
 # on the first node (its daemon sees this machine's 2 cores), so every rank

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "pmix_socket.hpp"
+#include "pmix/pmix_socket.hpp"
 #include "wireup/pmix_bootstrap.h"
 
 static void pattern(unsigned char* b, int n, int seed) {
@@ -22,8 +22,10 @@ int main() {
     const int root = round == 0 ? 0 : size - 1;
     unsigned char blob[128], want[128];
     pattern(want, 128, 11 + round);
-    if (rank == root) std::memcpy(blob, want, 128);
-    else std::memset(blob, 0, 128);
+    if (rank == root)
+      std::memcpy(blob, want, 128);
+    else
+      std::memset(blob, 0, 128);
     if (wireup_pmix_broadcast(blob, sizeof blob, root, err, sizeof err) != 0) {
       std::fprintf(stderr, "rank %d: %s\n", rank, err);
       return 1;

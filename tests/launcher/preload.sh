@@ -118,7 +118,7 @@ print(f"ORPHAN status={os.waitstatus_to_exitcode(status)} seconds={time.time() -
       f"output={os.read(r, 100)!r}", flush=True)
 srv.kill()
 EOS
-timeout 30 "$PY" "$TMP/orphan.py" "$HERE/../../launcher/src/preload_server.py" "$W" >"$TMP/orphan" 2>&1 ||
+timeout 30 "$PY" "$TMP/orphan.py" "$HERE/../../launcher/src/agent/preload_server.py" "$W" >"$TMP/orphan" 2>&1 ||
   { cat "$TMP/orphan"; fail "orphan check"; }
 file_contains "orphan" "$TMP/orphan" "ORPHAN status=137 seconds=0."  # under a second, not the 10 s limit
 file_contains "orphan" "$TMP/orphan" "output=b''"

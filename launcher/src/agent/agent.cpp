@@ -1,4 +1,4 @@
-#include "agent.hpp"
+#include "agent/agent.hpp"
 
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <thread>
 
-#include "fd_dispatch.hpp"
-#include "launcher_signals.hpp"
 #include "net.hpp"
-#include "process_tree.hpp"
+#include "supervision/fd_dispatch.hpp"
+#include "supervision/launcher_signals.hpp"
+#include "supervision/process_tree.hpp"
 #include "wireup/rendezvous.hpp"
 
 namespace wireup {

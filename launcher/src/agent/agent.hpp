@@ -14,18 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "agent_store.hpp"
-#include "control_link.hpp"
-#include "fd_dispatch.hpp"
+#include "agent/agent_store.hpp"
+#include "agent/preload.hpp"
+#include "agent/run_dir.hpp"
 #include "job_wiring.hpp"
-#include "preload.hpp"
-#include "run_dir.hpp"
-#include "spawn.hpp"
+#include "supervision/control_link.hpp"
+#include "supervision/fd_dispatch.hpp"
+#include "supervision/spawn.hpp"
+#include "supervision/worker_stream.hpp"
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_options.hpp"
 #include "wireup/launch_report.hpp"
 #include "wireup/restart_coordination.hpp"
-#include "worker_stream.hpp"
 
 namespace wireup {
 

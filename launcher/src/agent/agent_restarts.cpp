@@ -1,7 +1,7 @@
 // Agent: --max-restarts across agents, coordinated by agent 0 over control links.
 #include <csignal>
 
-#include "agent.hpp"
+#include "agent/agent.hpp"
 #include "net.hpp"
 
 namespace wireup {

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent.hpp"
+#include "agent/agent.hpp"
 
 namespace wireup {
 

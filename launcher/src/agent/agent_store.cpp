@@ -1,4 +1,4 @@
-#include "agent_store.hpp"
+#include "agent/agent_store.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

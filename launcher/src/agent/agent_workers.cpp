@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "agent.hpp"
-#include "spawn.hpp"
+#include "agent/agent.hpp"
+#include "supervision/spawn.hpp"
 #include "wireup/exec_supervision.hpp"
 
 namespace wireup {

@@ -1,4 +1,4 @@
-#include "preload.hpp"
+#include "agent/preload.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "preload_server_code.hpp"
-#include "spawn.hpp"
+#include "supervision/spawn.hpp"
 
 namespace wireup {
 

@@ -8,7 +8,7 @@
 
 namespace wireup {
 
-// `--preload`: one Python process per agent (src/preload_server.py) that
+// `--preload`: one Python process per agent (src/agent/preload_server.py) that
 // imports the modules once and forks every worker of this agent from then on.
 // Workers are double-forked, so the agent (a child subreaper) adopts them:
 // it waits for them and signals their process groups as for exec'd workers.

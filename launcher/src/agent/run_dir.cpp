@@ -1,4 +1,4 @@
-#include "run_dir.hpp"
+#include "agent/run_dir.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

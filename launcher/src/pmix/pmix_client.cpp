@@ -1,4 +1,4 @@
-#include "pmix_client.hpp"
+#include "pmix/pmix_client.hpp"
 
 #include <pmix.h>
 

@@ -1,4 +1,4 @@
-#include "pmix_handoff.hpp"
+#include "pmix/pmix_handoff.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -6,8 +6,8 @@
 
 #include <atomic>
 
-#include "pmix_client.hpp"
-#include "pmix_socket.hpp"
+#include "pmix/pmix_client.hpp"
+#include "pmix/pmix_socket.hpp"
 
 namespace {
 

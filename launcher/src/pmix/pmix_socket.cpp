@@ -1,4 +1,4 @@
-#include "pmix_socket.hpp"
+#include "pmix/pmix_socket.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -1,4 +1,4 @@
-#include "control_link.hpp"
+#include "supervision/control_link.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "fd_dispatch.hpp"
+#include "supervision/fd_dispatch.hpp"
 
 #include <poll.h>
 

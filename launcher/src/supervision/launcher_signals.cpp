@@ -1,4 +1,4 @@
-#include "launcher_signals.hpp"
+#include "supervision/launcher_signals.hpp"
 
 #include <pthread.h>
 

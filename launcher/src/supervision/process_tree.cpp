@@ -1,4 +1,4 @@
-#include "process_tree.hpp"
+#include "supervision/process_tree.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,4 +1,4 @@
-#include "spawn.hpp"
+#include "supervision/spawn.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "supervision/worker_stream.hpp"
 #include "wireup/exec_supervision.hpp"
-#include "worker_stream.hpp"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "worker_stream.hpp"
+#include "supervision/worker_stream.hpp"
 
 #include <unistd.h>
 
