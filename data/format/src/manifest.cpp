@@ -1,21 +1,27 @@
 #include "wireup/data/manifest.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "wireup/sha256.hpp"
 #include "wireup/data/shard_format.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
+#include "wireup/sha256.hpp"
 
 namespace wireup::data {
 namespace {
 
+// A manifest lists every shard in a few hundred bytes each: far below this
+// even for a corpus of a million shards.
+constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{1} << 30;
+
 using nlohmann::json;
 
 json shard_json(const ShardEntry& s) {
-  return {{"file", s.file}, {"bytes", s.bytes}, {"tokens", s.tokens},
-          {"documents", s.documents}, {"sha256", s.sha256}};
+  return {{"file", s.file},
+          {"bytes", s.bytes},
+          {"tokens", s.tokens},
+          {"documents", s.documents},
+          {"sha256", s.sha256}};
 }
 
 json split_json(const SplitEntry& s) {
@@ -33,12 +39,12 @@ class Reader {
     throw InputError(name_ + ": field '" + path + "': expected " + expected);
   }
 
-  const json& field(const json& obj, const std::string& path, const char* key,
-                    json::value_t type, const char* expected) const {
+  const json& field(const json& obj, const std::string& path, const char* key, json::value_t type,
+                    const char* expected) const {
     const auto it = obj.find(key);
     if (it == obj.end()) fail(path, std::string(expected) + " (missing)");
-    const bool unsigned_ok = type == json::value_t::number_unsigned &&
-                             it->type() == json::value_t::number_unsigned;
+    const bool unsigned_ok =
+        type == json::value_t::number_unsigned && it->type() == json::value_t::number_unsigned;
     const bool float_ok = type == json::value_t::number_float && it->is_number();
     const bool int_ok = type == json::value_t::number_integer && it->is_number_integer();
     if (!(it->type() == type || unsigned_ok || float_ok || int_ok)) fail(path, expected);
@@ -95,7 +101,8 @@ class Reader {
       out.shards.push_back(std::move(e));
     }
     if (u64(s, base + ".tokens", "tokens") != out.tokens())
-      fail(base + ".tokens", "the sum of its shards' tokens (" + std::to_string(out.tokens()) + ")");
+      fail(base + ".tokens",
+           "the sum of its shards' tokens (" + std::to_string(out.tokens()) + ")");
     if (u64(s, base + ".documents", "documents") != out.documents())
       fail(base + ".documents",
            "the sum of its shards' documents (" + std::to_string(out.documents()) + ")");
@@ -179,16 +186,17 @@ Manifest parse_manifest(std::string_view text, const std::string& name) {
   m.tokenizer.eos_id = r.i64(tok, "tokenizer.eos_id", "eos_id");
   for (const auto& [id, key] : {std::pair{m.tokenizer.bos_id, "tokenizer.bos_id"},
                                 std::pair{m.tokenizer.eos_id, "tokenizer.eos_id"}})
-    if (id < -1 || id >= static_cast<std::int64_t>(vocab)) r.fail(key, "-1 or an id below vocab_size");
+    if (id < -1 || id >= static_cast<std::int64_t>(vocab))
+      r.fail(key, "-1 or an id below vocab_size");
 
   const auto& docs = r.object(root, "documents", "documents");
   m.add_bos = r.boolean(docs, "documents.add_bos", "add_bos");
   m.add_eos = r.boolean(docs, "documents.add_eos", "add_eos");
 
   const auto& split = r.object(root, "split", "split");
-  m.validation_fraction =
-      r.field(split, "split.validation_fraction", "validation_fraction",
-              json::value_t::number_float, "a number in [0, 1)").get<double>();
+  m.validation_fraction = r.field(split, "split.validation_fraction", "validation_fraction",
+                                  json::value_t::number_float, "a number in [0, 1)")
+                              .get<double>();
   if (!(m.validation_fraction >= 0.0 && m.validation_fraction < 1.0))
     r.fail("split.validation_fraction", "a number in [0, 1)");
   m.split_seed = r.u64(split, "split.seed", "seed");
@@ -215,14 +223,12 @@ std::filesystem::path manifest_path(const std::filesystem::path& path) {
 
 Manifest load_manifest(const std::filesystem::path& path) {
   const auto file = manifest_path(path);
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw InputError(file.string() + ": cannot read manifest (expected the manifest.json "
-                                     "that wireup-prep writes, or its directory)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(file.string() + ": read error");
-  return parse_manifest(ss.str(), file.string());
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw InputError(file.string() +
+                     ": cannot read manifest (expected the manifest.json "
+                     "that wireup-prep writes, or its directory)");
+  return parse_manifest(io::read_text(file, kMaxManifestBytes), file.string());
 }
 
 }  // namespace wireup::data

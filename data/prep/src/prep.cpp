@@ -1,9 +1,10 @@
 #include "wireup/prep/prep.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <ostream>
 #include <span>
@@ -19,6 +20,7 @@
 #include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_set.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
 #include "wireup/version.hpp"
@@ -49,11 +51,10 @@ void check_options(const PrepOptions& o) {
   if (o.docs.jsonl_field.empty()) throw InputError("--jsonl-field: expected a field name");
 }
 
+// A whole file in the staging directory (Staging::commit fsyncs it).
 void write_file(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw InputError(p.string() + ": cannot write");
+  const io::Fd fd = io::open_file(p, O_WRONLY | O_CREAT | O_TRUNC);
+  io::write_all(fd.get(), bytes.data(), bytes.size(), p);
 }
 
 std::string mb(std::uint64_t bytes) {
