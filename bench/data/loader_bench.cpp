@@ -23,6 +23,7 @@
 #include "wireup/data/manifest.hpp"
 #include "wireup/data/permutation.hpp"
 #include "wireup/data/shard_writer.hpp"
+#include "wireup/file_io.hpp"
 
 namespace fs = std::filesystem;
 using namespace wireup::data;
@@ -83,10 +84,7 @@ void make_dataset(const Args& a) {
     m.train.shards.push_back(e);
   }
   m.created_by = "wireup-bench-loader";
-  FILE* f = std::fopen((a.dir / "manifest.json").c_str(), "wb");
-  const auto text = manifest_to_json(m);
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
+  wireup::io::write_atomically(a.dir / "manifest.json", manifest_to_json(m));
 }
 
 // Plain read() of every shard in 8 MiB requests: the ceiling for the loader.
@@ -231,10 +229,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Args a;
+bool parse_args(int argc, char** argv, Args& a) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--dir")
@@ -260,19 +255,19 @@ int main(int argc, char** argv) {
                    "usage: %s --dir DIR [--mb 1024] [--shards 4] [--context 2048] "
                    "[--batch 8] [--reps 5] [--vocab 32000] [--keep-cache 0|1] [--make-only 0|1]\n",
                    argv[0]);
-      return 2;
+      return false;
     }
   }
   if (a.dir.empty()) {
     std::fprintf(stderr, "wireup-bench-loader: --dir is required\n");
-    return 2;
+    return false;
   }
-  if (!fs::exists(a.dir / "manifest.json")) make_dataset(a);
-  if (a.make_only) return 0;
-  const auto m = load_manifest(a.dir);
-  if (!a.keep_cache) evict(m, a.dir);
+  return true;
+}
 
-  // The first is wireup-train's configuration, the one the verdict is about.
+// The loader configurations timed. The first is wireup-train's, the one the
+// verdict is about.
+std::vector<Variant> make_variants(const Args& a) {
   std::vector<Variant> variants;
   const auto add = [&](const char* name, auto edit, bool fresh = false) {
     Variant v;
@@ -289,21 +284,34 @@ int main(int argc, char** argv) {
   add("same, 2 workers", [](LoaderConfig& c) { c.workers = 2; });
   add("pread", [](LoaderConfig& c) { c.read_mode = ReadMode::Pread; });
   add("readahead 8 steps (FSx setting)", [](LoaderConfig& c) { c.readahead = 8; });
+  return variants;
+}
+
+// What the raw reads and the machine measured (the variants hold their own
+// rates), GB/s per repetition.
+struct Measured {
   std::vector<double> raw, raw_cpu, raw16, raw16_cpu, handoff;
+  std::uint64_t pmd_kib = 0;  // the verdict loader's mappings with 2 MiB entries
+  double open_verify = 0, open_sizes = 0;
+};
+
+// Everything once to warm up (which also pages the evicted files back in),
+// then the repetitions, each reading the raw files and every variant.
+Measured measure(const Args& a, const Manifest& m, std::vector<Variant>& variants) {
+  Measured out;
   std::uint64_t bytes = 0;
-  // Warm-up: everything once, which also pages the (evicted) files back in.
   raw_read(m, a.dir, bytes);
   loader_pass(variants[0], bytes);
-  const std::uint64_t pmd_kib = file_pmd_kib();  // the verdict loader's mappings only, so far
+  out.pmd_kib = file_pmd_kib();  // the verdict loader's mappings only, so far
   for (std::size_t i = 1; i < variants.size(); ++i) loader_pass(variants[i], bytes);
   for (int r = 0; r < a.reps; ++r) {
-    handoff.push_back(handoff_ns());
+    out.handoff.push_back(handoff_ns());
     Timing t = raw_read(m, a.dir, bytes);
-    raw.push_back(static_cast<double>(bytes) / t.wall / 1e9);
-    raw_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
+    out.raw.push_back(static_cast<double>(bytes) / t.wall / 1e9);
+    out.raw_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
     t = raw_read(m, a.dir, bytes, 16);
-    raw16.push_back(static_cast<double>(bytes) / t.wall / 1e9);
-    raw16_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
+    out.raw16.push_back(static_cast<double>(bytes) / t.wall / 1e9);
+    out.raw16_cpu.push_back(static_cast<double>(bytes) / t.cpu / 1e9);
     for (auto& v : variants) {
       t = loader_pass(v, bytes);
       v.gbps.push_back(static_cast<double>(bytes) / t.wall / 1e9);
@@ -311,12 +319,21 @@ int main(int argc, char** argv) {
     }
   }
   for (auto& v : variants) v.loader.reset();
-  const double open_verify = open_seconds(base_config(a), Verify::All);
-  const double open_sizes = open_seconds(base_config(a), Verify::SizesOnly);
+  out.open_verify = open_seconds(base_config(a), Verify::All);
+  out.open_sizes = open_seconds(base_config(a), Verify::SizesOnly);
+  return out;
+}
 
-  const double raw_med = median(raw);
+std::uint64_t shard_bytes(const Manifest& m) {
   std::uint64_t total = 0;
   for (const auto& s : m.train.shards) total += s.bytes;
+  return total;
+}
+
+// The heading, the table of variants and the verdict; returns the verdict's ratio.
+double print_table(const Args& a, const Manifest& m, const std::vector<Variant>& variants,
+                   const Measured& x) {
+  const double raw_med = median(x.raw);
   std::printf("## data: loader read throughput\n\n");
   std::printf(
       "%zu shards, %.0f MB of %u-byte tokens (page cache warm), context %llu, batch %llu, "
@@ -324,7 +341,7 @@ int main(int argc, char** argv) {
       "delivered to the caller (the raw read goes into a page-aligned 8 MiB buffer). Loaders "
       "are kept across passes and seek back to the start, as in a multi-epoch job, except "
       "the 'new loader' row, which also pays for mapping the files.\n\n",
-      m.train.shards.size(), static_cast<double>(total) / 1e6, m.token_bytes,
+      m.train.shards.size(), static_cast<double>(shard_bytes(m)) / 1e6, m.token_bytes,
       static_cast<unsigned long long>(a.context), static_cast<unsigned long long>(a.batch), a.reps);
   std::printf(
       "| variant | median GB/s | min | max | ratio to raw read | GB per CPU-second |\n"
@@ -335,21 +352,25 @@ int main(int argc, char** argv) {
                 *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
                 median(v) / raw_med, median(c));
   };
-  row("raw sequential read() (8 MiB, page-aligned buffer)", raw, raw_cpu);
-  row("raw read(), buffer 16 bytes past alignment (not a baseline)", raw16, raw16_cpu);
+  row("raw sequential read() (8 MiB, page-aligned buffer)", x.raw, x.raw_cpu);
+  row("raw read(), buffer 16 bytes past alignment (not a baseline)", x.raw16, x.raw16_cpu);
   for (const auto& v : variants) row(v.name, v.gbps, v.cpu_gbps);
   const double ratio = median(variants[0].gbps) / raw_med;
   std::printf("\nLoader as wireup-train reads / raw read: **%.3f** — %s\n", ratio,
               ratio >= 0.9 ? "PASS (>= 0.90)" : "FAIL (< 0.90)");
+  return ratio;
+}
+
+// The cache-line handoff per repetition, and the verdict's ratio split by it.
+void print_handoff(const Variant& verdict, const Measured& x) {
   std::printf(
       "\nCache-line handoff between two threads before each repetition (ns; tens "
       "where the cores share a core complex, over a hundred where they do not):");
-  for (const double h : handoff) std::printf(" %.0f", h);
+  for (const double h : x.handoff) std::printf(" %.0f", h);
   std::printf(".\n");
-  // The verdict's ratio split by that case, repetition by repetition.
   std::vector<double> near, far;
-  for (std::size_t r = 0; r < handoff.size(); ++r)
-    (handoff[r] < 80 ? near : far).push_back(variants[0].gbps[r] / raw[r]);
+  for (std::size_t r = 0; r < x.handoff.size(); ++r)
+    (x.handoff[r] < 80 ? near : far).push_back(verdict.gbps[r] / x.raw[r]);
   const auto split = [](const char* name, const std::vector<double>& v) {
     if (v.empty()) return std::printf("%s: no repetition", name);
     return std::printf("%s: %.3f (%zu repetitions)", name, median(v), v.size());
@@ -359,6 +380,11 @@ int main(int argc, char** argv) {
   std::printf("; ");
   split("80 ns or more", far);
   std::printf(".\n");
+}
+
+// The page cache and 2 MiB mappings; the cost of opening.
+void print_notes(const Args& a, const Manifest& m, const Measured& x) {
+  const std::uint64_t total = shard_bytes(m);
   std::printf(
       "\n%s Of the shards' %.0f MB, the first loader's mappings map %.0f MB with 2 MiB page "
       "table entries (the kernel maps a 2 MiB page cache folio whole; smaller folios get "
@@ -366,11 +392,27 @@ int main(int argc, char** argv) {
       a.keep_cache ? "The shards were read as the page cache held them (--keep-cache 1)."
                    : "The shards were dropped from the page cache after writing, so the "
                      "warm-up read brought them back as a job's reads do.",
-      static_cast<double>(total) / 1e6, static_cast<double>(pmd_kib) * 1024 / 1e6);
+      static_cast<double>(total) / 1e6, static_cast<double>(x.pmd_kib) * 1024 / 1e6);
   std::printf(
       "\nOpening (manifest, headers, sizes): %.3f s; with SHA-256 of every shard: %.3f s "
       "(%.2f GB/s).\n",
-      open_sizes, open_verify, static_cast<double>(total) / open_verify / 1e9);
+      x.open_sizes, x.open_verify, static_cast<double>(total) / x.open_verify / 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, a)) return 2;
+  if (!fs::exists(a.dir / "manifest.json")) make_dataset(a);
+  if (a.make_only) return 0;
+  const auto m = load_manifest(a.dir);
+  if (!a.keep_cache) evict(m, a.dir);
+  auto variants = make_variants(a);
+  const Measured x = measure(a, m, variants);
+  const double ratio = print_table(a, m, variants, x);
+  print_handoff(variants[0], x);
+  print_notes(a, m, x);
   std::printf("\nratio=%.4f\n", ratio);
   return 0;
 }
