@@ -13,7 +13,7 @@ REPORT=${2:-bench-launcher-report.md}
 REPS=${3:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SCRIPT=$ROOT/tests/launcher/gloo_allreduce.py
+SCRIPT=$ROOT/tests/launcher/programs/gloo_allreduce.py
 PY=/usr/bin/python3
 CLUSTER=$ROOT/tests/cluster/cluster.sh
 WORK=$(mktemp -d /tmp/wireup-bench.XXXXXX)
@@ -89,7 +89,7 @@ rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
 NAMES = {"wireup": "wireup", "store": "--agent-store",
          "preload": "--agent-store --preload=torch.distributed"}
 out = ["# wireup-launch vs torchrun: launch to first all_reduce", "",
-       f"Gloo all_reduce script (tests/launcher/gloo_allreduce.py), srun on emulated nodes of one "
+       f"Gloo all_reduce script (tests/launcher/programs/gloo_allreduce.py), srun on emulated nodes of one "
        f"{__import__('os').cpu_count()}-core machine, {sys.argv[3]} interleaved repetitions. torchrun "
        "is Debian's 1.13.1 with the Python 3.11 Std.from_str patch (bench/launcher/torchrun_patch), "
        "c10d rendezvous, is_host=1 on node 0 only. wireup-launch runs in agent mode under "

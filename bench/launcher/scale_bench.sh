@@ -27,7 +27,7 @@ CLUSTER=$ROOT/tests/cluster/cluster.sh
 WL=$BUILD/launcher/wireup-launch
 PLUGIN=$BUILD/spank-plugin/spank_wireup.so
 LIGHT=$HERE/light_worker.sh
-TORCH=$ROOT/tests/launcher/gloo_allreduce.py
+TORCH=$ROOT/tests/launcher/programs/gloo_allreduce.py
 PY=/usr/bin/python3
 RESULTS=$HERE/scale_results.py
 

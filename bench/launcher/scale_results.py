@@ -106,7 +106,7 @@ def report(raw_path, meta_path, out_path):
            "emulated nodes of one machine (tests/cluster/cluster.sh). Light workers: "
            f"{meta.get('light_per_node', '?')} a node (bench/launcher/light_worker.sh); torch "
            f"workers: {meta.get('torch_per_node', '?')} a node "
-           "(tests/launcher/gloo_allreduce.py, gloo on CPU). Medians in seconds from srun's "
+           "(tests/launcher/programs/gloo_allreduce.py, gloo on CPU). Medians in seconds from srun's "
            "start; ratio = contender / torchrun at the same node count; growth = the median at "
            "one node count over the median at the previous one (node factor in brackets). Plain "
            "srun (light workers, no wiring) is the floor: how long Slurm itself takes to start "

@@ -8,7 +8,7 @@ PY=/usr/bin/python3
 export GLOO_SOCKET_IFNAME=lo
 run() { timeout 120 "$WL" --standalone --agent-store --python="$PY" "$@"; }
 
-run --nproc-per-node=3 -- "$HERE/store_client.py" >"$TMP/client" 2>&1 ||
+run --nproc-per-node=3 -- "$PROGS/store_client.py" >"$TMP/client" 2>&1 ||
   { cat "$TMP/client"; fail "torch clients against the agent store"; }
 file_count "client" "$TMP/client" '^\[rank[0-2]\]: STORE rank=[0-2] world=3 restart=0 port=[0-9]+ ok$' 3
 file_contains "client" "$TMP/client" "agent store: closing the connection from 127.0.0.1: unknown query type 200"
@@ -52,7 +52,7 @@ ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TMP/port" &
 holder=$!
 for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.05; done
-run --nproc-per-node=2 --master-port="$(cat "$TMP/port")" -- "$HERE/store_client.py" >"$TMP/taken" 2>&1
+run --nproc-per-node=2 --master-port="$(cat "$TMP/port")" -- "$PROGS/store_client.py" >"$TMP/taken" 2>&1
 rc=$?
 kill $holder
 [ "$rc" -eq 1 ] || { cat "$TMP/taken"; fail "a taken --master-port: exit $rc, expected 1"; }

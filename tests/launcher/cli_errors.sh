@@ -41,11 +41,11 @@ env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_L
 [ $? -eq 2 ] || { cat "$TMP/out"; fail "--agent-store from SLURM_* variables must be refused"; }
 file_contains "out" "$TMP/out" "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone"
 # Standalone exec mode works with nothing else set.
-check 0 "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1" -- --standalone "$HERE/print_env.sh"
+check 0 "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1" -- --standalone "$PROGS/print_env.sh"
 # Plain srun without PMIx: the SLURM_* variables are enough.
 env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_LOCALID=1 \
   SLURM_STEP_NUM_TASKS=2 SLURM_NODEID=0 SLURM_STEP_NUM_NODES=1 SLURM_STEP_TASKS_PER_NODE=2 \
-  SLURM_STEP_NODELIST=ip-127-0-0-2 "$WL" -- "$HERE/print_env.sh" >"$TMP/out" 2>&1 ||
+  SLURM_STEP_NODELIST=ip-127-0-0-2 "$WL" -- "$PROGS/print_env.sh" >"$TMP/out" 2>&1 ||
   { cat "$TMP/out"; fail "exec from SLURM_* variables"; }
 file_contains "out" "$TMP/out" "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 GROUP_RANK=0"
 file_contains "out" "$TMP/out" "MASTER_ADDR=127.0.0.2 "

@@ -4,6 +4,7 @@
 set -u
 WL=${1:?usage: test.sh WIREUP_LAUNCH}
 HERE=$(cd "$(dirname "$0")" && pwd)
+PROGS=$HERE/programs  # what the tests run under the launcher, and their checkers
 TMP=$(mktemp -d /tmp/wireup-launch-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 # Unique per test run: sleep accepts fractional seconds, so "sleep 300.PID"
@@ -27,7 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 mpirun_fake() {
   local hosts=$1; shift
   timeout "${MPIRUN_TIMEOUT:-60}" mpirun --allow-run-as-root --oversubscribe --map-by slot \
-    --mca plm_rsh_agent "$HERE/fake_ssh.sh" \
+    --mca plm_rsh_agent "$PROGS/fake_ssh.sh" \
     --mca rtc ^hwloc -host "$hosts" "$@"  # rtc/hwloc: orted segfaults now and then in its shmem topology write
 }
 

@@ -8,8 +8,8 @@
 unset PMIX_NAMESPACE SLURM_PROCID
 PY=/usr/bin/python3
 W=$TMP/worker.py  # a copy per test run: `pgrep -f` finds exactly this run's processes
-cp "$HERE/preload_worker.py" "$W"
-cp "$HERE/preload_probe.py" "$TMP/"
+cp "$PROGS/preload_worker.py" "$W"
+cp "$PROGS/preload_probe.py" "$TMP/"
 run() { timeout 60 "$WL" --standalone --python="$PY" --preload=preload_probe "$@"; }
 adopted() {  # AGENT_PID N: wait until the agent has N children (its server, N-1 workers)
   for _ in $(seq 400); do [ "$(pgrep -P "$1" | wc -l)" -ge "$2" ] && return; sleep 0.05; done
@@ -18,7 +18,7 @@ adopted() {  # AGENT_PID N: wait until the agent has N children (its server, N-1
 
 # 1. The worker's world: as if exec'd, and the module imported once for all.
 run --nproc-per-node=3 -- "$W" env "a b" c >"$TMP/env" 2>&1 || { cat "$TMP/env"; fail "env run"; }
-python3 "$HERE/check_env_lines.py" "$TMP/env" 3 3 1 agent || fail "worker env under --preload"
+python3 "$PROGS/check_env_lines.py" "$TMP/env" 3 3 1 agent || fail "worker env under --preload"
 file_count "env" "$TMP/env" 'PRELOADED pid=' 1
 
 # 2. Exit codes: the failing rank's, with the root-cause summary; a traceback.

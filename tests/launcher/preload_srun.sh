@@ -5,8 +5,8 @@
 . "$(dirname "$0")/lib.sh" "$@"
 PY=/usr/bin/python3
 W=$TMP/worker.py  # a copy per test run: `pgrep -f` finds exactly this run's processes
-cp "$HERE/preload_worker.py" "$W"
-cp "$HERE/preload_probe.py" "$TMP/"
+cp "$PROGS/preload_worker.py" "$W"
+cp "$PROGS/preload_probe.py" "$TMP/"
 T="timeout 60"
 SRUN=(srun --mpi=pmix -N2 --ntasks-per-node=1)
 PRE=(--python="$PY" --preload=preload_probe)
@@ -14,7 +14,7 @@ PRE=(--python="$PY" --preload=preload_probe)
 # 1. Env and the preload invariants; one import per agent.
 $T "${SRUN[@]}" "$WL" --nproc-per-node=2 --agent-store "${PRE[@]}" -- "$W" env "a b" c >"$TMP/env" 2>&1 ||
   { cat "$TMP/env"; fail "env run"; }
-python3 "$HERE/check_env_lines.py" "$TMP/env" 4 2 2 agent store || fail "worker env under srun --preload"
+python3 "$PROGS/check_env_lines.py" "$TMP/env" 4 2 2 agent store || fail "worker env under srun --preload"
 file_count "env" "$TMP/env" 'PRELOADED pid=' 2
 
 # 2. A failing worker ends the step on every node; srun exits with its code.

@@ -10,7 +10,7 @@ import time
 import torch
 import torch.distributed as dist
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients"))
 import torch_store  # noqa: E402  USE_LIBUV=0 only on a torch built without libuv
 
 dist.init_process_group("gloo", init_method="env://")
