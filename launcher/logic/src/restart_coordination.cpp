@@ -27,20 +27,20 @@ RestartCoordinator::Step RestartCoordinator::failed() {
   return Step::StopAll;
 }
 
-RestartCoordinator::Step RestartCoordinator::done(std::optional<Peer> from) {
+RestartCoordinator::Step RestartCoordinator::heard(std::optional<Peer> from, bool Said::*what) {
   if (!from)
-    self_.done = true;
+    self_.*what = true;
   else if (const auto it = peers_.find(*from); it != peers_.end())
-    it->second.done = true;
+    it->second.*what = true;
   return next();
 }
 
+RestartCoordinator::Step RestartCoordinator::done(std::optional<Peer> from) {
+  return heard(from, &Said::done);
+}
+
 RestartCoordinator::Step RestartCoordinator::stopped(std::optional<Peer> from) {
-  if (!from)
-    self_.stopped = true;
-  else if (const auto it = peers_.find(*from); it != peers_.end())
-    it->second.stopped = true;
-  return next();
+  return heard(from, &Said::stopped);
 }
 
 }  // namespace wireup

@@ -71,6 +71,8 @@ class Agent {
   void start_attempt();
   void spawn_all();
   void spawn(Worker& wk);
+  void route_output(Worker& wk, Stream& s, int pipe_fd) const;
+  pid_t start_program(const Program& prog, int out_fd, int err_fd);
   WorkerSpec job_spec() const;  // what every worker of this attempt shares
   void on_preload_readable();
   void fail_agent(const std::string& why);

@@ -23,6 +23,42 @@ WorkerSpec Agent::job_spec() const {
   return spec;
 }
 
+// Where one of a worker's streams goes: the console (prefixed), its log file, the tail.
+void Agent::route_output(Worker& wk, Stream& s, int pipe_fd) const {
+  const bool is_out = &s == &wk.out;
+  const StreamRoute route = route_stream(o_, is_out ? kStdout : kStderr, wk.local_rank);
+  s.pipe = pipe_fd;
+  fcntl(s.pipe, F_SETFL, O_NONBLOCK);
+  s.console = route.console ? (is_out ? 1 : 2) : -1;
+  // Line-buffered even without a prefix, so ranks never interleave mid-line.
+  s.prefix = std::make_unique<LinePrefixer>(
+      o_.prefix_lines ? "[rank" + std::to_string(wk.rank) + "]: " : std::string());
+  s.file = route.file ? open((wk.dir + (is_out ? "/stdout.log" : "/stderr.log")).c_str(),
+                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                      : -1;
+  s.tail = LineTail(20);
+}
+
+// Starts `prog` with its output on out_fd and err_fd: forked by the preload
+// server (and adopted by this agent, a child subreaper, once the server's
+// middle process exits, its group already set), or forked here in a process
+// group of its own that dies with the agent, in a clean signal state.
+pid_t Agent::start_program(const Program& prog, int out_fd, int err_fd) {
+  if (preload_) {
+    std::vector<std::string> args(o_.program.begin(), o_.program.end());
+    if (o_.run_module) args.insert(args.begin(), "-m");
+    return preload_->spawn(args, prog.env, out_fd, err_fd);
+  }
+  ChildSetup setup;
+  setup.own_process_group = true;
+  setup.stdout_fd = out_fd;
+  setup.stderr_fd = err_fd;
+  setup.close_other_fds = true;
+  setup.default_signals = true;
+  setup.mask = no_signals();
+  return spawn_program(prog, setup);
+}
+
 void Agent::spawn(Worker& wk) {
   WorkerSpec spec = job_spec();
   spec.rank = wk.rank;
@@ -37,52 +73,11 @@ void Agent::spawn(Worker& wk) {
   int outp[2], errp[2];
   if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  for (auto* s : {&wk.out, &wk.err}) {
-    const bool is_out = s == &wk.out;
-    const StreamRoute route = route_stream(o_, is_out ? kStdout : kStderr, wk.local_rank);
-    s->pipe = is_out ? outp[0] : errp[0];
-    fcntl(s->pipe, F_SETFL, O_NONBLOCK);
-    s->console = route.console ? (is_out ? 1 : 2) : -1;
-    // Line-buffered even without a prefix, so ranks never interleave mid-line.
-    s->prefix = std::make_unique<LinePrefixer>(
-        o_.prefix_lines ? "[rank" + std::to_string(wk.rank) + "]: " : std::string());
-    s->file = route.file ? open((wk.dir + (is_out ? "/stdout.log" : "/stderr.log")).c_str(),
-                                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
-                         : -1;
-    s->tail = LineTail(20);
-  }
-
-  if (preload_) {
-    // Forked by the preload server; adopted by this agent (a child subreaper)
-    // once the server's middle process exits, its group already set.
-    std::vector<std::string> args(o_.program.begin(), o_.program.end());
-    if (o_.run_module) args.insert(args.begin(), "-m");
-    pid_t pid = -1;
-    try {
-      pid = preload_->spawn(args, prog.env, outp[1], errp[1]);
-    } catch (...) {
-      close(outp[1]);
-      close(errp[1]);
-      throw;
-    }
-    close(outp[1]);
-    close(errp[1]);
-    wk.pid = pid;
-    wk.running = true;
-    return;
-  }
-
-  // Its own process group (signalled as one), dies with the agent, clean signal state.
-  ChildSetup setup;
-  setup.own_process_group = true;
-  setup.stdout_fd = outp[1];
-  setup.stderr_fd = errp[1];
-  setup.close_other_fds = true;
-  setup.default_signals = true;
-  setup.mask = no_signals();
+  route_output(wk, wk.out, outp[0]);
+  route_output(wk, wk.err, errp[0]);
   pid_t pid = -1;
   try {
-    pid = spawn_program(prog, setup);
+    pid = start_program(prog, outp[1], errp[1]);
   } catch (...) {
     close(outp[1]);
     close(errp[1]);

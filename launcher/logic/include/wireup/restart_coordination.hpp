@@ -44,6 +44,7 @@ class RestartCoordinator {
     bool done = false, stopped = false;
   };
   bool every_peer(bool Said::*what) const;
+  Step heard(std::optional<Peer> from, bool Said::*what);  // marks it said, then next()
   Step next() const;
 
   std::uint32_t agents_;
