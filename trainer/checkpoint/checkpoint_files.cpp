@@ -10,103 +10,16 @@
 #include <cstring>
 #include <future>
 
-#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 namespace fs = std::filesystem;
 
 namespace wireup::train {
 
-void throw_io_error(const fs::path& p, const std::string& what) {
-  throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-Fd open_file(const fs::path& p, int flags, unsigned mode) {
-  int fd;
-  do {
-    fd = ::open(p.c_str(), flags | O_CLOEXEC, mode);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) throw_io_error(p, "open");
-  return Fd(fd);
-}
-
-void fsync_path(const fs::path& p) {
-  std::error_code ec;
-  const bool dir = fs::is_directory(p, ec);
-  const Fd fd = open_file(p, O_RDONLY | (dir ? O_DIRECTORY : 0));
-  if (::fsync(fd.get()) != 0) throw_io_error(p, "fsync");
-}
-
-namespace {
-
-void write_all(int fd, const void* data, std::size_t bytes, const fs::path& p) {
-  const char* c = static_cast<const char*>(data);
-  for (std::size_t done = 0; done < bytes;) {
-    const ssize_t n = ::write(fd, c + done, bytes - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw_io_error(p, "write");
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-void read_all(int fd, void* data, std::size_t bytes, std::uint64_t offset, const fs::path& p) {
-  char* c = static_cast<char*>(data);
-  for (std::size_t done = 0; done < bytes;) {
-    const ssize_t n = ::pread(fd, c + done, bytes - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_io_error(p, "read");
-    if (n == 0)
-      throw InputError(p.string() + ": ends at byte " + std::to_string(offset + done) +
-                       ", expected " + std::to_string(offset + bytes) + " (truncated)");
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-}  // namespace
-
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  try {
-    const Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC);
-    write_all(fd.get(), text.data(), text.size(), tmp);
-    if (::fsync(fd.get()) != 0) throw_io_error(tmp, "fsync");
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_io_error(path, "rename");
-  } catch (...) {
-    ::unlink(tmp.c_str());  // a full disk leaves no half-written file behind
-    throw;
-  }
-  fsync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path());
-}
-
 std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
-  int raw;
-  do {
-    raw = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  } while (raw < 0 && errno == EINTR);
-  if (raw < 0) throw_io_error(p, "cannot read");
-  const Fd fd(raw);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw_io_error(p, "stat");
-  if (!S_ISREG(st.st_mode)) throw InputError(p.string() + ": not a regular file");
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > max_bytes)
-    throw InputError(p.string() + ": " + std::to_string(size) + " bytes, more than the " +
-                     std::to_string(max_bytes) + " expected of this file");
-  std::string text(size, '\0');
-  read_all(fd.get(), text.data(), text.size(), 0, p);
-  return text;
+  if (::access(p.c_str(), R_OK) != 0) io::throw_errno(p, "cannot read");
+  return io::read_text(p, max_bytes);
 }
 
 // ------------------------------------------------------------ ChunkWriter
@@ -114,7 +27,7 @@ std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
 ChunkWriter::ChunkWriter(fs::path path)
     : path_(std::move(path)),
       tmp_(path_.string() + ".tmp"),
-      fd_(open_file(tmp_, O_WRONLY | O_CREAT | O_TRUNC)) {}
+      fd_(io::open_file(tmp_, O_WRONLY | O_CREAT | O_TRUNC)) {}
 
 std::pair<std::uint64_t, std::string> ChunkWriter::append(const float* data, std::int64_t numel) {
   const auto bytes = static_cast<std::size_t>(numel) * sizeof(float);
@@ -125,7 +38,7 @@ std::pair<std::uint64_t, std::string> ChunkWriter::append(const float* data, std
     return h.hex_digest();
   });
   try {
-    write_all(fd_.get(), data, bytes, tmp_);
+    io::write_all(fd_.get(), data, bytes, tmp_);
   } catch (...) {
     digest.wait();
     throw;
@@ -140,9 +53,9 @@ ChunkWriter::~ChunkWriter() {
 }
 
 std::uint64_t ChunkWriter::commit() {
-  if (::fsync(fd_.get()) != 0) throw_io_error(tmp_, "fsync");
-  fd_ = Fd();
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw_io_error(path_, "rename");
+  io::fsync_fd(fd_.get(), tmp_);
+  fd_ = io::Fd();
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) io::throw_errno(path_, "rename");
   committed_ = true;
   return bytes_;
 }
@@ -156,9 +69,9 @@ int ChunkReader::file(std::size_t i) {
   if (fds_[i]) return fds_[i].get();
   const RankFile& rf = meta_.files[i];
   const fs::path bin = dir_ / rf.file;
-  Fd fd = open_file(bin, O_RDONLY);
+  io::Fd fd = io::open_file(bin, O_RDONLY);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw_io_error(bin, "stat");
+  if (::fstat(fd.get(), &st) != 0) io::throw_errno(bin, "stat");
   if (static_cast<std::uint64_t>(st.st_size) != rf.bytes)
     throw InputError(bin.string() + ": " + std::to_string(st.st_size) + " bytes, expected " +
                      std::to_string(rf.bytes) + " (truncated or replaced)");
@@ -176,7 +89,7 @@ const std::vector<float>& ChunkReader::chunk(std::size_t fi, std::size_t ci) {
     throw InputError(bin.string() + ": chunk of " + meta_.units.at(c.unit).name + " " + c.kind +
                      " lies past the file's end (" + std::to_string(rf.bytes) + " bytes)");
   buf_.resize(static_cast<std::size_t>(c.numel));
-  read_all(fd, buf_.data(), bytes, c.file_offset, bin);
+  io::pread_all(fd, buf_.data(), bytes, c.file_offset, bin);
   bool& ok = checked_[{fi, ci}];
   if (!ok) {
     Sha256 h;
@@ -244,8 +157,8 @@ fs::path move_aside(const fs::path& step_dir) {
   std::error_code ec;
   for (int i = 2; fs::exists(to, ec); ++i) to = step_dir.string() + ".corrupt-" + std::to_string(i);
   if (std::rename(step_dir.c_str(), to.c_str()) != 0)
-    throw_io_error(step_dir, "rename to " + to.string());
-  fsync_path(step_dir.parent_path());
+    io::throw_errno(step_dir, "rename to " + to.string());
+  io::fsync_path(step_dir.parent_path());
   return to;
 }
 

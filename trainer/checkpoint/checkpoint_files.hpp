@@ -3,44 +3,18 @@
 #include <filesystem>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "checkpoint/checkpoint_format.hpp"
+#include "wireup/file_io.hpp"
 
-// The files of a checkpoint, in plain C++ (no Torch): durable writes, the
-// rank files' chunks written and read back with their SHA-256, verification
-// of a whole step directory, and the listing of a checkpoint directory. The
-// Checkpointer and the Hugging Face export both read through ChunkReader.
+// The files of a checkpoint, in plain C++ (no Torch): the rank files' chunks written and read back
+// with their SHA-256, verification of a whole step directory, and the listing of a checkpoint
+// directory. The Checkpointer and the Hugging Face export both read through ChunkReader.
 namespace wireup::train {
 
-// Throws InputError "PATH: WHAT: <strerror(errno)>".
-[[noreturn]] void throw_io_error(const std::filesystem::path& p, const std::string& what);
-
-// An owned file descriptor: closed exactly once, on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd();
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
-
-// open(2) with O_CLOEXEC; InputError naming the path when it fails.
-Fd open_file(const std::filesystem::path& p, int flags, unsigned mode = 0644);
-// fsync of a file or a directory.
-void fsync_path(const std::filesystem::path& p);
-// `text` into `path` durably: PATH.tmp, fsync, rename over PATH, fsync of the directory.
-void write_atomically(const std::filesystem::path& path, const std::string& text);
-// A whole (small) file; InputError when it cannot be read or exceeds max_bytes.
+// A checkpoint's or config's text file, whole (wireup::io::read_text, at most
+// max_bytes); "PATH: cannot read: <strerror>" when it cannot be read.
 std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes = 1ull << 30);
 
 // Writes one rank file: fp32 chunks one after another, each hashed (on a
@@ -60,7 +34,7 @@ class ChunkWriter {
 
  private:
   std::filesystem::path path_, tmp_;
-  Fd fd_;
+  io::Fd fd_;
   std::uint64_t bytes_ = 0;
   bool committed_ = false;
 };
@@ -85,7 +59,7 @@ class ChunkReader {
 
   std::filesystem::path dir_;
   const CheckpointMeta& meta_;
-  std::vector<Fd> fds_;
+  std::vector<io::Fd> fds_;
   std::map<std::pair<std::size_t, std::size_t>, bool> checked_;
   std::vector<float> buf_;
 };

@@ -7,6 +7,7 @@
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/version.hpp"
 
 namespace fs = std::filesystem;
@@ -161,7 +162,7 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
                            offset, std::move(sha)});
     }
     rf.bytes = out.commit();
-    write_atomically(step_dir / rank_name(snap->shard_rank, "json"), to_json(rf));
+    io::write_atomically(step_dir / rank_name(snap->shard_rank, "json"), to_json(rf));
   }
   if (snap->world_rank != 0) return;
 
@@ -177,7 +178,7 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
     }
     meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
   }
-  write_atomically(step_dir / "metadata.json", to_json(meta));
+  io::write_atomically(step_dir / "metadata.json", to_json(meta));
   verified_.insert(step_dir.filename().string());  // its checksums are of the bytes written
   std::uint64_t bytes = 0;
   for (const auto& f : meta.files) bytes += f.bytes;

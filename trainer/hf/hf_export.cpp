@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "hf/safetensors.hpp"
 #include "model/llama_model.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 
 namespace fs = std::filesystem;
 
@@ -64,15 +66,6 @@ void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
                        " does not have the Llama parameter layout this build exports");
   }
 }
-
-// Removes the staging directory of an export that did not finish.
-struct StageGuard {
-  fs::path dir;
-  ~StageGuard() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
-  }
-};
 
 // The weight files and index of an earlier export that this one replaces.
 bool stale_weight_file(const std::string& name) {
@@ -171,20 +164,20 @@ ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const st
                      (ec ? " (" + ec.message() + ")" : ""));
   // Everything is written into a staging directory first and moved in at the
   // end: a failed export leaves an earlier one as it was.
-  StageGuard stage{out / ".wireup-export-partial"};
-  fs::remove_all(stage.dir, ec);
-  fs::create_directory(stage.dir, ec);
-  if (ec) throw InputError(stage.dir.string() + ": cannot create (" + ec.message() + ")");
+  io::StagingDir stage(out, "wireup-export");
 
   const ExportFiles files = plan_files(meta.model, dtype, max_shard_bytes);
   r.tensors = static_cast<std::int64_t>(files.entries.size());
   r.files = files.shards;
-  write_weights(meta, files, stage.dir, r);
+  write_weights(meta, files, stage.path(), r);
+  std::vector<std::string> staged(files.files.begin(), files.files.end());
+  staged.erase(std::unique(staged.begin(), staged.end()), staged.end());
   if (files.shards > 1) {
     std::vector<std::string> names;
     for (const auto& e : files.entries) names.push_back(e.name);
-    write_atomically(stage.dir / "model.safetensors.index.json",
-                     hf::index_json(names, files.files, files.total_bytes));
+    io::write_atomically(stage.file("model.safetensors.index.json"),
+                         hf::index_json(names, files.files, files.total_bytes));
+    staged.push_back("model.safetensors.index.json");
   }
 
   // Moved in: the old config.json goes first (a directory with config.json
@@ -194,10 +187,8 @@ ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const st
   for (const auto& e : fs::directory_iterator(out))
     if (e.is_regular_file() && stale_weight_file(e.path().filename().string()))
       fs::remove(e.path(), ec);
-  for (const auto& e : fs::directory_iterator(stage.dir))
-    fs::rename(e.path(), out / e.path().filename());
-  fsync_path(out);
-  write_atomically(out / "config.json", hf::config_json(meta.model, dtype));
+  stage.move_into_output(staged);
+  io::write_atomically(out / "config.json", hf::config_json(meta.model, dtype));
   return r;
 }
 

@@ -65,14 +65,14 @@ Writer::Writer(fs::path path, std::vector<TensorEntry> entries,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
-  fd_ = open_file(tmp_, O_WRONLY | O_CREAT | O_TRUNC);
+  fd_ = io::open_file(tmp_, O_WRONLY | O_CREAT | O_TRUNC);
   const std::uint64_t n = text.size();
   put(&n, sizeof n);
   put(text.data(), text.size());
 }
 
 Writer::~Writer() {
-  fd_ = Fd();
+  fd_ = io::Fd();
   if (!committed_) {
     std::error_code ec;
     fs::remove(tmp_, ec);
@@ -80,15 +80,7 @@ Writer::~Writer() {
 }
 
 void Writer::put(const void* data, std::size_t bytes) {
-  const char* p = static_cast<const char*>(data);
-  for (std::size_t done = 0; done < bytes;) {
-    const ssize_t n = ::write(fd_.get(), p + done, bytes - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_io_error(tmp_, "write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  io::write_all(fd_.get(), data, bytes, tmp_);
   written_ += bytes;
 }
 
@@ -120,21 +112,20 @@ void Writer::commit() {
   if (next_ != entries_.size())
     throw std::logic_error("safetensors::Writer: commit with " +
                            std::to_string(entries_.size() - next_) + " tensors unwritten");
-  if (::fsync(fd_.get()) != 0) throw_io_error(tmp_, "fsync");
-  fd_ = Fd();
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw_io_error(path_, "rename");
+  io::fsync_fd(fd_.get(), tmp_);
+  fd_ = io::Fd();
+  io::rename_durably(tmp_, path_);
   committed_ = true;
-  fsync_path(path_.parent_path().empty() ? fs::path(".") : path_.parent_path());
 }
 
 // ---------------------------------------------------------------- reader
 
 Reader::Reader(fs::path path) : path_(std::move(path)) {
   const std::string name = path_.string();
-  fd_ = open_file(path_, O_RDONLY);
+  fd_ = io::open_file(path_, O_RDONLY);
   {
     struct stat st {};
-    if (::fstat(fd_.get(), &st) != 0) throw_io_error(path_, "stat");
+    if (::fstat(fd_.get(), &st) != 0) io::throw_errno(path_, "stat");
     const auto size = static_cast<std::uint64_t>(st.st_size);
     std::uint64_t n = 0;
     if (size < 8 || ::pread(fd_.get(), &n, 8, 0) != 8)
@@ -144,7 +135,7 @@ Reader::Reader(fs::path path) : path_(std::move(path)) {
                        " for a file of " + std::to_string(size) + " bytes)");
     std::string text(static_cast<std::size_t>(n), '\0');
     if (::pread(fd_.get(), text.data(), text.size(), 8) != static_cast<ssize_t>(text.size()))
-      throw_io_error(path_, "read header");
+      io::throw_errno(path_, "read header");
     data_start_ = 8 + n;
     const std::uint64_t data_size = size - data_start_;
     json header;
@@ -204,15 +195,7 @@ void Reader::read_f32(const TensorEntry& t, float* out) const {
     throw InputError(path_.string() + ": tensor " + t.name + " has dtype " + t.dtype +
                      " (F32, BF16 or F16 expected)");
   auto read_at = [&](void* dst, std::size_t bytes, std::uint64_t off) {
-    char* p = static_cast<char*>(dst);
-    for (std::size_t done = 0; done < bytes;) {
-      const ssize_t n =
-          ::pread(fd_.get(), p + done, bytes - done, static_cast<off_t>(data_start_ + off + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw_io_error(path_, "read " + t.name);
-      if (n == 0) throw InputError(path_.string() + ": truncated inside " + t.name);
-      done += static_cast<std::size_t>(n);
-    }
+    io::pread_all(fd_.get(), dst, bytes, data_start_ + off, path_);
   };
   const std::uint64_t numel = t.numel();
   if (t.dtype == "F32") {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/checkpoint_files.hpp"
+#include "wireup/file_io.hpp"
 
 // A small reader and writer of the safetensors format (Hugging Face):
 //   8 bytes   little-endian u64 N, the header's length
@@ -49,7 +49,7 @@ class Writer {
   std::filesystem::path path_, tmp_;
   std::vector<TensorEntry> entries_;
   std::size_t next_ = 0;
-  Fd fd_;
+  io::Fd fd_;
   std::uint64_t written_ = 0;
   bool committed_ = false;
 };
@@ -75,7 +75,7 @@ class Reader {
 
  private:
   std::filesystem::path path_;
-  Fd fd_;
+  io::Fd fd_;
   std::uint64_t data_start_ = 0;
   std::vector<TensorEntry> entries_;
   std::map<std::string, std::size_t> index_;

@@ -22,6 +22,7 @@
 #include "wireup/data/manifest.hpp"
 #include "wireup/data/shard_set.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 
 namespace wireup::train {
 namespace {
@@ -162,7 +163,7 @@ int run_eval(int argc, char** argv) {
     std::fprintf(stderr, "wireup-train: eval took %.3f s (world %d, %llu passes per rank)\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                  w.world, static_cast<unsigned long long>(plan.forwards_per_rank()));
-    if (!o.metrics_file.empty()) write_atomically(o.metrics_file, format_eval_json(r));
+    if (!o.metrics_file.empty()) io::write_atomically(o.metrics_file, format_eval_json(r));
   }
   groups.world->barrier();
   return 0;

@@ -52,7 +52,7 @@ fs::path save_step(const fs::path& dir, std::int64_t step, std::int64_t numel) {
   }
   rf.bytes = out.commit();
   m.files.push_back(rf);
-  write_atomically(step_dir / "metadata.json", to_json(m));
+  wireup::io::write_atomically(step_dir / "metadata.json", to_json(m));
   return step_dir;
 }
 
@@ -112,7 +112,7 @@ TEST_CASE("a flipped byte, a truncated file or a chunk past the end fail verific
 
   fs::remove(bin);
   CHECK_THAT(verify_checkpoint(step), Catch::Contains("rank-00000.bin: open"));
-  write_atomically(step / "metadata.json", "{\"format\":");
+  wireup::io::write_atomically(step / "metadata.json", "{\"format\":");
   CHECK_THAT(verify_checkpoint(step), Catch::Contains("metadata.json"));
 }
 
@@ -139,7 +139,7 @@ TEST_CASE("listing, moving aside, durable text") {
   CHECK_FALSE(is_step_dir_name("step-00000060.corrupt"));
   CHECK_FALSE(is_step_dir_name("step-"));
 
-  write_atomically(t.path / "a.json", "hello");
+  wireup::io::write_atomically(t.path / "a.json", "hello");
   CHECK(read_text(t.path / "a.json") == "hello");
   CHECK_FALSE(fs::exists(t.path / "a.json.tmp"));
   CHECK_THROWS_WITH(read_text(t.path / "a.json", 4), Catch::Contains("5 bytes, more than the 4"));
@@ -149,12 +149,12 @@ TEST_CASE("listing, moving aside, durable text") {
 
 TEST_CASE("Fd closes exactly once") {
   TempDir t;
-  write_atomically(t.path / "f", "x");
+  wireup::io::write_atomically(t.path / "f", "x");
   int raw = -1;
   {
-    Fd a = open_file(t.path / "f", 0);
+    wireup::io::Fd a = wireup::io::open_file(t.path / "f", 0);
     raw = a.get();
-    Fd b = std::move(a);
+    wireup::io::Fd b = std::move(a);
     CHECK_FALSE(a);
     CHECK(b.get() == raw);
   }
