@@ -24,6 +24,7 @@ const char* action_name(Action a) {
     case Action::KeptUser: return "kept user value";
     case Action::Unchanged: return "unchanged";
     case Action::Rejected: return "rejected";
+    case Action::KeptContainer: return "kept image value";
   }
   return "?";
 }
@@ -41,10 +42,49 @@ std::string missing_dirs(std::string_view list, std::string_view dirs) {
   return out;
 }
 
-}  // namespace
+// One entry against the task's current value. `submitted` is null when
+// every current value counts as the user's.
+Decision decide(const EnvEntry& e, const std::optional<std::string>& cur, bool was_ours,
+                const EnvLookup* submitted) {
+  std::optional<std::string> by_user;
+  if (submitted != nullptr) by_user = (*submitted)(e.name);
+  const bool from_container = submitted != nullptr && cur && cur != by_user && !was_ours;
+  const std::string replaced =
+      from_container ? "; replaces " + quoted(*cur) + " from the container image or hook" : "";
+  Decision d{e.name, e.value, e.reason, Action::Set, e.source};
+  if (e.mode == Mode::IfUnset && cur && !was_ours) {
+    if (!from_container)
+      return {e.name, *cur, "already set by the user", Action::KeptUser, kByUser};
+    if (!e.rendezvous)
+      return {e.name, *cur, "set by the container image or hook", Action::KeptContainer,
+              kByContainer};
+    if (by_user)
+      return {e.name, *by_user,
+              "the user's value; the container image or hook had replaced it with " + quoted(*cur),
+              Action::Set, kByUser};
+    if (*cur == e.value) {
+      d.action = Action::Unchanged;
+      d.reason += " (the container image or hook set the same value)";
+    } else {
+      d.reason += replaced;
+    }
+  } else if (e.mode == Mode::PrependPath && cur) {
+    const std::string owner = from_container ? kByContainer : kByUser;
+    const auto add = missing_dirs(*cur, e.value);
+    if (add.empty())
+      return {e.name, *cur, e.reason + " (already listed)", Action::Unchanged, owner};
+    d.value = cur->empty() ? add : add + ":" + *cur;
+    if (!cur->empty()) d.source += " + " + owner;
+  } else if (cur && *cur == e.value) {
+    d.action = Action::Unchanged;
+  } else {
+    d.reason += replaced;
+  }
+  return d;
+}
 
-std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted,
-                                  const EnvLookup& current) {
+std::vector<Decision> resolve(const std::vector<EnvEntry>& wanted, const EnvLookup& current,
+                              const EnvLookup* submitted) {
   // Last entry per name wins, kept at the position of its first mention.
   std::vector<EnvEntry> merged;
   for (const auto& e : wanted) {
@@ -65,25 +105,12 @@ std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted,
   std::vector<Decision> out;
   std::string injected;
   for (const auto& e : merged) {
-    if (!valid_env_name(e.name) || !valid_env_value(e.value) ||
-        e.name == kInjectedVar) {
-      out.push_back({e.name, "", "refused: bad name or value " + quoted(e.value),
-                     Action::Rejected});
+    if (!valid_env_name(e.name) || !valid_env_value(e.value) || e.name == kInjectedVar) {
+      out.push_back(
+          {e.name, "", "refused: bad name or value " + quoted(e.value), Action::Rejected});
       continue;
     }
-    const auto cur = current(e.name);
-    Decision d{e.name, e.value, e.reason, Action::Set};
-    if (e.mode == Mode::IfUnset && cur && !was_ours(e.name)) {
-      d = {e.name, *cur, "already set by the user", Action::KeptUser};
-    } else if (e.mode == Mode::PrependPath && cur) {
-      const auto add = missing_dirs(*cur, e.value);
-      if (add.empty())
-        d = {e.name, *cur, e.reason + " (already listed)", Action::Unchanged};
-      else
-        d.value = cur->empty() ? add : add + ":" + *cur;
-    } else if (cur && *cur == e.value) {
-      d.action = Action::Unchanged;
-    }
+    Decision d = decide(e, current(e.name), was_ours(e.name), submitted);
     if (d.action == Action::Set || (d.action == Action::Unchanged && was_ours(e.name))) {
       if (!injected.empty()) injected += ' ';
       injected += e.name;
@@ -91,8 +118,19 @@ std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted,
     out.push_back(std::move(d));
   }
   if (!injected.empty())
-    out.push_back({kInjectedVar, injected, "names wireup set", Action::Set});
+    out.push_back({kInjectedVar, injected, "names wireup set", Action::Set, kByWireup});
   return out;
+}
+
+}  // namespace
+
+std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted, const EnvLookup& current) {
+  return resolve(wanted, current, nullptr);
+}
+
+std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted, const EnvLookup& current,
+                                  const EnvLookup& submitted) {
+  return resolve(wanted, current, &submitted);
 }
 
 }  // namespace wireup

@@ -8,7 +8,7 @@
 
 #include <cstdio>
 
-#include "ofi_nccl_probe.hpp"
+#include "task_root.hpp"
 
 namespace wireup::spank {
 namespace {
@@ -54,13 +54,7 @@ HostReadings read_host(const std::string& sysroot) {
 }
 
 HostFacts probe_host(const std::string& sysroot, const std::string& ofi_nccl_prefix) {
-  HostFacts h = host_facts(read_host(sysroot));
-  const OfiNcclInstall ofi = probe_ofi_nccl(sysroot, ofi_nccl_prefix, !h.efa_devices.empty());
-  h.ofi_nccl_lib_dir = ofi.lib_dir;
-  h.ofi_nccl_net_lib = ofi.net_lib;
-  h.ofi_nccl_version = ofi.version;
-  h.tuner_plugin = ofi.tuner_lib;
-  return h;
+  return with_install_trees(host_facts(read_host(sysroot)), sysroot, ofi_nccl_prefix);
 }
 
 }  // namespace wireup::spank

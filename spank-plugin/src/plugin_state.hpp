@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -14,10 +16,15 @@ struct PluginState {
   std::optional<AdminConfig> admin;  // empty: plugstack.conf arguments were bad
   std::string admin_error;
   UserOptions user;
-  std::string user_error;            // a bad option value seen in slurmstepd
-  std::optional<HostFacts> host;     // probed once per step
-  std::string master_addr;           // resolved once per step when possible
-  std::string master_addr_source;    // where master_addr came from (verbose output)
+  std::string user_error;          // a bad option value seen in slurmstepd
+  std::optional<HostFacts> host;   // probed once per step
+  std::string master_addr;         // resolved once per step when possible
+  std::string master_addr_source;  // where master_addr came from (verbose output)
+  std::uint64_t step_mnt_ns = 0;   // slurmstepd's mount namespace (task_root.hpp)
+  // The job's environment in user_init: what the user submitted, before any
+  // container plugin's task_init imported an image's environment.
+  std::optional<std::map<std::string, std::string>> submitted;
+  std::string order_warning;  // plugstack.conf loads a container plugin after wireup
 };
 
 PluginState& state();

@@ -13,6 +13,7 @@ extern "C" {
 #include "libfabric_probe.hpp"
 #include "plugin_state.hpp"
 #include "spank_calls.hpp"
+#include "task_root.hpp"
 #include "wireup/error.hpp"
 #include "wireup/master_addr.hpp"
 #include "wireup/nodelist.hpp"
@@ -59,11 +60,40 @@ void report_user_error(spank_t sp) {
   std::fflush(stderr);
 }
 
+// Which root the task's install trees are read from, and whose values are
+// whose (docs/containers.md). A task that a container plugin moved into
+// another mount namespace before this task_init reads them from its own root.
+TaskContext task_context(const PluginState& s, HostFacts& host) {
+  TaskContext ctx;
+  const AdminConfig& a = *s.admin;
+  const std::string opt = a.sysroot == "/" ? "/opt" : a.sysroot + "/opt";
+  if (s.step_mnt_ns != 0 && mount_namespace_id() != s.step_mnt_ns) {
+    host = with_install_trees(host, a.sysroot, a.ofi_nccl_prefix);
+    ctx.root_read = "the task's root (" + opt +
+                    " inside the container: a container plugin moved this task into its mount "
+                    "namespace before wireup's task_init)";
+  } else {
+    ctx.root_read = "the node's root (" + opt + ", as slurmstepd sees it)";
+  }
+  if (s.submitted) {
+    const auto* env = &*s.submitted;
+    ctx.submitted = [env](const std::string& n) -> std::optional<std::string> {
+      const auto it = env->find(n);
+      return it == env->end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+  }
+  ctx.order_warning = s.order_warning;
+  return ctx;
+}
+
 }  // namespace
 
 void prepare_step(spank_t sp) {
   PluginState& s = state();
   if (!active() || !normal_step(sp)) return;
+  s.step_mnt_ns = mount_namespace_id();
+  s.submitted = get_job_env(sp);
+  if (s.user.verbose) s.order_warning = container_order_warning(get_env(sp, "SLURM_CONF"));
   s.host = probe(*s.admin);
   std::string node;
   try {
@@ -107,9 +137,11 @@ int wire_task(spank_t sp) {
                                              "export MASTER_ADDR=IPV4 before srun");
     t.master_addr = m.ipv4;
     t.master_addr_source = m.source;
-    const HostFacts host = s.host ? *s.host : probe(*s.admin);
-    const TaskPlan plan = plan_task(t, *s.admin, s.user, host,
-                                    [sp](const std::string& n) { return get_env(sp, n.c_str()); });
+    HostFacts host = s.host ? *s.host : probe(*s.admin);
+    const TaskContext ctx = task_context(s, host);
+    const TaskPlan plan = plan_task(
+        t, *s.admin, s.user, host, [sp](const std::string& n) { return get_env(sp, n.c_str()); },
+        ctx);
     for (const auto& d : plan.decisions)
       if (d.action == Action::Set) set_env(sp, d.name, d.value);
     if (s.user.verbose) {

@@ -1,5 +1,6 @@
 #include "spank_calls.hpp"
 
+#include <cstring>
 #include <vector>
 
 namespace wireup::spank {
@@ -47,6 +48,21 @@ std::optional<int> get_int(spank_t sp, spank_item_t item, const char* what) {
     return std::nullopt;
   }
   return v;
+}
+
+std::optional<std::map<std::string, std::string>> get_job_env(spank_t sp) {
+  char** env = nullptr;
+  const spank_err_t rc = spank_get_item(sp, S_JOB_ENV, &env);
+  if (rc != ESPANK_SUCCESS || env == nullptr) {
+    slurm_error("spank_wireup: spank_get_item(S_JOB_ENV): %s", spank_strerror(rc));
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  for (; *env != nullptr; ++env) {
+    if (const char* eq = std::strchr(*env, '='))
+      out.emplace(std::string(*env, static_cast<std::size_t>(eq - *env)), eq + 1);
+  }
+  return out;
 }
 
 }  // namespace wireup::spank

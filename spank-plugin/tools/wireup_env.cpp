@@ -12,8 +12,9 @@
 
 #include "host_probe.hpp"
 #include "libfabric_probe.hpp"
-#include "wireup/master_addr.hpp"
+#include "task_root.hpp"
 #include "wireup/error.hpp"
+#include "wireup/master_addr.hpp"
 #include "wireup/plugstack_conf.hpp"
 #include "wireup/shell_export.hpp"
 #include "wireup/slurm_env.hpp"
@@ -86,10 +87,20 @@ int main(int argc, char** argv) {
     task.facts.master_addr_source = m.source;
     wireup::HostFacts host = wireup::spank::probe_host(admin.sysroot, admin.ofi_nccl_prefix);
     if (!host.efa_devices.empty())
-      host.libfabric_efa =
-          wireup::spank::libfabric_has_efa(admin.sysroot, &host.libfabric_version);
+      host.libfabric_efa = wireup::spank::libfabric_has_efa(admin.sysroot, &host.libfabric_version);
 
-    const auto plan = wireup::plan_task(task.facts, admin, user, host, getenv_opt);
+    // The container plugin's place in plugstack.conf, and the root read: this
+    // process's, which inside a container is the container's.
+    const std::string order = plugstack.empty()
+                                  ? wireup::spank::container_order_warning(getenv_opt("SLURM_CONF"))
+                                  : wireup::spank::container_order_warning_in(plugstack);
+    if (!order.empty()) std::cerr << "wireup-env: " << order << "\n";
+    wireup::TaskContext ctx;
+    ctx.root_read = "this process's root (" +
+                    (admin.sysroot == "/" ? std::string("/opt") : admin.sysroot + "/opt") +
+                    "; run inside a container task: the container's, as the plugin reads it "
+                    "when listed after the container plugin)";
+    const auto plan = wireup::plan_task(task.facts, admin, user, host, getenv_opt, ctx);
     std::cout << (export_format ? wireup::export_lines(plan) : wireup::describe(plan));
     return 0;
   } catch (const std::exception& e) {
