@@ -109,17 +109,13 @@ void read_model_extras(const std::string& text, ModelConfig& m) {
     if (c.contains(key) && c[key].is_number_integer()) *id = c[key].get<std::int64_t>();
 }
 
-ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m) {
-  json c;
-  try {
-    c = json::parse(text);
-  } catch (const std::exception& e) {
-    throw InputError(name + ": not JSON (" + e.what() + ")");
-  }
-  if (!c.is_object()) throw InputError(name + ": not a JSON object");
-  std::vector<std::string> unsupported, diffs;
+namespace {
 
-  // What wireup's Llama cannot represent, whatever the flags.
+// What of config.json `c` wireup's Llama cannot represent, whatever the
+// flags; `rope` is set to its rope_scaling when that can be represented.
+std::vector<std::string> unsupported_fields(const json& c, const ModelConfig& m,
+                                            std::optional<RopeScaling>& rope) {
+  std::vector<std::string> unsupported;
   if (c.contains("model_type") && c["model_type"] != "llama")
     unsupported.push_back("model_type=" + c["model_type"].dump() +
                           " (a llama checkpoint is expected)");
@@ -140,10 +136,15 @@ ConfigFacts check_config(const std::string& text, const std::string& name, const
                           " (wireup's head dimension is hidden_size/num_attention_heads = " +
                           std::to_string(m.head_dim()) + ")");
   std::string rope_problem;
-  const auto rope = read_rope_scaling(c, rope_problem);
+  rope = read_rope_scaling(c, rope_problem);
   if (!rope) unsupported.push_back(rope_problem);
+  return unsupported;
+}
 
-  // What differs from the model flags.
+// What of config.json `c` differs from the model flags `m`.
+std::vector<std::string> differing_fields(const json& c, const ModelConfig& m,
+                                          const std::optional<RopeScaling>& rope) {
+  std::vector<std::string> diffs;
   auto integer = [&](const char* key, std::int64_t want, const char* flag,
                      std::optional<std::int64_t> fallback = std::nullopt) {
     std::int64_t have = 0;
@@ -182,13 +183,26 @@ ConfigFacts check_config(const std::string& text, const std::string& name, const
   if (rope && *rope != m.rope_scaling)
     diffs.push_back("rope_scaling=" + c["rope_scaling"].dump() + " but --rope_scaling " +
                     rope_scaling_str(m.rope_scaling));
-  ConfigFacts facts;
-  facts.tied = truthy(c, "tie_word_embeddings");
   // A tied file into an untied model is fine (lm_head starts as a copy); the
   // other way the file's lm_head would have nowhere to go.
-  if (m.tied && !facts.tied)
+  if (m.tied && !truthy(c, "tie_word_embeddings"))
     diffs.push_back("tie_word_embeddings=false but the model ties them (--tie_word_embeddings 1)");
+  return diffs;
+}
 
+}  // namespace
+
+ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m) {
+  json c;
+  try {
+    c = json::parse(text);
+  } catch (const std::exception& e) {
+    throw InputError(name + ": not JSON (" + e.what() + ")");
+  }
+  if (!c.is_object()) throw InputError(name + ": not a JSON object");
+  std::optional<RopeScaling> rope;
+  const auto unsupported = unsupported_fields(c, m, rope);
+  const auto diffs = differing_fields(c, m, rope);
   if (!unsupported.empty() || !diffs.empty()) {
     std::string msg = name + ":";
     if (!unsupported.empty()) {
@@ -201,6 +215,8 @@ ConfigFacts check_config(const std::string& text, const std::string& name, const
     }
     throw InputError(msg);
   }
+  ConfigFacts facts;
+  facts.tied = truthy(c, "tie_word_embeddings");
   if (c.contains("max_position_embeddings") && c["max_position_embeddings"].is_number_integer())
     facts.max_position_embeddings = c["max_position_embeddings"].get<std::int64_t>();
   return facts;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "checkpoint/checkpoint_files.hpp"
@@ -79,6 +80,81 @@ at::Tensor read_windows(const wd::ShardSet& set, const EvalPlan& plan, std::uint
                                static_cast<std::int64_t>(plan.tokens_per_window()), token_bytes);
 }
 
+// The split to evaluate on, checked against the model before any collective:
+// its manifest, which windows go to which rank, and its shards.
+struct EvalData {
+  fs::path manifest_file;
+  wd::Manifest manifest;
+  EvalPlan plan;
+  std::unique_ptr<wd::ShardSet> set;
+};
+
+EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelConfig& m,
+                        const Weights& weights) {
+  EvalData d;
+  d.manifest_file = wd::manifest_path(o.dataset);
+  d.manifest = wd::load_manifest(d.manifest_file);
+  if (d.manifest.tokenizer.vocab_size > static_cast<std::uint64_t>(m.vocab))
+    throw InputError("the model's vocab_size " + std::to_string(m.vocab) + " (" +
+                     weights.describe() + ") is smaller than the vocabulary of " +
+                     d.manifest_file.string() + " (" +
+                     std::to_string(d.manifest.tokenizer.vocab_size) +
+                     " tokens): the data was tokenized for another model");
+  const wd::SplitEntry& split = o.split == "train" ? d.manifest.train : d.manifest.validation;
+  const std::string what = d.manifest_file.string() + " (" + o.split + " split)";
+  if (split.shards.empty())
+    throw InputError(what + ": the split is empty (no shards); evaluate on --split " +
+                     std::string(o.split == "train" ? "validation" : "train") +
+                     " or prepare the data with a validation fraction");
+  d.plan = plan_eval(split.tokens(), static_cast<std::uint64_t>(o.context),
+                     static_cast<std::uint64_t>(o.eval_batches),
+                     static_cast<std::uint64_t>(o.eval_batch_size),
+                     static_cast<std::uint64_t>(w.world), what);
+  fs::path data_dir = d.manifest_file.parent_path();
+  if (data_dir.empty()) data_dir = ".";
+  d.set = std::make_unique<wd::ShardSet>(data_dir, d.manifest, split, o.split, wd::ReadMode::Mmap,
+                                         wd::Verify::All);
+  return d;
+}
+
+void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
+                  const WorldLayout& w) {
+  if (!weights.hf_dir.empty()) {
+    load_hf_into(model, weights.hf_dir.string());
+    return;
+  }
+  std::vector<FlatUnit*> units;
+  for (auto& u : model.units()) units.push_back(u.get());
+  ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; eval ignores them
+  Checkpointer(CheckpointPolicy{}, groups, units, &moments)
+      .load(weights.step_dir.string(), model.config());
+  say(w, "[init] from_checkpoint=" + weights.step_dir.string());
+}
+
+// Each chunk's loss sum, from the rank that computed it: the passes of this
+// rank, then one all-reduce (zeros from the other ranks: the sums are exact).
+std::vector<double> chunk_loss_sums(FsdpLlama& model, const EvalData& d, const CommGroups& groups,
+                                    const WorldLayout& w) {
+  const EvalPlan& plan = d.plan;
+  std::vector<double> sums(plan.chunks(), 0.0);
+  std::vector<unsigned char> buf;
+  for (std::uint64_t f = 0; f < plan.forwards_per_rank(); ++f) {
+    const auto chunk = plan.chunk_of(static_cast<std::uint64_t>(w.rank), f);
+    // A rank out of chunks still passes (on window 0) so the gathers stay in step.
+    const std::uint64_t first = chunk ? plan.first_window(*chunk) : 0;
+    const std::uint64_t rows = chunk ? plan.windows_in(*chunk) : 1;
+    const double loss = model.step(
+        read_windows(*d.set, plan, first, rows, d.manifest.token_bytes, buf), false, 0.0);
+    if (chunk) sums[*chunk] = loss * static_cast<double>(rows * plan.context);
+  }
+  at::Tensor all = at::tensor(sums, at::kDouble).to(model.device());
+  groups.world->all_reduce_sum(all);
+  all = all.cpu();
+  for (std::size_t c = 0; c < sums.size(); ++c)
+    sums[c] = all[static_cast<std::int64_t>(c)].item<double>();
+  return sums;
+}
+
 }  // namespace
 
 int run_eval(int argc, char** argv) {
@@ -97,72 +173,28 @@ int run_eval(int argc, char** argv) {
   ModelConfig& m = weights.model;
   m.context = o.context;
   check_model_config(m);
-  const fs::path manifest_file = wd::manifest_path(o.dataset);
-  const wd::Manifest manifest = wd::load_manifest(manifest_file);
-  if (manifest.tokenizer.vocab_size > static_cast<std::uint64_t>(m.vocab))
-    throw InputError("the model's vocab_size " + std::to_string(m.vocab) + " (" +
-                     weights.describe() + ") is smaller than the vocabulary of " +
-                     manifest_file.string() + " (" + std::to_string(manifest.tokenizer.vocab_size) +
-                     " tokens): the data was tokenized for another model");
-  const wd::SplitEntry& split = o.split == "train" ? manifest.train : manifest.validation;
-  const std::string what = manifest_file.string() + " (" + o.split + " split)";
-  if (split.shards.empty())
-    throw InputError(what + ": the split is empty (no shards); evaluate on --split " +
-                     std::string(o.split == "train" ? "validation" : "train") +
-                     " or prepare the data with a validation fraction");
-  const EvalPlan plan = plan_eval(split.tokens(), static_cast<std::uint64_t>(o.context),
-                                  static_cast<std::uint64_t>(o.eval_batches),
-                                  static_cast<std::uint64_t>(o.eval_batch_size),
-                                  static_cast<std::uint64_t>(w.world), what);
-  fs::path data_dir = manifest_file.parent_path();
-  if (data_dir.empty()) data_dir = ".";
-  const wd::ShardSet set(data_dir, manifest, split, o.split, wd::ReadMode::Mmap, wd::Verify::All);
+  const EvalData data = open_eval_data(o, w, m, weights);
 
   const ComputeChoice compute{o.device, o.bf16, o.sharding, o.threads, false, true};
   const CommGroups groups = start_ranks(w, compute);
   FsdpLlama model(m, groups, fsdp_options(w, compute), 0);
-  std::vector<FlatUnit*> units;
-  for (auto& u : model.units()) units.push_back(u.get());
-  if (!weights.hf_dir.empty()) {
-    load_hf_into(model, weights.hf_dir.string());
-  } else {
-    ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; eval ignores them
-    Checkpointer(CheckpointPolicy{}, groups, units, &moments).load(weights.step_dir.string(), m);
-    say(w, "[init] from_checkpoint=" + weights.step_dir.string());
-  }
+  load_weights(model, weights, groups, w);
 
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> sums(plan.chunks(), 0.0);
-  std::vector<unsigned char> buf;
-  for (std::uint64_t f = 0; f < plan.forwards_per_rank(); ++f) {
-    const auto chunk = plan.chunk_of(static_cast<std::uint64_t>(w.rank), f);
-    // A rank out of chunks still passes (on window 0) so the gathers stay in step.
-    const std::uint64_t first = chunk ? plan.first_window(*chunk) : 0;
-    const std::uint64_t rows = chunk ? plan.windows_in(*chunk) : 1;
-    const double loss =
-        model.step(read_windows(set, plan, first, rows, manifest.token_bytes, buf), false, 0.0);
-    if (chunk) sums[*chunk] = loss * static_cast<double>(rows * plan.context);
-  }
-  // Each chunk's sum comes from one rank, zeros from the others: the sum is exact.
-  at::Tensor all = at::tensor(sums, at::kDouble).to(model.device());
-  groups.world->all_reduce_sum(all);
-  all = all.cpu();
-  for (std::size_t c = 0; c < sums.size(); ++c)
-    sums[c] = all[static_cast<std::int64_t>(c)].item<double>();
-
+  const std::vector<double> sums = chunk_loss_sums(model, data, groups, w);
   EvalResult r;
-  r.loss = mean_eval_loss(plan, sums);
-  r.tokens = plan.targets();
-  r.windows = plan.windows;
-  r.context = plan.context;
+  r.loss = mean_eval_loss(data.plan, sums);
+  r.tokens = data.plan.targets();
+  r.windows = data.plan.windows;
+  r.context = data.plan.context;
   r.split = o.split;
-  r.data = manifest_file.string();
+  r.data = data.manifest_file.string();
   r.weights = weights.describe();
   say(w, format_eval_line(r));
   if (w.rank == 0) {
     std::fprintf(stderr, "wireup-train: eval took %.3f s (world %d, %llu passes per rank)\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                 w.world, static_cast<unsigned long long>(plan.forwards_per_rank()));
+                 w.world, static_cast<unsigned long long>(data.plan.forwards_per_rank()));
     if (!o.metrics_file.empty()) io::write_atomically(o.metrics_file, format_eval_json(r));
   }
   groups.world->barrier();
