@@ -5,7 +5,9 @@
 // the task's environment and mount namespace; it starts no container.
 //
 // plugstack.conf: required PATH/spank_pyxis_standin.so [opt_root=DIR] [pytorch_hook=on]
-// srun --container-image=IMAGE [--container-env=NAME,...]
+// srun --container-image=IMAGE [--container-env=NAME,...] [--container-mounts=...]
+//   (--container-mounts is accepted and not applied: the task keeps the host's
+//   root, so every host path is already there)
 //   IMAGE/environment   the image's environment, NAME=VALUE lines (enroot's
 //                       ENROOT_ENVIRON: /etc/environment plus environ.d)
 //   IMAGE/opt           mounted over OPT_ROOT/opt in the task's new mount
@@ -72,12 +74,15 @@ int on_env(int, const char* arg, int) {
   cfg.keep = split_commas(arg ? arg : "");
   return 0;
 }
+int on_mounts(int, const char*, int) { return 0; }
 
 char* c(const char* s) { return const_cast<char*>(s); }
 spank_option options[] = {
     {c("container-image"), c("DIR"), c("(test stand-in) image directory"), 1, 1, on_image},
     {c("container-env"), c("NAMES"), c("(test stand-in) names the image must not overwrite"), 1, 2,
      on_env},
+    {c("container-mounts"), c("SRC:DST,..."), c("(test stand-in) accepted, not applied"), 1, 3,
+     on_mounts},
 };
 
 int fail(const std::string& msg) {
