@@ -202,15 +202,12 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
 void settle_master_addr(const LaunchOptions& o, JobIdentity& id) {
   if (o.master_addr || is_ipv4_literal(id.master_addr)) return;
   const std::string node = id.master_addr;
-  const NodeAddress a = find_node_ipv4(
-      node, system_address_sources(slurm_conf_candidates(getenv_opt("SLURM_CONF"), std::nullopt)));
-  if (a.ipv4.empty())
-    throw InputError(no_address_message(node, "first node of SLURM_STEP_NODELIST", a,
-                                        "pass --master-addr=IPV4"));
-  id.master_addr = a.ipv4;
+  const MasterAddr m = resolve_master_addr(node, system_node_ipv4(node, getenv_opt("SLURM_CONF")),
+                                           std::nullopt, "pass --master-addr=IPV4");
+  id.master_addr = m.ipv4;
   if (o.verbose)
-    std::fprintf(stderr, "wireup-launch: MASTER_ADDR %s for node %s, from %s\n", a.ipv4.c_str(),
-                 node.c_str(), a.source.c_str());
+    std::fprintf(stderr, "wireup-launch: MASTER_ADDR %s for node %s, from %s\n", m.ipv4.c_str(),
+                 node.c_str(), m.source.c_str());
 }
 
 }  // namespace
