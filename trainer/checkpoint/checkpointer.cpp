@@ -37,9 +37,8 @@ struct Checkpointer::Snapshot {
   double stall_s = 0;  // how long training waited for this save
 };
 
-Checkpointer::Checkpointer(CheckpointPolicy policy, CommGroups groups, std::vector<FlatUnit*> units,
-                           ShardedAdamW* opt)
-    : policy_(std::move(policy)), groups_(std::move(groups)), units_(std::move(units)), opt_(opt) {}
+Checkpointer::Checkpointer(CheckpointPolicy policy, CommGroups groups, TrainingState state)
+    : policy_(std::move(policy)), groups_(std::move(groups)), state_(std::move(state)) {}
 
 Checkpointer::~Checkpointer() {
   try {
@@ -64,7 +63,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
   snap->shard_size = groups_.shard->size();
   snap->world_rank = groups_.world->rank();
   if (snap->writer) {
-    for (std::size_t i = 0; i < units_.size(); ++i) {
+    for (const UnitShard& u : state_.units) {
       // GPU state is copied to host buffers kept from save to save (fresh ones
       // would page-fault in while training waits); CPU state is written as is.
       auto host = [&](const at::Tensor& t) {
@@ -74,10 +73,10 @@ void Checkpointer::save(const CheckpointInfo& info) {
         host_[k].copy_(t);
         return host_[k];
       };
-      snap->tensors.push_back(host(units_[i]->master()));
-      snap->tensors.push_back(host(opt_->exp_avg()[i]));
-      snap->tensors.push_back(host(opt_->exp_avg_sq()[i]));
-      snap->offsets.push_back(units_[i]->shard_offset());
+      snap->tensors.push_back(host(u.param));
+      snap->tensors.push_back(host(u.exp_avg));
+      snap->tensors.push_back(host(u.exp_avg_sq));
+      snap->offsets.push_back(u.offset);
     }
   }
   CheckpointMeta& m = snap->meta;
@@ -89,20 +88,11 @@ void Checkpointer::save(const CheckpointInfo& info) {
   m.sharding = info.sharding;
   m.world_size = groups_.world->size();
   m.shard_group_size = snap->shard_size;
-  m.optimizer_steps = opt_->steps();
-  const auto& c = opt_->config();
-  m.beta1 = c.beta1, m.beta2 = c.beta2, m.eps = c.eps, m.weight_decay = c.weight_decay;
+  m.optimizer_steps = state_.optimizer_steps();
+  m.beta1 = state_.beta1, m.beta2 = state_.beta2, m.eps = state_.eps;
+  m.weight_decay = state_.weight_decay;
   m.data_position = info.data_position;
-  for (auto* u : units_) {
-    UnitMeta um;
-    um.name = u->name();
-    um.numel = u->numel();
-    for (const auto& s : u->specs()) {
-      um.param_names.push_back(s.name);
-      um.param_shapes.push_back(s.shape);
-    }
-    m.units.push_back(um);
-  }
+  for (const UnitShard& u : state_.units) m.units.push_back(u.layout);
   if (snap->world_rank == 0) {
     // A directory of this step left by an interrupted run holds files of
     // that attempt: start it afresh.
@@ -234,7 +224,7 @@ std::optional<std::string> Checkpointer::end_of_step(std::int64_t step, bool sto
   // Every rank must agree to stop: a signal may reach them at different steps.
   const bool planned = policy_.stop_after_step > 0 && step == policy_.stop_after_step;
   at::Tensor votes =
-      scalar_tensor(stop_signal || planned ? 1.0 : 0.0, units_.front()->master().device());
+      scalar_tensor(stop_signal || planned ? 1.0 : 0.0, state_.units.front().param.device());
   groups_.world->all_reduce_sum(votes);
   const bool stop = votes.item<double>() > 0;
   const bool saving = !policy_.dir.empty() && (stop || step == policy_.max_steps ||
@@ -250,20 +240,20 @@ std::optional<std::string> Checkpointer::end_of_step(std::int64_t step, bool sto
 }
 
 void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& meta) {
-  if (meta.units.size() != units_.size())
+  if (meta.units.size() != state_.units.size())
     throw InputError(step_dir.string() + ": has " + std::to_string(meta.units.size()) +
-                     " units, this model " + std::to_string(units_.size()));
+                     " units, this model " + std::to_string(state_.units.size()));
   ChunkReader reader(step_dir, meta);
-  for (std::size_t u = 0; u < units_.size(); ++u) {
-    FlatUnit& unit = *units_[u];
-    if (meta.units[u].numel != unit.numel())
-      throw InputError(step_dir.string() + ": unit " + unit.name() + " has " +
+  for (std::size_t u = 0; u < state_.units.size(); ++u) {
+    UnitShard& unit = state_.units[u];
+    if (meta.units[u].numel != unit.layout.numel)
+      throw InputError(step_dir.string() + ": unit " + unit.layout.name + " has " +
                        std::to_string(meta.units[u].numel) + " parameters, this model " +
-                       std::to_string(unit.numel()));
-    at::Tensor dests[3] = {unit.master(), opt_->exp_avg()[u], opt_->exp_avg_sq()[u]};
+                       std::to_string(unit.layout.numel));
+    at::Tensor dests[3] = {unit.param, unit.exp_avg, unit.exp_avg_sq};
     for (int k = 0; k < 3; ++k) {
-      at::Tensor staging = at::zeros({unit.shard_numel()}, at::kFloat);  // on the host
-      reader.read(static_cast<int>(u), kKinds[k], unit.shard_offset(), unit.shard_numel(),
+      at::Tensor staging = at::zeros({unit.numel}, at::kFloat);  // on the host
+      reader.read(static_cast<int>(u), kKinds[k], unit.offset, unit.numel,
                   staging.data_ptr<float>());
       dests[k].copy_(staging);
     }
@@ -296,11 +286,10 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
       error = e.what();
     }
     // Every rank must take the same checkpoint: agree that all loaded it.
-    at::Tensor bad = scalar_tensor(error.empty() ? 0.0 : 1.0, units_.front()->master().device());
+    at::Tensor bad = scalar_tensor(error.empty() ? 0.0 : 1.0, state_.units.front().param.device());
     groups_.world->all_reduce_sum(bad);
     if (bad.item<double>() == 0) {
-      opt_->set_steps(meta.optimizer_steps);
-      for (auto* u : units_) u->zero_grad();
+      state_.restored(meta.optimizer_steps);
       verified_.insert(step_dir.filename().string());
       return meta;
     }

@@ -12,8 +12,6 @@
 
 #include "checkpoint/checkpoint_format.hpp"
 #include "comm/comm.hpp"
-#include "fsdp/flat_unit.hpp"
-#include "optim/sharded_adamw.hpp"
 
 namespace wireup::train {
 
@@ -25,6 +23,26 @@ struct CheckpointInfo {
   std::string preset;
   std::string sharding;
   std::string data_position;
+};
+
+// One unit's part of the training state on this rank, as a checkpoint holds
+// it: the unit's layout, and this rank's fp32 slices (live tensors, written in
+// place on load) of its parameters and both AdamW moments.
+struct UnitShard {
+  UnitMeta layout;          // name, real parameters, parameter names and shapes
+  std::int64_t offset = 0;  // of this rank's slice in the unit's flat buffer
+  std::int64_t numel = 0;   // of this rank's slice, padding included
+  at::Tensor param, exp_avg, exp_avg_sq;
+};
+
+// What the Checkpointer saves and restores (trainer/main builds it from the
+// sharded model's flat units and the optimizer).
+struct TrainingState {
+  std::vector<UnitShard> units;
+  double beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;  // the optimizer's settings
+  std::function<std::int64_t()> optimizer_steps;
+  // After a load: the optimizer's step count set, the gradients zeroed.
+  std::function<void(std::int64_t optimizer_steps)> restored;
 };
 
 // When to save and when to stop (the flags of docs/checkpoints.md).
@@ -46,8 +64,7 @@ struct CheckpointPolicy {
 //                    durable: the commit. A directory without it is ignored.
 class Checkpointer {
  public:
-  Checkpointer(CheckpointPolicy policy, CommGroups groups, std::vector<FlatUnit*> units,
-               ShardedAdamW* opt);
+  Checkpointer(CheckpointPolicy policy, CommGroups groups, TrainingState state);
   ~Checkpointer();  // waits for a save in flight
 
   // After optimizer step `step`: every rank agrees whether to stop (a stop
@@ -86,8 +103,7 @@ class Checkpointer {
 
   CheckpointPolicy policy_;
   CommGroups groups_;
-  std::vector<FlatUnit*> units_;
-  ShardedAdamW* opt_;
+  TrainingState state_;
   std::thread writer_;
   std::vector<at::Tensor> host_;    // snapshot buffers for GPU state, reused
   std::set<std::string> verified_;  // step directories known to load (world rank 0)

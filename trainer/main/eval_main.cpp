@@ -126,7 +126,7 @@ void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& gr
   std::vector<FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
   ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; eval ignores them
-  Checkpointer(CheckpointPolicy{}, groups, units, &moments)
+  Checkpointer(CheckpointPolicy{}, groups, training_state(units, moments))
       .load(weights.step_dir.string(), model.config());
   say(w, "[init] from_checkpoint=" + weights.step_dir.string());
 }

@@ -87,6 +87,34 @@ PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at
           "measured: " + p.describe() + (world.size() > 1 ? ", mean of the ranks" : "")};
 }
 
+TrainingState training_state(const std::vector<FlatUnit*>& units, ShardedAdamW& opt) {
+  TrainingState s;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    FlatUnit& u = *units[i];
+    UnitShard shard;
+    shard.layout.name = u.name();
+    shard.layout.numel = u.numel();
+    for (const auto& spec : u.specs()) {
+      shard.layout.param_names.push_back(spec.name);
+      shard.layout.param_shapes.push_back(spec.shape);
+    }
+    shard.offset = u.shard_offset();
+    shard.numel = u.shard_numel();
+    shard.param = u.master();
+    shard.exp_avg = opt.exp_avg()[i];
+    shard.exp_avg_sq = opt.exp_avg_sq()[i];
+    s.units.push_back(std::move(shard));
+  }
+  const AdamWConfig& c = opt.config();
+  s.beta1 = c.beta1, s.beta2 = c.beta2, s.eps = c.eps, s.weight_decay = c.weight_decay;
+  s.optimizer_steps = [&opt] { return opt.steps(); };
+  s.restored = [units, &opt](std::int64_t steps) {
+    opt.set_steps(steps);
+    for (auto* u : units) u->zero_grad();
+  };
+  return s;
+}
+
 void say(const WorldLayout& w, const std::string& line) {
   if (w.rank == 0) std::printf("%s\n", line.c_str()), std::fflush(stdout);
 }

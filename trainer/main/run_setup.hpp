@@ -3,9 +3,11 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint/checkpointer.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
 #include "fsdp/fsdp_llama.hpp"
+#include "optim/sharded_adamw.hpp"
 
 // What training (train_main.cpp) and evaluation (eval_main.cpp) share: the
 // process settings, the checks that need the world layout and the build, the
@@ -41,6 +43,10 @@ struct PeakFlops {
 };
 PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at::ScalarType dtype,
                        Comm& world);
+
+// The flat units' shards and the optimizer's moments, as the Checkpointer
+// saves and restores them.
+TrainingState training_state(const std::vector<FlatUnit*>& units, ShardedAdamW& opt);
 
 // One line on rank 0's stdout, flushed.
 void say(const WorldLayout& w, const std::string& line);

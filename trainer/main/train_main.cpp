@@ -90,7 +90,7 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
   policy.keep = static_cast<int>(o.keep_checkpoints);
   policy.async = o.async_checkpointing;
   policy.start_fresh_if_unloadable = o.start_fresh_if_unloadable;
-  auto ckpt = std::make_unique<wt::Checkpointer>(policy, groups, units, &opt);
+  auto ckpt = std::make_unique<wt::Checkpointer>(policy, groups, wt::training_state(units, opt));
   wt::graceful_stop();
   return ckpt;
 }
