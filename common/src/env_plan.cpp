@@ -103,9 +103,10 @@ std::vector<Decision> resolve(const std::vector<EnvEntry>& wanted, const EnvLook
   };
 
   std::vector<Decision> out;
-  std::string injected;
+  std::string injected, image;
   for (const auto& e : merged) {
-    if (!valid_env_name(e.name) || !valid_env_value(e.value) || e.name == kInjectedVar) {
+    if (!valid_env_name(e.name) || !valid_env_value(e.value) || e.name == kInjectedVar ||
+        e.name == kImageVar) {
       out.push_back(
           {e.name, "", "refused: bad name or value " + quoted(e.value), Action::Rejected});
       continue;
@@ -115,8 +116,12 @@ std::vector<Decision> resolve(const std::vector<EnvEntry>& wanted, const EnvLook
       if (!injected.empty()) injected += ' ';
       injected += e.name;
     }
+    if (d.action == Action::KeptContainer) image += (image.empty() ? "" : " ") + e.name;
     out.push_back(std::move(d));
   }
+  if (!image.empty())
+    out.push_back({kImageVar, image, "names whose value is the container image's or hook's",
+                   Action::Set, kByWireup});
   if (!injected.empty())
     out.push_back({kInjectedVar, injected, "names wireup set", Action::Set, kByWireup});
   return out;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +53,17 @@ std::string read_plugstack(const std::string& path) {
   return text;
 }
 
+// The job's environment as submitted, as far as a task can tell: its own,
+// except the names the plugin recorded as a container image's or hook's.
+wireup::EnvLookup submitted_lookup() {
+  std::vector<std::string> image;
+  if (const auto v = getenv_opt(wireup::kImageVar)) image = wireup::split(*v, ' ');
+  return [image](const std::string& n) -> std::optional<std::string> {
+    if (std::find(image.begin(), image.end(), n) != image.end()) return std::nullopt;
+    return getenv_opt(n);
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,6 +108,7 @@ int main(int argc, char** argv) {
                                   : wireup::spank::container_order_warning_in(plugstack);
     if (!order.empty()) std::cerr << "wireup-env: " << order << "\n";
     wireup::TaskContext ctx;
+    ctx.submitted = submitted_lookup();
     ctx.root_read = "this process's root (" +
                     (admin.sysroot == "/" ? std::string("/opt") : admin.sysroot + "/opt") +
                     "; run inside a container task: the container's, as the plugin reads it "

@@ -62,6 +62,14 @@ check "wireup-env in the container agrees with the plugin" "$(sed -n 2p <<<"$out
 dry=$(timeout 60 srun -N1 -n1 --wireup --container-image="$IMAGE" "$WIREUP_ENV_TOOL" --plugstack "$CLUSTER/plugstack.conf")
 contains "wireup-env names the root it read" "$dry" "# install trees read from this process's root ($NODE/opt"
 contains "wireup-env reads the container's aws-ofi-nccl" "$dry" "aws-ofi-nccl 1.14.0"
+# With the admin's NCCL_DEBUG default, both say the image's value was kept.
+order after nccl_debug=INFO
+both=$(timeout 60 srun -N1 -n1 --wireup-verbose --container-image="$IMAGE" "$WIREUP_ENV_TOOL" \
+  --plugstack "$CLUSTER/plugstack.conf" 2>&1)
+check "plugin and wireup-env: the same NCCL_DEBUG line" \
+  "$(grep -c "NCCL_DEBUG=WARN  (kept image value: set by the container image or hook) \[image or hook\]" <<<"$both")" 2
+contains "the plugin records the image's names" "$both" "WIREUP_IMAGE_VARS=NCCL_DEBUG  (set:"
+order after
 
 # Without a container the same plugstack plans from the node's own tree.
 out=$(timeout 30 srun -N1 -n1 --wireup bash -c "$SHOW")

@@ -44,12 +44,16 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // Names wireup wrote, so a nested step does not mistake them for the user's.
 inline constexpr const char* kInjectedVar = "WIREUP_INJECTED";
+// Names whose value wireup kept as a container image's or hook's, so that a
+// dry run inside the task (wireup-env) tells them from the user's.
+inline constexpr const char* kImageVar = "WIREUP_IMAGE_VARS";
 
 bool valid_env_name(std::string_view name);
 bool valid_env_value(std::string_view value);  // no NUL, CR or LF
 
 // Later entries for the same name replace earlier ones. The result ends with
-// the WIREUP_INJECTED bookkeeping entry when anything was set.
+// the WIREUP_IMAGE_VARS bookkeeping entry when a container's value was kept,
+// then the WIREUP_INJECTED one when anything was set.
 std::vector<Decision> resolve_env(const std::vector<EnvEntry>& wanted, const EnvLookup& current);
 
 // The same, knowing what the user submitted (the job's environment before any

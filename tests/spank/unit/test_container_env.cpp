@@ -43,6 +43,9 @@ TEST_CASE("a value that differs from the submitted one is the image's or the hoo
         std::string::npos);
   const auto* rank = find(p.decisions, "RANK");
   CHECK(rank->action == Action::Unchanged);  // pyxis's RANK equals wireup's
+  REQUIRE(find(p.decisions, kImageVar) != nullptr);
+  CHECK(find(p.decisions, kImageVar)->value == "NCCL_DEBUG");
+  CHECK(p.decisions.back().name == kInjectedVar);
 }
 
 TEST_CASE("the user's submitted values win; a replaced rendezvous value comes back") {
