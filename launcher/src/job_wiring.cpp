@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "net.hpp"
+#include "wireup/control_endpoint.hpp"
 #include "wireup/error.hpp"
 #include "wireup/master_addr.hpp"
 #include "wireup/rendezvous.hpp"
@@ -147,6 +148,33 @@ Wiring from_pmix(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   return w;
 }
 
+// --max-restarts across agents without PMIx: agent 0 listens at a port every
+// agent derives from MASTER_PORT, on every address of the step's first node,
+// whose IPv4 address (id.master_addr, settled before --master-addr applies)
+// the others connect to.
+void control_without_pmix(const LaunchOptions& o, const JobIdentity& id, Wiring& w) {
+  JobLayout& job = w.layout;
+  if (id.source != "slurm")
+    throw InputError(
+        "--max-restarts with several agents needs PMIx (srun --mpi=pmix, mpirun) or a Slurm "
+        "step (srun) to coordinate them; found a " +
+        id.source + " job of " + std::to_string(id.size) + " tasks");
+  std::uint32_t port = o.control_port.value_or(control_port_for(job.master_port));
+  job.control_wait_s = fence_timeout_s();
+  if (job.task_rank == 0) {
+    try {
+      w.conn.control_listen_fd = listen_any(port, 1);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("--max-restarts: agent 0's control port: ") + e.what() +
+                               (o.control_port
+                                    ? " (--control-port)"
+                                    : " (MASTER_PORT+" + std::to_string(kControlPortOffset) +
+                                          "; pass --control-port=PORT to every node)"));
+    }
+  }
+  job.control = id.master_addr + ":" + std::to_string(port);
+}
+
 Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_mode,
                      std::uint32_t nproc) {
   Wiring w;
@@ -179,11 +207,6 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
     job.first_rank = id.rank * nproc;
     job.world_size = id.size * nproc;
     job.nproc = nproc;
-    if (o.max_restarts > 0 && id.size > 1)
-      throw InputError(
-          "--max-restarts with several agents needs PMIx to coordinate them "
-          "(run under `srun --mpi=pmix`); found a " +
-          id.source + " job of " + std::to_string(id.size) + " tasks");
   } else {
     job.group_rank = id.node_rank;
     job.group_count = id.num_nodes;
@@ -191,6 +214,7 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
     job.world_size = id.size;
   }
   apply_master_overrides(o, job);
+  if (agent_mode && o.max_restarts > 0 && id.size > 1) control_without_pmix(o, id, w);
   if (job.agent_store)
     w.conn.store_listen_fd = listen_store(job.master_port, o.master_port.has_value());
   return w;
@@ -199,11 +223,16 @@ Wiring from_identity(const LaunchOptions& o, const JobIdentity& id, bool agent_m
 // SLURM_* mode: the first node's name becomes an IPv4 literal here, by the
 // plugin's rules (name, resolver, the node's slurm.conf NodeAddr), so a name
 // known only to Slurm still wires, and a name nobody knows fails before launch.
-void settle_master_addr(const LaunchOptions& o, JobIdentity& id) {
-  if (o.master_addr || is_ipv4_literal(id.master_addr)) return;
+// Restarts across agents need the node's address even with --master-addr
+// (agent 0 listens there): `needed` resolves it regardless.
+void settle_master_addr(const LaunchOptions& o, JobIdentity& id, bool needed) {
+  if ((o.master_addr && !needed) || is_ipv4_literal(id.master_addr)) return;
   const std::string node = id.master_addr;
-  const MasterAddr m = resolve_master_addr(node, system_node_ipv4(node, getenv_opt("SLURM_CONF")),
-                                           std::nullopt, "pass --master-addr=IPV4");
+  const MasterAddr m =
+      resolve_master_addr(node, system_node_ipv4(node, getenv_opt("SLURM_CONF")), std::nullopt,
+                          o.master_addr ? "--max-restarts without PMIx connects "
+                                          "to agent 0 at the first node's address"
+                                        : "pass --master-addr=IPV4");
   id.master_addr = m.ipv4;
   if (o.verbose)
     std::fprintf(stderr, "wireup-launch: MASTER_ADDR %s for node %s, from %s\n", m.ipv4.c_str(),
@@ -218,7 +247,7 @@ Wiring wire_job(const LaunchOptions& o, bool agent_mode, std::uint32_t nproc) {
   const EnvLookup env = getenv_opt;
   if (!o.standalone) {
     if (auto id = identity_from_slurm(env)) {
-      settle_master_addr(o, *id);
+      settle_master_addr(o, *id, agent_mode && o.max_restarts > 0 && id->size > 1);
       return from_identity(o, *id, agent_mode, nproc);
     }
   }

@@ -30,6 +30,7 @@ struct JobLayout {
   std::string run_id;
   std::uint64_t job_id = 0, step_id = 0;
   std::string control;       // rank 0's control endpoint (restarts, exec mode's fail-fast)
+  int control_wait_s = 30;   // how long the others try to connect to it
   bool agent_store = false;  // --agent-store: agent 0 serves MASTER_ADDR:MASTER_PORT
   double pmix_init_ms = 0, fence_ms = 0;
 };

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
                 << job.task_count << " group " << job.group_rank << "/" << job.group_count
                 << " ranks " << job.first_rank << ".." << (job.first_rank + job.nproc - 1) << " of "
                 << job.world_size << " master " << job.master_addr << ":" << job.master_port
-                << "\n";
+                << (job.control.empty() ? "" : " control " + job.control) << "\n";
     if (!agent_mode) return run_exec_mode(o, job, w.conn, old_mask);
     const int code = run_agent(o, job, w.conn, current_env());
     if (w.conn.pmix) w.conn.pmix->finalize();

@@ -130,7 +130,9 @@ int connect_tcp(const std::string& addr, std::uint32_t port, int timeout_ms) {
     if (waited >= timeout_ms)
       throw std::runtime_error("connect to " + addr + ":" + std::to_string(port) + ": " +
                                std::strerror(e));
-    usleep(20000);  // the listener exists before the fence; this only covers SYN backlog hiccups
+    // Under PMIx the listener exists before the fence (this covers backlog
+    // hiccups); without PMIx agent 0 may still be starting.
+    usleep(waited < 1000 ? 20000 : 100000);
   }
 }
 

@@ -40,6 +40,16 @@ env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_L
   SLURM_STEP_NODELIST=ip-127-0-0-2 "$WL" --nproc-per-node=1 --agent-store /bin/true >"$TMP/out" 2>&1
 [ $? -eq 2 ] || { cat "$TMP/out"; fail "--agent-store from SLURM_* variables must be refused"; }
 file_contains "out" "$TMP/out" "--agent-store needs PMIx (srun --mpi=pmix, mpirun) or --standalone"
+# --max-restarts across agents without PMIx: agent 1 of a SLURM_* step names the
+# address and port it could not reach (the cluster tests run the real thing).
+env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_LOCALID=0 \
+  SLURM_STEP_NUM_TASKS=2 SLURM_NODEID=1 SLURM_STEP_NUM_NODES=2 SLURM_STEP_TASKS_PER_NODE=1\(x2\) \
+  SLURM_STEP_NODELIST=ip-127-0-0-[2-3] WIREUP_FENCE_TIMEOUT=1 "$WL" --nproc-per-node=1 \
+  --max-restarts=1 --control-port=9 /bin/true >"$TMP/out" 2>&1
+[ $? -eq 1 ] || { cat "$TMP/out"; fail "an unreachable agent 0 must fail"; }
+file_contains "out" "$TMP/out" "cannot reach agent 0's control port at 127.0.0.2:9 within 1 s"
+check 2 "found a static job of 2 tasks" -- --nnodes=2 --node-rank=1 --master-addr=127.0.0.1 \
+  --master-port=29500 --nproc-per-node=1 --max-restarts=1 /bin/true
 # Standalone exec mode works with nothing else set.
 check 0 "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1" -- --standalone "$PROGS/print_env.sh"
 # Plain srun without PMIx: the SLURM_* variables are enough.

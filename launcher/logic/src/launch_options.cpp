@@ -173,6 +173,13 @@ FlagTable program_flags() {
           o.master_port = p;
         }}},
       {"local-addr", {true, [](auto& o, auto&, auto& v) { o.local_addr = v; }}},
+      {"control-port",
+       {true,
+        [](auto& o, auto& w, auto& v) {
+          const auto p = want_uint(w, v, 65535);
+          if (p == 0) throw InputError(w + ": expected a port 1-65535, got 0");
+          o.control_port = p;
+        }}},
       {"signals-to-handle",
        {true, [](auto& o, auto& w, auto& v) { o.signals_to_handle = parse_signal_list(w, v); }}},
       {"no-python", {false, [](auto& o, auto& w, auto& v) { o.no_python = want_bool(w, v); }}},
@@ -406,6 +413,8 @@ else --standalone. Without --nproc-per-node each task execs PROGRAM itself
   --local-ranks-filter=LIST        console output only from these local ranks
   --no-prefix                      no "[rank N]: " on console lines
   --master-addr=ADDR --master-port=PORT   override rank 0's published address
+  --control-port=PORT              plain srun with --max-restarts: agent 0's control port
+                                   on the first node (MASTER_PORT+32)
   --role=NAME  --rdzv-id=ID        ROLE_NAME and TORCHELASTIC_RUN_ID
   --no-python  -m, --module  --python=PATH   how PROGRAM is run (.py runs python -u)
   --agent-store                    agent 0 serves the TCPStore (TORCHELASTIC_USE_AGENT_STORE=True):

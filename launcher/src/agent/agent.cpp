@@ -15,6 +15,7 @@
 #include "supervision/fd_dispatch.hpp"
 #include "supervision/launcher_signals.hpp"
 #include "supervision/process_tree.hpp"
+#include "wireup/control_endpoint.hpp"
 #include "wireup/rendezvous.hpp"
 
 namespace wireup {
@@ -39,8 +40,23 @@ void Agent::setup_run_dir() {
   }
 }
 
+// Links to agent 0 when it coordinates restarts. Without PMIx agent 0 may not
+// listen yet: the connect is retried for job_.control_wait_s.
+void Agent::link_to_coordinator() {
+  if (coordinator_ || o_.max_restarts == 0 || job_.control.empty()) return;
+  const auto [addr, port] = split_endpoint("agent 0's control address", job_.control);
+  try {
+    up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, job_.control_wait_s * 1000));
+  } catch (const std::exception& e) {
+    if (job_.source == "pmix") throw;
+    throw std::runtime_error(control_unreachable(addr, port, job_.control_wait_s, e.what()));
+  }
+  up_->send(ControlVerb::Hello, hello_args({job_.task_rank, job_.nproc}));
+}
+
 bool Agent::start() {
   setup_signals();
+  link_to_coordinator();  // before the run directory: nothing to clean up when it throws
   try {
     setup_run_dir();
   } catch (const std::exception& e) {
@@ -52,11 +68,6 @@ bool Agent::start() {
   }
   if (const int fd = conn_.take_store_listener(); fd >= 0)
     store_ = std::make_unique<AgentStore>(fd);
-  if (!coordinator_ && o_.max_restarts > 0 && !job_.control.empty()) {
-    const auto [addr, port] = split_endpoint("agent 0's control address", job_.control);
-    up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, 30000));
-    up_->send(ControlVerb::Hello, {job_.task_rank});
-  }
   start_attempt();
   return true;
 }

@@ -60,6 +60,7 @@ class Agent {
   enum class Phase { Starting, Running, Stopping, Restarting, WaitingPeers, Finished };
 
   bool start();  // false: no worker can run here (the job is aborted)
+  void link_to_coordinator();
   void supervise_once();
   void on_signals();
   void on_grace_over();
@@ -90,6 +91,7 @@ class Agent {
   FailureFacts failure_of(const Worker& wk) const;
   void handle_control(ControlLink& link, const ControlMessage& m);
   void coordinator_event(ControlVerb verb, ControlLink* from);
+  void on_hello(ControlLink& link, const ControlMessage& m);  // agent 0
   void broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args);
   void start_next_attempt();  // agent 0, once every agent stopped
   std::size_t running_count() const;

@@ -3,6 +3,7 @@
 
 #include "agent/agent.hpp"
 #include "net.hpp"
+#include "wireup/control_endpoint.hpp"
 
 namespace wireup {
 
@@ -52,10 +53,27 @@ void Agent::start_next_attempt() {
   start_attempt();
 }
 
+// Without PMIx, ranks assume every agent runs agent 0's worker count: a
+// HELLO that says otherwise stops the job (exit 2) before a rendezvous hangs.
+void Agent::on_hello(ControlLink& link, const ControlMessage& m) {
+  const auto hello = parse_hello(m);
+  if (!hello) return;
+  link.peer_rank = hello->rank;
+  if (job_.source == "pmix") return;  // the exchange told every agent each K
+  const auto mismatch = nproc_mismatch(*hello, job_.nproc);
+  if (!mismatch || phase_ == Phase::Finished) return;
+  say(*mismatch);
+  broadcast(ControlVerb::Exit, {2});
+  exit_code_ = 2;
+  if (phase_ == Phase::WaitingPeers) return finish(2);
+  phase_ = Phase::Running;  // so begin_stop stops for good, whatever was under way
+  begin_stop(SIGTERM);
+}
+
 void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
   if (coordinator_) {
-    if (m.verb == ControlVerb::Hello && !m.args.empty())
-      link.peer_rank = m.args[0];
+    if (m.verb == ControlVerb::Hello)
+      on_hello(link, m);
     else if (!m.args.empty() && m.args[0] != attempt_)
       return;  // from an attempt already over
     else

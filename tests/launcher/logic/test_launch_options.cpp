@@ -20,8 +20,8 @@ TEST_CASE("exec mode: no --nproc-per-node, program after --") {
 
 TEST_CASE("torchrun spellings: dashes, underscores, separate values, short flags") {
   auto o = parse({"--nproc_per_node", "4", "--max-restarts=2", "-t", "3", "-r3", "--nnodes=2:4",
-                  "--rdzv_backend=c10d", "--rdzv-endpoint", "h:29500", "--rdzv_id=job7",
-                  "train.py", "--lr", "1"});
+                  "--rdzv_backend=c10d", "--rdzv-endpoint", "h:29500", "--rdzv_id=job7", "train.py",
+                  "--lr", "1"});
   CHECK(o.nproc_per_node == "4");
   CHECK(o.max_restarts == 2);
   CHECK(o.tee == kBothStreams);
@@ -34,11 +34,15 @@ TEST_CASE("torchrun spellings: dashes, underscores, separate values, short flags
 }
 
 TEST_CASE("PET_ variables fill flags, the command line wins") {
-  auto o = parse({"--max-restarts=1", "prog"},
-                 {{"PET_NPROC_PER_NODE", "gpu"}, {"PET_MAX_RESTARTS", "5"}, {"PET_STANDALONE", "1"}});
+  auto o =
+      parse({"--max-restarts=1", "prog"},
+            {{"PET_NPROC_PER_NODE", "gpu"}, {"PET_MAX_RESTARTS", "5"}, {"PET_STANDALONE", "1"}});
   CHECK(o.nproc_per_node == "gpu");
   CHECK(o.max_restarts == 1);
   CHECK(o.standalone);
+  CHECK_FALSE(o.control_port);
+  CHECK(parse({"--control_port", "29600", "p"}).control_port == 29600u);
+  CHECK(parse({"p"}, {{"PET_CONTROL_PORT", "29601"}}).control_port == 29601u);
   CHECK_THROWS_WITH(parse({"prog"}, {{"PET_NPROC_PER_NODE", "many"}}),
                     Catch::Contains("PET_NPROC_PER_NODE") && Catch::Contains("'many'"));
 }
@@ -52,11 +56,13 @@ TEST_CASE("program wrapping: .py, -m, --no-python") {
 }
 
 TEST_CASE("bad flags name the flag and what was expected") {
-  CHECK_THROWS_WITH(parse({"--nproc-per-node=0", "p"}), Catch::Contains("--nproc-per-node") &&
-                                                             Catch::Contains("'0'"));
+  CHECK_THROWS_WITH(parse({"--nproc-per-node=0", "p"}),
+                    Catch::Contains("--nproc-per-node") && Catch::Contains("'0'"));
   CHECK_THROWS_WITH(parse({"--bogus", "p"}), Catch::Contains("unknown option '--bogus'"));
   CHECK_THROWS_WITH(parse({"--max-restarts"}), Catch::Contains("--max-restarts: expected a value"));
   CHECK_THROWS_WITH(parse({"--master-port=70000", "p"}), Catch::Contains("--master-port"));
+  CHECK_THROWS_WITH(parse({"--control-port=0", "p"}), Catch::Contains("--control-port"));
+  CHECK_THROWS_WITH(parse({"--control_port=x", "p"}), Catch::Contains("--control-port"));
   CHECK_THROWS_WITH(parse({"--nnodes=4:2", "p"}), Catch::Contains("MIN:MAX"));
   CHECK_THROWS_WITH(parse({"--tee=7", "p"}), Catch::Contains("--tee"));
   CHECK_THROWS_WITH(parse({"--grace-period=-1", "p"}), Catch::Contains("--grace-period"));
@@ -94,15 +100,15 @@ TEST_CASE("local rank lists") {
 }
 
 TEST_CASE("--agent-store and --preload: agent mode, Python programs, module names") {
-  auto o = parse({"--nproc-per-node=2", "--agent-store", "--preload", "torch, torch.distributed,torch",
-                  "train.py"});
+  auto o = parse({"--nproc-per-node=2", "--agent-store", "--preload",
+                  "torch, torch.distributed,torch", "train.py"});
   CHECK(o.agent_store);
   CHECK(o.preload == Args{"torch", "torch.distributed"});
   CHECK(runs_python(o));
   auto m = parse({"--nproc-per-node=2", "--preload=numpy", "-m", "pkg.train"}, {});
   CHECK(m.preload == Args{"numpy"});
-  auto e = parse({"train.py"}, {{"PET_NPROC_PER_NODE", "2"}, {"PET_AGENT_STORE", "1"},
-                                {"PET_PRELOAD", "torch"}});
+  auto e = parse({"train.py"},
+                 {{"PET_NPROC_PER_NODE", "2"}, {"PET_AGENT_STORE", "1"}, {"PET_PRELOAD", "torch"}});
   CHECK(e.agent_store);
   CHECK(e.preload == Args{"torch"});
   CHECK_FALSE(parse({"--nproc-per-node=2", "train.py"}).agent_store);
@@ -116,6 +122,7 @@ TEST_CASE("--agent-store and --preload: agent mode, Python programs, module name
   for (const char* bad : {"", "torch,", "1torch", "torch..nn", "torch;rm", "a-b"})
     CHECK_THROWS_WITH(parse({"--nproc-per-node=2", std::string("--preload=") + bad, "t.py"}),
                       Catch::Contains("--preload: expected Python module names"));
-  CHECK_THROWS_WITH(parse({"--nproc-per-node=2", "--agent-store", "--master-addr=10.0.0.1", "t.py"}),
-                    Catch::Contains("cannot be combined"));
+  CHECK_THROWS_WITH(
+      parse({"--nproc-per-node=2", "--agent-store", "--master-addr=10.0.0.1", "t.py"}),
+      Catch::Contains("cannot be combined"));
 }

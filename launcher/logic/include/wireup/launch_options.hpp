@@ -33,7 +33,8 @@ struct LaunchOptions {
   std::optional<std::string> master_addr;
   std::optional<std::uint32_t> master_port;
   std::optional<std::string> local_addr;
-  std::vector<int> signals_to_handle;  // forwarded to workers
+  std::optional<std::uint32_t> control_port;  // agent 0's restart port without PMIx
+  std::vector<int> signals_to_handle;         // forwarded to workers
   bool no_python = false;
   bool run_module = false;           // -m
   std::string python = "python3";    // interpreter for .py programs and -m
