@@ -219,7 +219,8 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
   if (r.metrics.is_open()) r.metrics << wt::format_step_json(sm) << "\n" << std::flush;
 }
 
-void validate_every_freq(Run& r, std::int64_t step) {
+// Every --validation_freq steps: the validation loss on the same batches.
+void log_validation_loss(Run& r, std::int64_t step) {
   if (!r.val || step % r.o.validation_freq != 0) return;
   r.val->source().rewind();
   const double vl = validation_loss(r.model, *r.val, r.o.validation_batches, *r.groups.world);
@@ -263,7 +264,7 @@ int train_steps(Run& r, std::int64_t first_step) {
     if (sum.first_loss < 0) sum.first_loss = s->loss;
     sum.final_loss = s->loss;
     log_step(r, step, *s, tokens_per_step);
-    validate_every_freq(r, step);
+    log_validation_loss(r, step);
     if (const auto stop_line = checkpoint_and_stop(r, step)) {
       wt::say(r.w, *stop_line);
       r.groups.world->barrier();
