@@ -44,7 +44,7 @@ file_contains "out" "$TMP/out" "--agent-store needs PMIx (srun --mpi=pmix, mpiru
 # address and port it could not reach (the cluster tests run the real thing).
 env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_LOCALID=0 \
   SLURM_STEP_NUM_TASKS=2 SLURM_NODEID=1 SLURM_STEP_NUM_NODES=2 SLURM_STEP_TASKS_PER_NODE=1\(x2\) \
-  SLURM_STEP_NODELIST=ip-127-0-0-[2-3] WIREUP_FENCE_TIMEOUT=1 "$WL" --nproc-per-node=1 \
+  "SLURM_STEP_NODELIST=ip-127-0-0-[2-3]" WIREUP_FENCE_TIMEOUT=1 "$WL" --nproc-per-node=1 \
   --max-restarts=1 --control-port=9 /bin/true >"$TMP/out" 2>&1
 [ $? -eq 1 ] || { cat "$TMP/out"; fail "an unreachable agent 0 must fail"; }
 file_contains "out" "$TMP/out" "cannot reach agent 0's control port at 127.0.0.2:9 within 1 s"

@@ -2,7 +2,8 @@
 # --max-restarts under plain srun (no PMIx): agent 0 coordinates at the first
 # node's address and MASTER_PORT+32 (or --control-port); a failed attempt
 # restarts on every node, the last failure ends the step, a node with another
-# --nproc-per-node or an agent 0 that does not listen is refused by name.
+# --nproc-per-node or an agent 0 that does not listen is refused by name, and
+# agent 0 closes a link from another step's launcher.
 . "$(dirname "$0")/lib.sh" "$@"
 T="timeout 60"
 PLAIN=(srun --mpi=none -N2 --ntasks-per-node=1)
@@ -63,4 +64,34 @@ rc=$?
 check "unreachable agent 0 exits 1" "$rc" 1
 file_contains "address and port named" "$TMP/u" "cannot reach agent 0's control port at "
 file_contains "wait named" "$TMP/u" "within 2 s"
-pass "plain srun: restarts in step, --control-port, last failure, --nproc-per-node mismatch, no agent 0"
+# 6. Agent 0 (this machine, SLURM_* of task 0) closes a link from another step, then
+# ends with the step's real agent 1 (a hand-written peer).
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
+env -i PATH=/usr/bin:/bin SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_LOCALID=0 \
+  SLURM_STEP_NUM_TASKS=2 SLURM_NODEID=0 SLURM_STEP_NUM_NODES=2 SLURM_STEP_TASKS_PER_NODE=1\(x2\) \
+  "SLURM_STEP_NODELIST=ip-127-0-0-[2-3]" timeout 60 "$WL" --nproc-per-node=1 --max-restarts=1 \
+  --control-port="$port" /bin/true >"$TMP/a0" 2>&1 &
+agent0=$!
+$T python3 - "$port" <<'EOS' || fail "hand-written agent 1"
+import socket, sys, time
+def link(hello):
+    deadline = time.monotonic() + 30
+    while True:  # agent 0 may not listen yet
+        try:
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    s.sendall(hello)
+    return s
+stranger = link(b"HELLO 1 1 78 0\n")
+assert stranger.recv(64) == b"", "agent 0 kept another step's link"
+peer = link(b"HELLO 1 1 77 0\nDONE 0\n")
+assert peer.makefile().readline() == "EXIT 0\n"
+EOS
+wait "$agent0"
+check "agent 0 exits 0 with its real peer" "$?" 0
+file_contains "stranger named" "$TMP/a0" "closing a control link from agent 1 of job 78 step 0"
+pass "plain srun: restarts in step, --control-port, last failure, --nproc-per-node mismatch, no agent 0, another step's link"

@@ -9,14 +9,29 @@ std::uint32_t control_port_for(std::uint32_t master_port) {
 
 std::vector<std::uint32_t> hello_args(const AgentHello& h) {
   if (!h.nproc) return {h.rank};
-  return {h.rank, *h.nproc};
+  if (!h.job || !h.step) return {h.rank, *h.nproc};
+  return {h.rank, *h.nproc, *h.job, *h.step};
 }
 
 std::optional<AgentHello> parse_hello(const ControlMessage& m) {
   if (m.verb != ControlVerb::Hello || m.args.empty()) return std::nullopt;
-  AgentHello h{m.args[0], std::nullopt};
+  AgentHello h;
+  h.rank = m.args[0];
   if (m.args.size() > 1) h.nproc = m.args[1];
+  if (m.args.size() > 3) {
+    h.job = m.args[2];
+    h.step = m.args[3];
+  }
   return h;
+}
+
+std::optional<std::string> foreign_hello(const AgentHello& h, std::uint32_t job,
+                                         std::uint32_t step) {
+  if (!h.job || !h.step || (*h.job == job && *h.step == step)) return std::nullopt;
+  return "closing a control link from agent " + std::to_string(h.rank) + " of job " +
+         std::to_string(*h.job) + " step " + std::to_string(*h.step) + ", not this step (" +
+         std::to_string(job) + "." + std::to_string(step) +
+         "): its control port is this one's (pass --control-port to one of them)";
 }
 
 std::optional<std::string> nproc_mismatch(const AgentHello& theirs, std::uint32_t ours) {

@@ -51,7 +51,9 @@ void Agent::link_to_coordinator() {
     if (job_.source == "pmix") throw;
     throw std::runtime_error(control_unreachable(addr, port, job_.control_wait_s, e.what()));
   }
-  up_->send(ControlVerb::Hello, hello_args({job_.task_rank, job_.nproc}));
+  up_->send(ControlVerb::Hello,
+            hello_args({job_.task_rank, job_.nproc, static_cast<std::uint32_t>(job_.job_id),
+                        static_cast<std::uint32_t>(job_.step_id)}));
 }
 
 bool Agent::start() {
@@ -161,9 +163,15 @@ void Agent::on_link_readable(ControlLink& link, FdDispatch& d) {
   if (phase_ == Phase::Finished) return;
   std::vector<ControlMessage> msgs;
   const bool alive = link.receive(msgs);
-  for (const auto& m : msgs) handle_control(link, m);
-  if (alive) return;
-  d.end_round();  // the links change
+  for (const auto& m : msgs)
+    if (!link.refused) handle_control(link, m);
+  if (alive && !link.refused) return;
+  d.end_round();       // the links change
+  if (link.refused) {  // not one of this step's agents: nothing to stop
+    restarts_.lost(static_cast<RestartCoordinator::Peer>(link.fd()));
+    std::erase_if(peers_, [&](auto& p) { return p.get() == &link; });
+    return;
+  }
   // An agent vanished mid-run: the step cannot go on in step.
   const bool was_up = &link == up_.get();
   restarts_.lost(static_cast<RestartCoordinator::Peer>(link.fd()));

@@ -58,6 +58,12 @@ void Agent::start_next_attempt() {
 void Agent::on_hello(ControlLink& link, const ControlMessage& m) {
   const auto hello = parse_hello(m);
   if (!hello) return;
+  if (const auto foreign = foreign_hello(*hello, static_cast<std::uint32_t>(job_.job_id),
+                                         static_cast<std::uint32_t>(job_.step_id))) {
+    say(*foreign);
+    link.refused = true;
+    return;
+  }
   link.peer_rank = hello->rank;
   if (job_.source == "pmix") return;  // the exchange told every agent each K
   const auto mismatch = nproc_mismatch(*hello, job_.nproc);

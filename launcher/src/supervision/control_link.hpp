@@ -25,6 +25,7 @@ class ControlLink {
 
   std::optional<std::uint32_t> peer_rank;  // from HELLO
   bool done = false;                       // exec mode: its rank is done (or failed and left)
+  bool refused = false;                    // agent 0 closes it: another step's launcher
 
  private:
   int fd_;

@@ -61,3 +61,21 @@ TEST_CASE("an unreachable agent 0 is named by address and port") {
                     Catch::Contains("Connection refused") &&
                     Catch::Contains("WIREUP_FENCE_TIMEOUT"));
 }
+
+TEST_CASE("agent HELLO: the step it belongs to; another step's link is closed") {
+  const AgentHello h{1, 2, 77, 4294967291u};
+  CHECK(format_message(ControlVerb::Hello, hello_args(h)) == "HELLO 1 2 77 4294967291\n");
+  std::vector<ControlMessage> msgs;
+  ControlLineReader r;
+  REQUIRE(r.feed("HELLO 1 2 77 4294967291\n", msgs));
+  const auto back = parse_hello(msgs.at(0));
+  REQUIRE(back);
+  CHECK(back->job == 77u);
+  CHECK(back->step == 4294967291u);
+  CHECK_FALSE(foreign_hello(*back, 77, 4294967291u));
+  CHECK_FALSE(foreign_hello({1, 2, std::nullopt, std::nullopt}, 77, 0));  // did not say
+  const auto other = foreign_hello({1, 2, 78, 0}, 77, 0);
+  REQUIRE(other);
+  CHECK_THAT(*other, Catch::Contains("agent 1 of job 78 step 0, not this step (77.0)") &&
+                         Catch::Contains("--control-port"));
+}

@@ -23,14 +23,22 @@ inline constexpr std::uint32_t kControlPortOffset = 32;
 // MASTER_PORT -> the control port (--control-port overrides it).
 std::uint32_t control_port_for(std::uint32_t master_port);
 
-// An agent's HELLO: its rank and how many workers it runs (agent mode only;
-// exec mode's HELLO carries the rank alone).
+// An agent's HELLO: its rank, how many workers it runs and which step it
+// belongs to (agent mode only; exec mode's HELLO carries the rank alone):
+// HELLO <rank> <nproc> <job> <step>.
 struct AgentHello {
   std::uint32_t rank = 0;
-  std::optional<std::uint32_t> nproc;  // absent from an exec-mode HELLO
+  std::optional<std::uint32_t> nproc = std::nullopt;  // absent from an exec-mode HELLO
+  std::optional<std::uint32_t> job = std::nullopt, step = std::nullopt;
 };
 std::vector<std::uint32_t> hello_args(const AgentHello& h);
 std::optional<AgentHello> parse_hello(const ControlMessage& m);  // nullopt: not a HELLO
+
+// A derived port can be another step's: agent 0 closes a link whose HELLO
+// names another job or step (nullopt: ours, or not said), so a stranger never
+// counts among its agents. The text says why.
+std::optional<std::string> foreign_hello(const AgentHello& h, std::uint32_t job,
+                                         std::uint32_t step);
 
 // Without PMIx every agent must run as many workers as agent 0 (ranks are
 // agent * nproc + local rank): nullopt when `theirs` matches, else the error

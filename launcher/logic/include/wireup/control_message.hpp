@@ -9,7 +9,8 @@ namespace wireup {
 
 // What one launcher tells another. On the wire each is a word (HELLO, FAIL...).
 // Agent mode (restarts, agent 0 coordinates):
-//   agent -> 0:  HELLO <rank> | FAIL <attempt> | DONE <attempt> | STOPPED <attempt>
+//   agent -> 0:  HELLO <rank> <nproc> <job> <step> (wireup/control_endpoint.hpp)
+//                | FAIL <attempt> | DONE <attempt> | STOPPED <attempt>
 //   0 -> agent:  STOP <attempt> | START <attempt> <master-port> | EXIT <code>
 // Exec mode (fail fast, rank 0's launcher is the hub):
 //   rank -> 0:   HELLO <rank> | DONE <rank> | FAIL <rank> <code>
