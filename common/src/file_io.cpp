@@ -109,11 +109,12 @@ void write_atomically(const fs::path& path, std::string_view text) {
   fsync_parent(path);
 }
 
-std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
+RegularFile open_regular(const fs::path& p, std::uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-  const Fd fd = open_file(p, O_RDONLY | O_NONBLOCK);
+  // It changes nothing for the reads of a regular file.
+  RegularFile f{open_file(p, O_RDONLY | O_NONBLOCK), 0};
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw_errno(p, "stat");
+  if (::fstat(f.fd.get(), &st) != 0) throw_errno(p, "stat");
   if (!S_ISREG(st.st_mode))
     throw InputError(p.string() + ": not a regular file (expected a file, found " +
                      (S_ISDIR(st.st_mode)    ? "a directory"
@@ -121,12 +122,17 @@ std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
                       : S_ISSOCK(st.st_mode) ? "a socket"
                                              : "a device") +
                      ")");
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > max_bytes)
-    throw InputError(p.string() + ": " + std::to_string(size) + " bytes, more than the " +
+  f.size = static_cast<std::uint64_t>(st.st_size);
+  if (f.size > max_bytes)
+    throw InputError(p.string() + ": " + std::to_string(f.size) + " bytes, more than the " +
                      std::to_string(max_bytes) + " expected of this file");
-  std::string text(size, '\0');
-  pread_all(fd.get(), text.data(), text.size(), 0, p);
+  return f;
+}
+
+std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
+  const RegularFile f = open_regular(p, max_bytes);
+  std::string text(f.size, '\0');
+  pread_all(f.fd.get(), text.data(), text.size(), 0, p);
   return text;
 }
 

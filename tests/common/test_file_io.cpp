@@ -81,6 +81,32 @@ TEST_CASE("read_text reads regular files only, never blocks on a FIFO, and bound
              Catch::Contains("absent: open: No such file"));
 }
 
+TEST_CASE("open_regular returns a regular file's descriptor and size, refusing the rest unread") {
+  TempDir t;
+  io::write_atomically(t.path / "data", "0123456789");
+  const auto f = io::open_regular(t.path / "data", 10);
+  CHECK(f.size == 10);
+  char buf[4];
+  io::pread_all(f.fd.get(), buf, 4, 6, t.path / "data");
+  CHECK(std::string(buf, 4) == "6789");
+  CHECK_THAT(error_of([&] { io::open_regular(t.path / "data", 9); }),
+             Catch::Contains("data: 10 bytes, more than the 9 expected"));
+  // A huge sparse file is refused from its size alone.
+  const auto big = t.path / "big";
+  { std::ofstream(big) << "x"; }
+  fs::resize_file(big, std::uint64_t{1} << 40);
+  CHECK_THAT(error_of([&] { io::open_regular(big, 1 << 20); }),
+             Catch::Contains("big: 1099511627776 bytes, more than the 1048576 expected"));
+  const auto fifo = t.path / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THAT(error_of([&] { io::open_regular(fifo, UINT64_MAX); }),
+             Catch::Contains(fifo.string() + ": not a regular file") && Catch::Contains("FIFO"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  CHECK_THAT(error_of([&] { io::open_regular("/dev/zero", UINT64_MAX); }),
+             Catch::Contains("a device"));
+}
+
 TEST_CASE("pread_all names a truncated file and where it ends") {
   TempDir t;
   io::write_atomically(t.path / "short", "abc");

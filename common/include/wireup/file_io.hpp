@@ -29,6 +29,8 @@ class Fd {
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
+  // Hands the descriptor to the caller, who closes it; this Fd is left empty.
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_ = -1;
@@ -58,6 +60,19 @@ void rename_durably(const std::filesystem::path& from, const std::filesystem::pa
 // `text` into `path` durably: PATH.tmp, fsync, rename over PATH, fsync of the
 // directory. A failure (a full disk) leaves neither PATH.tmp nor a partial PATH.
 void write_atomically(const std::filesystem::path& path, std::string_view text);
+
+// A regular file opened for reading and its size: open_regular opens it
+// non-blocking and checks it on the open descriptor, so a FIFO, a device or a
+// directory is refused ("PATH: not a regular file (expected a file, found a
+// FIFO)") and never blocks; a file of more than `max_bytes` is refused
+// ("PATH: N bytes, more than the M expected of this file") before anything is
+// read. For binary files read in parts (shards): the caller checks the size
+// against what the file says of itself before it allocates.
+struct RegularFile {
+  Fd fd;
+  std::uint64_t size = 0;
+};
+RegularFile open_regular(const std::filesystem::path& p, std::uint64_t max_bytes);
 
 // The whole text of a regular file of at most `max_bytes`. The file is opened
 // non-blocking and checked on the open descriptor, so a FIFO, a device or a

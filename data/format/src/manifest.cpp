@@ -10,9 +10,6 @@
 namespace wireup::data {
 namespace {
 
-// A manifest lists every shard in a few hundred bytes each: far below this
-// even for a corpus of a million shards.
-constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{1} << 30;
 
 using nlohmann::json;
 

@@ -2,15 +2,16 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 
 namespace wireup::data {
 namespace {
@@ -35,13 +36,13 @@ void decode(const unsigned char* src, unsigned width, std::uint64_t count, std::
 }  // namespace
 
 ShardFile::ShardFile(const std::filesystem::path& path, ReadMode mode) : path_(path), mode_(mode) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) io_error(path, "cannot open shard");
+  // Non-blocking and checked on the descriptor: a FIFO or a device is refused,
+  // never waited on. The size is checked against the header before anything
+  // else is read, so nothing is sized by a count the file does not hold.
+  auto file = io::open_regular(path, std::numeric_limits<std::uint64_t>::max());
+  fd_ = file.fd.release();
   try {
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) io_error(path, "cannot stat shard");
-    if (!S_ISREG(st.st_mode)) throw InputError(path.string() + ": not a regular file");
-    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const std::uint64_t size = file.size;
     unsigned char head[kShardHeaderBytes] = {};
     const std::uint64_t want = std::min<std::uint64_t>(size, kShardHeaderBytes);
     read_bytes(0, want, head);

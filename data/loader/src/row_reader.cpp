@@ -26,7 +26,34 @@ void copy_row(const unsigned char* src, std::uint64_t bytes, unsigned char* out,
   if (bytes > 0) prefetch_l2(pf + bytes - 1);
 }
 
+// The largest id among `count` tokens of type T: a loop the compiler
+// vectorises, so checking a batch costs a fraction of copying it.
+template <class T>
+std::uint32_t max_id(const unsigned char* tokens, std::size_t count) {
+  T m = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    T v;
+    std::memcpy(&v, tokens + i * sizeof(T), sizeof(T));
+    m = v > m ? v : m;
+  }
+  return m;
+}
+
 }  // namespace
+
+std::optional<std::size_t> first_id_at_least(const unsigned char* tokens, std::size_t count,
+                                             unsigned width, std::uint64_t limit) {
+  if (limit >= std::uint64_t{1} << (8 * width)) return std::nullopt;  // every id fits
+  const std::uint64_t largest =
+      width == 2 ? max_id<std::uint16_t>(tokens, count) : max_id<std::uint32_t>(tokens, count);
+  if (largest < limit) return std::nullopt;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t v = 0;
+    for (unsigned k = width; k-- > 0;) v = v << 8 | tokens[i * width + k];
+    if (v >= limit) return i;
+  }
+  return std::nullopt;
+}
 
 // Windows sit at random places, so each is a cold start for the hardware
 // prefetcher and the TLB. While row i is copied, row i + kReadAhead is

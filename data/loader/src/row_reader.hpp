@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "wireup/data/shard_set.hpp"
@@ -22,6 +23,11 @@ struct Ahead {
   std::uint64_t block = kOwn;
   const std::atomic<std::uint64_t>* claimed = nullptr;  // blocks claimed so far
 };
+
+// The index of the first of `count` stored tokens (`width` 2 or 4 bytes,
+// little-endian) whose id is `limit` or more; nullopt when there is none.
+std::optional<std::size_t> first_id_at_least(const unsigned char* tokens, std::size_t count,
+                                             unsigned width, std::uint64_t limit);
 
 // Rows of context+1 tokens at window starts (window w starts at token
 // w*context), copied as stored: token_bytes little-endian bytes per token.

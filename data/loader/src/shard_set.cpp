@@ -99,6 +99,15 @@ std::size_t ShardSet::shard_of(std::uint64_t token) const {
   return static_cast<std::size_t>(it - starts_.begin()) - 1;
 }
 
+std::string ShardSet::describe(std::uint64_t token) const {
+  const auto s = shard_of(token);
+  const std::uint64_t local = token - starts_[s];
+  const auto docs = shards_[s].doc_offsets();  // an error path: read once, here only
+  const auto doc = std::upper_bound(docs.begin(), docs.end(), local) - docs.begin() - 1;
+  return shards_[s].path().string() + ": token " + std::to_string(local) + " (document " +
+         std::to_string(doc) + ")";
+}
+
 // Calls fn(shard, local_first, n) for each shard's piece of a token range.
 template <class Fn>
 void ShardSet::for_pieces(std::uint64_t first, std::uint64_t count, Fn fn) const {

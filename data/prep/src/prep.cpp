@@ -23,6 +23,7 @@
 #include "wireup/file_io.hpp"
 #include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
+#include "wireup/tokenizer/tokenizer.hpp"
 #include "wireup/version.hpp"
 
 namespace wireup::prep {
@@ -283,7 +284,8 @@ void verify_dataset(const fs::path& dir_or_manifest) {
   auto dir = file.parent_path();
   if (dir.empty()) dir = ".";
   const auto tok_path = dir / m.tokenizer.file;
-  if (wireup::sha256_file(tok_path) != m.tokenizer.sha256)
+  if (wireup::sha256_hex(io::read_text(tok_path, tokenizer::Tokenizer::kMaxTokenizerBytes)) !=
+      m.tokenizer.sha256)
     throw InputError(tok_path.string() + ": SHA-256 does not match the manifest");
   for (const auto& [name, split] : {std::pair{"train", &m.train}, {"validation", &m.validation}}) {
     if (split->shards.empty()) continue;

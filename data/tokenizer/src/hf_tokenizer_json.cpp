@@ -1,5 +1,6 @@
 #include "wireup/tokenizer/hf_tokenizer_json.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,24 @@ using nlohmann::json;
 // Ids above this are refused (memory is sized by the largest id; the
 // largest vocabularies in use have some 260,000 tokens).
 constexpr std::uint64_t kMaxId = std::uint64_t{1} << 24;
+
+// The ids a file may use, decided before any table is sized: below twice
+// its entries (model.vocab and added_tokens together) plus 1024, so the
+// tables sized by the largest id stay within a small multiple of the file's
+// own size, whatever ids it claims. Real files number their ids 0..N-1, with
+// at most a few reserved gaps.
+constexpr std::uint64_t kIdSlack = 1024;
+std::uint64_t id_bound(const json& vocab, const json& added) {
+  const std::uint64_t n =
+      (vocab.is_object() ? vocab.size() : 0) + (added.is_array() ? added.size() : 0);
+  return std::min(2 * n + kIdSlack, kMaxId);
+}
+
+std::string past_bound(std::uint64_t id, std::uint64_t bound) {
+  return "id " + std::to_string(id) + ", not below " + std::to_string(bound) +
+         " (twice the entries of model.vocab and added_tokens, plus " + std::to_string(kIdSlack) +
+         ": ids are expected to run from 0 with few gaps)";
+}
 
 // Refuses the file: an error naming it, what is wrong, and what was expected.
 class Refusal {
@@ -128,12 +147,13 @@ void read_pre_tokenizer(const json& root, BpeSpec& spec, const Refusal& fail) {
 }
 
 // model.vocab: each token's bytes (spelled in GPT-2's byte alphabet) by id.
-void read_vocab(const json& model, BpeSpec& spec, const Refusal& fail) {
+void read_vocab(const json& model, std::uint64_t bound, BpeSpec& spec, const Refusal& fail) {
   const auto& vocab = field(model, "vocab");
   if (!vocab.is_object() || vocab.empty()) fail("no model.vocab object");
   for (const auto& [text, id] : vocab.items()) {
-    if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= kMaxId)
-      fail("vocab entry '" + text + "' has no id below " + std::to_string(kMaxId));
+    if (!id.is_number_unsigned()) fail("vocab entry '" + text + "' has no non-negative id");
+    if (id.get<std::uint64_t>() >= bound)
+      fail("vocab entry '" + text + "' has " + past_bound(id.get<std::uint64_t>(), bound));
     const auto i = id.get<std::size_t>();
     auto bytes = unicode_to_bytes(text);
     if (!bytes || bytes->empty())
@@ -170,13 +190,16 @@ void read_merges(const json& model, BpeSpec& spec, const Refusal& fail) {
 
 // added_tokens, and which of them are BOS and EOS: the post_processor's
 // template's, else the first of the usual names.
-void read_specials(const json& root, BpeSpec& spec, const Refusal& fail) {
+void read_specials(const json& root, std::uint64_t bound, BpeSpec& spec, const Refusal& fail) {
   const auto& added = field(root, "added_tokens");
   for (const auto& t : added.is_array() ? added : json::array()) {
     const auto& content = field(t, "content");
     const auto& id = field(t, "id");
-    if (!content.is_string() || !id.is_number_unsigned() || id.get<std::uint64_t>() >= kMaxId)
-      fail("an added_tokens entry lacks a string content or an id below " + std::to_string(kMaxId));
+    if (!content.is_string() || !id.is_number_unsigned())
+      fail("an added_tokens entry lacks a string content or a non-negative id");
+    if (id.get<std::uint64_t>() >= bound)
+      fail("added token '" + content.get<std::string>() + "' has " +
+           past_bound(id.get<std::uint64_t>(), bound));
     spec.specials.push_back({content.get<std::string>(), id.get<int>()});
   }
   const auto id_of = [&](const std::string& text) {
@@ -217,9 +240,10 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
   spec.ignore_merges =
       field(model, "ignore_merges").is_boolean() && field(model, "ignore_merges").get<bool>();
   read_pre_tokenizer(root, spec, fail);
-  read_vocab(model, spec, fail);
+  const auto bound = id_bound(field(model, "vocab"), field(root, "added_tokens"));
+  read_vocab(model, bound, spec, fail);
   read_merges(model, spec, fail);
-  read_specials(root, spec, fail);
+  read_specials(root, bound, spec, fail);
   return spec;
 }
 

@@ -4,13 +4,12 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <unordered_map>
 #include <utility>
 
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
 #include "wireup/tokenizer/bpe_tokenizer.hpp"
@@ -65,13 +64,17 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path))
-    throw InputError("tokenizer " + wireup::quoted(path.string()) + ": cannot read (" + kExpected +
-                     ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return from_bytes(ss.str(), "tokenizer " + wireup::quoted(path.string()));
+  const std::string name = "tokenizer " + wireup::quoted(path.string());
+  std::string bytes;
+  try {
+    bytes = io::read_text(path, kMaxTokenizerBytes);
+  } catch (const InputError& e) {
+    // read_text's message is "PATH: WHAT"; the path is already in `name`.
+    std::string_view what = e.what();
+    if (what.starts_with(path.string() + ": ")) what.remove_prefix(path.string().size() + 2);
+    throw InputError(name + ": cannot read (" + std::string(what) + "; " + kExpected + ")");
+  }
+  return from_bytes(std::move(bytes), name);
 }
 
 Tokenizer Tokenizer::from_bytes(std::string model_bytes, const std::string& name) {

@@ -272,7 +272,8 @@ TEST_CASE("tokenizer.json: byte-level BPE read, anything else refused by name", 
   CHECK_THROWS_WITH(parse_hf_tokenizer_json("{\"model\": ", "t"), Contains("not valid JSON"));
   auto huge_id = j;  // refused, not a giant allocation
   huge_id["added_tokens"].push_back({{"id", 4000000000u}, {"content", "<x>"}, {"special", true}});
-  CHECK_THROWS_WITH(parse_hf_tokenizer_json(huge_id.dump(), "t"), Contains("id below 16777216"));
+  CHECK_THROWS_WITH(parse_hf_tokenizer_json(huge_id.dump(), "t"),
+                    Contains("added token '<x>' has id 4000000000, not below 1546"));
   auto bad_merge = j;
   bad_merge["model"]["merges"] = {"\xC4\xA0 zz"};
   CHECK_THROWS_WITH(Tokenizer::from_bytes(bad_merge.dump(), "t"),

@@ -13,6 +13,11 @@ namespace wireup::data {
 inline constexpr std::string_view kManifestFormat = "wireup-tokens";
 inline constexpr std::uint32_t kManifestVersion = 1;
 inline constexpr std::string_view kManifestName = "manifest.json";
+// The largest manifest load_manifest reads: a manifest lists each shard in
+// some 250 bytes, so this holds some 250,000 shards (tens of terabytes of
+// tokens), and the JSON tree of a hostile file this size stays within a
+// gigabyte.
+inline constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
 
 struct ShardEntry {
   std::string file;

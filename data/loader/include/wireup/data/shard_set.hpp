@@ -41,6 +41,10 @@ class ShardSet {
   // calls; null otherwise (crossing a boundary, pread, out of range).
   const unsigned char* mapped(std::uint64_t first, std::uint64_t count) const;
 
+  // Where token `token` of the split lies, for errors: "SHARD: token N
+  // (document D)", N and D counted from 0 within the shard.
+  std::string describe(std::uint64_t token) const;
+
   // See ShardFile::prefetch and ShardFile::readahead.
   void prefetch(std::uint64_t first, std::uint64_t count) const;
   void readahead(std::uint64_t first, std::uint64_t count) const;

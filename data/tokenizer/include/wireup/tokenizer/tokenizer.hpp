@@ -19,7 +19,12 @@ class Tokenizer {
  public:
   enum class Kind { SentencePiece, Tiktoken, HuggingFace };
 
-  // InputError naming `path` when it is missing or none of the kinds.
+  // The largest tokenizer file load() reads (the largest in use, Gemma's
+  // tokenizer.json, is 34 MB; Llama 3's is 9 MB).
+  static constexpr std::uint64_t kMaxTokenizerBytes = std::uint64_t{64} << 20;
+
+  // InputError naming `path` when it is missing, not a regular file (a FIFO
+  // is refused, never waited on), over kMaxTokenizerBytes or none of the kinds.
   static Tokenizer load(const std::filesystem::path& path);
   static Tokenizer from_bytes(std::string model_bytes, const std::string& name);
 
