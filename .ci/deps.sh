@@ -14,6 +14,7 @@ packages=(
   libpcre2-dev libzstd-dev zstd                        # wireup-prep: Llama 3 pre-tokenizer, .zst input
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
+  python3-protobuf protobuf-compiler                   # TensorBoard event files decoded in tests
   clang libclang-rt-14-dev                             # libFuzzer target
   shellcheck ccache
   debootstrap                                          # the trixie/sid lanes (.ci/lanes)
