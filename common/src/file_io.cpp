@@ -136,6 +136,37 @@ std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
   return text;
 }
 
+void check_json_shape(std::string_view text, const fs::path& p, std::size_t max_depth,
+                      std::uint64_t max_values) {
+  std::size_t depth = 0;
+  std::uint64_t values = 1;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{' || c == ',') {
+      if (c != ',' && ++depth > max_depth)
+        throw InputError(p.string() + ": JSON nested deeper than " + std::to_string(max_depth) +
+                         " levels (at byte " + std::to_string(i) + ")");
+      if (++values > max_values)
+        throw InputError(p.string() + ": more than " + std::to_string(max_values) +
+                         " JSON values (at byte " + std::to_string(i) + ")");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 // ------------------------------------------------------------ StagingDir
 
 namespace {

@@ -107,6 +107,19 @@ TEST_CASE("open_regular returns a regular file's descriptor and size, refusing t
              Catch::Contains("a device"));
 }
 
+TEST_CASE("check_json_shape bounds nesting and the number of values before a parse") {
+  const fs::path p = "/d/x.json";
+  CHECK_NOTHROW(io::check_json_shape(R"({"a": [1, 2, {"b": "[[[,,,"}]})", p, 3, 6));
+  CHECK_THAT(error_of([&] { io::check_json_shape(R"({"a": [1, 2, {"b": 3}]})", p, 2, 100); }),
+             Catch::Contains("/d/x.json: JSON nested deeper than 2 levels (at byte 13)"));
+  CHECK_THAT(error_of([&] { io::check_json_shape("[1,2,3,4]", p, 8, 4); }),
+             Catch::Contains("/d/x.json: more than 4 JSON values (at byte 6)"));
+  // Escaped quotes do not end a string; brackets inside strings do not count.
+  CHECK_NOTHROW(io::check_json_shape(R"(["\"[[[[", "\\"])", p, 1, 3));
+  CHECK_THAT(error_of([&] { io::check_json_shape(std::string(100000, '['), p, 64, 1 << 20); }),
+             Catch::Contains("nested deeper than 64 levels (at byte 64)"));
+}
+
 TEST_CASE("pread_all names a truncated file and where it ends") {
   TempDir t;
   io::write_atomically(t.path / "short", "abc");

@@ -75,8 +75,18 @@ TEST_CASE("a manifest that is a FIFO, a device or too big is refused unread", "[
   SECTION("a sparse file past the limit") {
     fs::resize_file(f.manifest_file, kMaxManifestBytes + 1);
     CHECK_THAT(quick_error([&] { load_manifest(f.dir.path()); }),
-               Contains(f.manifest_file.string()) && Contains("more than the 67108864 expected"));
+               Contains(f.manifest_file.string()) && Contains("more than the 16777216 expected"));
   }
+}
+
+TEST_CASE("a manifest too deep or of too many values is refused before the parse", "[outside]") {
+  CHECK_THAT(quick_error([] { parse_manifest(std::string(1 << 20, '['), "m.json"); }),
+             Contains("m.json: JSON nested deeper than 16 levels (at byte 16)"));
+  std::string wide = "[";
+  for (int i = 0; i < (1 << 20) + 1; ++i) wide += "{},";
+  wide += "{}]";
+  CHECK_THAT(quick_error([&] { parse_manifest(wide, "m.json"); }),
+             Contains("m.json: more than 1048576 JSON values"));
 }
 
 TEST_CASE("a shard that is a FIFO or a device is refused, never waited on", "[outside]") {

@@ -80,6 +80,15 @@ RegularFile open_regular(const std::filesystem::path& p, std::uint64_t max_bytes
 // file is refused before anything is read.
 std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes);
 
+// Checks JSON text read from `p` before it is parsed, so a hostile file
+// cannot make the parse tree many times its size: InputError "PATH: JSON
+// nested deeper than D levels (at byte N)" or "PATH: more than M JSON values
+// (at byte N)". Values are counted as a parser would make them (each opening
+// bracket and each comma outside strings starts one), which bounds the tree
+// to about 100 bytes per allowed value. The syntax itself is the parser's.
+void check_json_shape(std::string_view text, const std::filesystem::path& p,
+                      std::size_t max_depth, std::uint64_t max_values);
+
 // A hidden directory OUTPUT/.PREFIX.PID.tmp in which a run writes its output
 // files, moved into OUTPUT only when complete, so readers never see a
 // half-written file under its final name. Removed (with what is left in it) on

@@ -150,6 +150,7 @@ std::string manifest_to_json(const Manifest& m) {
 }
 
 Manifest parse_manifest(std::string_view text, const std::string& name) {
+  io::check_json_shape(text, name, kMaxManifestDepth, kMaxManifestValues);
   json root;
   try {
     root = json::parse(text);

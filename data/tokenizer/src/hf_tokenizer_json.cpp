@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/tokenizer/byte_level.hpp"
 #include "wireup/tokenizer/known_vocabularies.hpp"
 
@@ -16,6 +17,13 @@ using nlohmann::json;
 // Ids above this are refused (memory is sized by the largest id; the
 // largest vocabularies in use have some 260,000 tokens).
 constexpr std::uint64_t kMaxId = std::uint64_t{1} << 24;
+
+// The JSON shape accepted, checked before the parse (io::check_json_shape):
+// Llama 3's tokenizer.json is 7 levels deep with some 1.1 million values,
+// Gemma's some 2 million; the parse tree of a hostile file within these
+// limits stays under 1 GB (some 100 bytes a value).
+constexpr std::size_t kMaxDepth = 32;
+constexpr std::uint64_t kMaxValues = std::uint64_t{8} << 20;
 
 // The ids a file may use, decided before any table is sized: below twice
 // its entries (model.vocab and added_tokens together) plus 1024, so the
@@ -227,6 +235,7 @@ bool looks_like_json(std::string_view content) {
 
 BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& name) {
   const Refusal fail(name);
+  io::check_json_shape(content, name, kMaxDepth, kMaxValues);
   json root;
   try {
     root = json::parse(content);

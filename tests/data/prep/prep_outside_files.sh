@@ -88,6 +88,14 @@ EOF
 refused "tokenizer.json with id 16777215" "big-id.json': vocab entry 'ab' has id 16777215, not below" \
   --tokenizer "$work/big-id.json" -q -o "$work/out" "$corpus"
 
+# A 50 MB tokenizer.json of 16 million empty arrays (its parse tree alone
+# would take some 1.5 GB): refused before the parse, within the limit.
+/usr/bin/python3 -c 'import sys; open(sys.argv[1], "w").write("{\"model\": [" + "[]," * 16777216 + "[]]}")' \
+  "$work/wide.json"
+refused "tokenizer.json of 16 million values" "wide.json': more than 8388608 JSON values" \
+  --tokenizer "$work/wide.json" -q -o "$work/out" "$corpus"
+rm -f "$work/wide.json"
+
 # The data set's own files: manifest.json, the tokenizer copy and a shard.
 damaged manifest-fifo manifest.json fifo
 refused "--verify, manifest.json a FIFO" "manifest-fifo/manifest.json: cannot read manifest" \

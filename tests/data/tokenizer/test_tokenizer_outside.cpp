@@ -88,6 +88,19 @@ TEST_CASE("a tokenizer that is a FIFO, a device or too big is refused unread", "
              Contains("absent': cannot read") && Contains("No such file"));
 }
 
+TEST_CASE("a tokenizer.json too deep or of too many values is refused before the parse",
+          "[outside]") {
+  CHECK_THAT(quick_error([] { Tokenizer::from_bytes("{\"a\":" + std::string(1000, '['), "t"); }),
+             Contains("t: JSON nested deeper than 32 levels"));
+  std::string wide = "{\"model\": [";
+  for (int i = 0; i < (8 << 20) + 1; ++i) wide += "0,";
+  wide += "0]}";
+  const long before = peak_rss_kib();
+  CHECK_THAT(quick_error([&] { Tokenizer::from_bytes(wide, "t"); }),
+             Contains("t: more than 8388608 JSON values"));
+  CHECK(peak_rss_kib() - before < 64 * 1024);
+}
+
 TEST_CASE("tokenizer.json ids far past its entries are refused before a table is sized",
           "[outside]") {
   const auto small = tokenizer_json({{"ab", 256}});

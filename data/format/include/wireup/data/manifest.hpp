@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -13,11 +14,14 @@ namespace wireup::data {
 inline constexpr std::string_view kManifestFormat = "wireup-tokens";
 inline constexpr std::uint32_t kManifestVersion = 1;
 inline constexpr std::string_view kManifestName = "manifest.json";
-// The largest manifest load_manifest reads: a manifest lists each shard in
-// some 250 bytes, so this holds some 250,000 shards (tens of terabytes of
-// tokens), and the JSON tree of a hostile file this size stays within a
-// gigabyte.
-inline constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
+// The largest manifest load_manifest reads, and the JSON shape parse_manifest
+// accepts (io::check_json_shape, before the parse): a manifest lists each
+// shard in some 250 bytes and 7 values, 5 levels deep, so these hold some
+// 60,000 shards (over 100 TB of tokens at the default shard size) while the
+// parse tree of a hostile file stays near 100 MB.
+inline constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{16} << 20;
+inline constexpr std::uint64_t kMaxManifestValues = std::uint64_t{1} << 20;
+inline constexpr std::size_t kMaxManifestDepth = 16;
 
 struct ShardEntry {
   std::string file;
