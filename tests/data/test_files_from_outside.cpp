@@ -13,6 +13,7 @@
 #include "wireup/data/loader.hpp"
 #include "wireup/data/manifest.hpp"
 #include "wireup/data/shard_file.hpp"
+#include "wireup/data/shard_set.hpp"
 #include "wireup/error.hpp"
 #include "wireup/sha256.hpp"
 
@@ -146,6 +147,14 @@ TEST_CASE("a shard with an id past the vocabulary and a matching checksum: the l
     CHECK_THAT(message, Contains(shard.string() + ": token 1000 (document 142)") &&
                             Contains("has id 60000, not below the vocabulary size 50000") &&
                             Contains("manifest.json"));
+  }
+  // wireup-train eval reads windows through ShardSet::read_raw: the same error.
+  for (const auto mode : {ReadMode::Mmap, ReadMode::Pread}) {
+    const ShardSet set(f.dir.path(), f.manifest, f.manifest.train, "train", mode, Verify::All);
+    std::vector<unsigned char> buf(set.tokens() * 2);
+    CHECK_NOTHROW(set.read_raw(1001, 1000, buf.data()));  // shard 2's first 999 tokens
+    CHECK_THAT(quick_error([&] { set.read_raw(1950, 100, buf.data()); }),
+               Contains(shard.string() + ": token 1000 (document 142) has id 60000"));
   }
 }
 

@@ -24,19 +24,14 @@ void TokenLoader::Impl::fill(const Sampler::Step& step, const detail::Ahead& ahe
   b.token_bytes = manifest.token_bytes;
   b.tokens.resize(b.rows * rows->row_bytes());
   rows->read(step.windows, ahead, b.tokens.data());
-  // A shard whose checksum matches can still hold ids its tokenizer lacks (a
-  // shard written for another vocabulary of the same size class, or damaged
-  // before wireup-prep took its checksum): refused here, naming the shard,
+  // A shard whose checksum matches can still hold ids its tokenizer lacks:
+  // refused here (one vectorised pass over the batch), naming the shard,
   // before a model indexes its embedding with them.
-  const std::uint64_t vocab = manifest.tokenizer.vocab_size;
-  if (const auto bad =
-          detail::first_id_at_least(b.tokens.data(), b.rows * b.cols, b.token_bytes, vocab)) {
-    const std::uint64_t row = *bad / b.cols, col = *bad % b.cols;
-    throw InputError(set->describe(step.windows[row] * cfg.context + col) + " has id " +
-                     std::to_string(b.token(row, col)) + ", not below the vocabulary size " +
-                     std::to_string(vocab) + " of " + (dir / kManifestName).string() +
-                     " (a shard from another tokenizer, or damaged before its checksum was "
-                     "taken)");
+  if (const auto bad = detail::first_id_at_least(b.tokens.data(), b.rows * b.cols, b.token_bytes,
+                                                 manifest.tokenizer.vocab_size)) {
+    const std::uint64_t row = *bad / b.cols;
+    set->check_ids(step.windows[row] * cfg.context, b.cols,
+                   b.tokens.data() + row * rows->row_bytes());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "row_reader.hpp"
 #include "wireup/error.hpp"
 #include "wireup/sha256.hpp"
 
@@ -69,7 +70,10 @@ void verify_checksums(const std::vector<ShardFile>& files, const std::vector<Sha
 
 ShardSet::ShardSet(const std::filesystem::path& dir, const Manifest& manifest,
                    const SplitEntry& split, const std::string& split_name, ReadMode mode,
-                   Verify verify, std::uint64_t rank, std::uint64_t world_size) {
+                   Verify verify, std::uint64_t rank, std::uint64_t world_size)
+    : manifest_file_(dir / kManifestName),
+      vocab_size_(manifest.tokenizer.vocab_size),
+      token_bytes_(manifest.token_bytes) {
   if (split.shards.empty())
     throw InputError((dir / kManifestName).string() + ": the " + split_name +
                      " split has no shards");
@@ -124,10 +128,23 @@ void ShardSet::for_pieces(std::uint64_t first, std::uint64_t count, Fn fn) const
 void ShardSet::read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const {
   if (first > tokens() || count > tokens() - first)
     throw std::out_of_range("ShardSet::read_raw past the end of the split");
+  unsigned char* const start = out;
   for_pieces(first, count, [&](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
     f.read_raw(at, n, out);
     out += n * f.header().token_bytes;
   });
+  check_ids(first, count, start);
+}
+
+void ShardSet::check_ids(std::uint64_t first, std::uint64_t count, const unsigned char* raw) const {
+  const auto bad = detail::first_id_at_least(raw, count, token_bytes_, vocab_size_);
+  if (!bad) return;
+  std::uint32_t id = 0;
+  for (unsigned k = token_bytes_; k-- > 0;) id = id << 8 | raw[*bad * token_bytes_ + k];
+  throw InputError(describe(first + *bad) + " has id " + std::to_string(id) +
+                   ", not below the vocabulary size " + std::to_string(vocab_size_) + " of " +
+                   manifest_file_.string() +
+                   " (a shard from another tokenizer, or damaged before its checksum was taken)");
 }
 
 const unsigned char* ShardSet::mapped(std::uint64_t first, std::uint64_t count) const {

@@ -32,8 +32,14 @@ class ShardSet {
 
   // Copies tokens [first, first+count) of the concatenated split as stored
   // (token_bytes per token, see ShardFile::read_raw), crossing shard
-  // boundaries as needed.
+  // boundaries as needed, and checks them with check_ids.
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
+
+  // InputError naming the shard, the token and its document, and the
+  // manifest, when one of the `count` stored tokens at `raw` (tokens [first,
+  // first+count) of the split) is not below the manifest's vocab_size: a
+  // shard from another tokenizer, or damaged before its checksum was taken.
+  void check_ids(std::uint64_t first, std::uint64_t count, const unsigned char* raw) const;
 
   // Where tokens [first, first+count) lie in memory when they are in one
   // mapped shard (the common case: a window crosses into the next shard
@@ -56,6 +62,9 @@ class ShardSet {
   void for_pieces(std::uint64_t first, std::uint64_t count, Fn fn) const;
 
   std::vector<std::uint64_t> starts_;  // first token of each shard, then the total
+  std::filesystem::path manifest_file_;
+  std::uint32_t vocab_size_ = 0;
+  unsigned token_bytes_ = 2;
 };
 
 // Windows of context+1 tokens at stride `context` (window i starts at token
