@@ -158,6 +158,31 @@ TEST_CASE("a shard with an id past the vocabulary and a matching checksum: the l
   }
 }
 
+TEST_CASE("check_ids finds an id past the vocabulary at any place, for both widths", "[outside]") {
+  for (const std::uint32_t vocab : {50000u, 100000u, 65535u}) {
+    test::TempDir dir;
+    const auto m = test::write_dataset(dir.path(), {{200}, 7}, {{50}, 7}, vocab);
+    const ShardSet set(dir.path(), m, m.train, "train", ReadMode::Pread, Verify::SizesOnly);
+    const unsigned width = m.token_bytes;
+    const auto put = [&](std::vector<unsigned char>& b, std::size_t i, std::uint32_t id) {
+      for (unsigned k = 0; k < width; ++k)
+        b[i * width + k] = static_cast<unsigned char>(id >> 8 * k);
+    };
+    for (std::size_t n = 1; n <= 40; ++n) {
+      std::vector<unsigned char> buf(n * width);
+      for (std::size_t i = 0; i < n; ++i) put(buf, i, vocab - 1);
+      CHECK_NOTHROW(set.check_ids(0, n, buf.data()));
+      for (std::size_t bad = 0; bad < n; ++bad) {
+        auto b = buf;
+        put(b, bad, bad % 2 ? vocab : (width == 2 ? 65535 : 0xFFFFFFFFu));
+        CHECK_THAT(quick_error([&] { set.check_ids(0, n, b.data()); }),
+                   Contains("train-0.bin: token " + std::to_string(bad) + " (document " +
+                            std::to_string(bad / 7) + ") has id"));
+      }
+    }
+  }
+}
+
 TEST_CASE("manifest names are plain file names inside the data set", "[outside]") {
   Fixture f;
   for (const char* name : {"../train-0.bin", "/etc/passwd", "sub/train-0.bin", "..", "."}) {

@@ -1,7 +1,11 @@
 #include "row_reader.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace wireup::data::detail {
 namespace {
@@ -26,17 +30,57 @@ void copy_row(const unsigned char* src, std::uint64_t bytes, unsigned char* out,
   if (bytes > 0) prefetch_l2(pf + bytes - 1);
 }
 
-// The largest id among `count` tokens of type T: a loop the compiler
-// vectorises, so checking a batch costs a fraction of copying it.
-template <class T>
-std::uint32_t max_id(const unsigned char* tokens, std::size_t count) {
-  T m = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    T v;
-    std::memcpy(&v, tokens + i * sizeof(T), sizeof(T));
-    m = v > m ? v : m;
+#if defined(__SSE2__)
+// Non-zero lanes where the tokens of `v` are `limit` or more (SSE2 has no
+// unsigned compare): a saturating subtraction for 2-byte ids, a compare with
+// the sign bit flipped for 4-byte ones.
+inline __m128i over_u16(__m128i v, __m128i below) { return _mm_subs_epu16(v, below); }
+inline __m128i over_u32(__m128i v, __m128i below_flipped) {
+  return _mm_cmpgt_epi32(_mm_xor_si128(v, _mm_set1_epi32(INT32_MIN)), below_flipped);
+}
+
+// The tokens [0, count) that fill whole 64-byte blocks, checked 16 bytes an
+// instruction on two independent chains; returns how many were checked.
+template <__m128i (*Over)(__m128i, __m128i)>
+std::size_t blocks_at_least(const unsigned char* tokens, std::size_t count, unsigned width,
+                            __m128i below, bool& hit) {
+  const std::size_t per_block = 64 / width;
+  __m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
+  std::size_t i = 0;
+  for (; i + per_block <= count; i += per_block) {
+    const auto* p = reinterpret_cast<const __m128i*>(tokens + i * width);
+    a = _mm_or_si128(
+        a, _mm_or_si128(Over(_mm_loadu_si128(p), below), Over(_mm_loadu_si128(p + 1), below)));
+    b = _mm_or_si128(
+        b, _mm_or_si128(Over(_mm_loadu_si128(p + 2), below), Over(_mm_loadu_si128(p + 3), below)));
   }
-  return m;
+  const __m128i any = _mm_or_si128(a, b);
+  hit = _mm_movemask_epi8(_mm_cmpeq_epi8(any, _mm_setzero_si128())) != 0xFFFF;
+  return i;
+}
+#endif
+
+// Whether any of `count` little-endian tokens of `width` bytes is `limit` or
+// more (1 <= limit < 2^(8 * width)). With SSE2 the whole 64-byte blocks go 16
+// bytes an instruction, so checking a batch costs a fraction of copying it.
+bool any_id_at_least(const unsigned char* tokens, std::size_t count, unsigned width,
+                     std::uint32_t limit) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  bool hit = false;
+  i = width == 2 ? blocks_at_least<over_u16>(tokens, count, width,
+                                             _mm_set1_epi16(static_cast<short>(limit - 1)), hit)
+                 : blocks_at_least<over_u32>(
+                       tokens, count, width,
+                       _mm_set1_epi32(static_cast<int>((limit - 1) ^ 0x80000000u)), hit);
+  if (hit) return true;
+#endif
+  for (; i < count; ++i) {
+    std::uint32_t v = 0;
+    for (unsigned k = width; k-- > 0;) v = v << 8 | tokens[i * width + k];
+    if (v >= limit) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -44,9 +88,9 @@ std::uint32_t max_id(const unsigned char* tokens, std::size_t count) {
 std::optional<std::size_t> first_id_at_least(const unsigned char* tokens, std::size_t count,
                                              unsigned width, std::uint64_t limit) {
   if (limit >= std::uint64_t{1} << (8 * width)) return std::nullopt;  // every id fits
-  const std::uint64_t largest =
-      width == 2 ? max_id<std::uint16_t>(tokens, count) : max_id<std::uint32_t>(tokens, count);
-  if (largest < limit) return std::nullopt;
+  if (limit == 0) return count > 0 ? std::optional<std::size_t>(0) : std::nullopt;
+  if (!any_id_at_least(tokens, count, width, static_cast<std::uint32_t>(limit)))
+    return std::nullopt;
   for (std::size_t i = 0; i < count; ++i) {
     std::uint32_t v = 0;
     for (unsigned k = width; k-- > 0;) v = v << 8 | tokens[i * width + k];
