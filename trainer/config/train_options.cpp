@@ -123,6 +123,9 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
   app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
+  app.add_option("--tensorboard_dir", o.tensorboard_dir,
+                 "rank 0 writes TensorBoard event files of the [train] and [val] figures here "
+                 "(created if missing; a resume appends)");
   f.peak = app.add_option("--peak_tflops", f.peak_tflops,
                           "one rank's peak TFLOP/s for MFU (default: measured at start by a "
                           "GEMM probe on the device and dtype used)");

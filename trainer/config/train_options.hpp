@@ -49,8 +49,9 @@ struct TrainOptions {
   bool synthetic_data = false;      // deterministic random tokens, for tests and benchmarks
   std::int64_t data_readahead = 0;  // steps of shard data the kernel is asked to fetch ahead
   std::uint64_t seed = 1234;
-  std::int64_t threads = 0;  // 0: leave LibTorch's default
-  std::string metrics_file;  // JSONL, one object per logged step
+  std::int64_t threads = 0;     // 0: leave LibTorch's default
+  std::string metrics_file;     // JSONL, one object per logged step
+  std::string tensorboard_dir;  // rank 0's TensorBoard event files (tensorboard/); empty: none
   // --peak_tflops: one rank's peak in TFLOP/s for MFU; unset: measured at start
   // (a GEMM probe) unless WIREUP_PEAK_FLOPS gives it.
   std::optional<double> peak_tflops;

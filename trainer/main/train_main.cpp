@@ -27,11 +27,14 @@
 #include "optim/sharded_adamw.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/stop_signals.hpp"
+#include "tensorboard/event_file.hpp"
+#include "tensorboard/training_scalars.hpp"
 #include "wireup/data/batch_source.hpp"
 #include "wireup/error.hpp"
 
 namespace wt = wireup::train;
 namespace wd = wireup::data;
+namespace tb = wireup::train::tensorboard;
 
 namespace {
 
@@ -116,6 +119,28 @@ std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Che
   return meta->step + 1;
 }
 
+// --tensorboard_dir: rank 0 checks at start that it can write there, and opens
+// its event file once the first step is known (a resume's START record makes
+// TensorBoard drop the replaced run's steps from it on: tensorboard/event_file.hpp).
+void check_tensorboard_dir(const wt::TrainOptions& o, const wt::WorldLayout& w) {
+  if (w.rank != 0 || o.tensorboard_dir.empty()) return;
+  try {
+    tb::check_event_dir(o.tensorboard_dir);
+  } catch (const wireup::InputError& e) {
+    throw wireup::InputError(std::string("--tensorboard_dir: ") + e.what());
+  }
+}
+
+std::unique_ptr<tb::EventFileWriter> open_tensorboard(const wt::TrainOptions& o,
+                                                      const wt::WorldLayout& w,
+                                                      std::int64_t first_step) {
+  if (w.rank != 0 || o.tensorboard_dir.empty()) return nullptr;
+  auto writer = std::make_unique<tb::EventFileWriter>(o.tensorboard_dir, first_step);
+  wt::say(w, "[tensorboard] file=" + writer->path().string() +
+                 " first_step=" + std::to_string(first_step));
+  return writer;
+}
+
 wt::RunConfig run_config(const wt::TrainOptions& o, const wt::WorldLayout& w,
                          const wt::FsdpLlama& model, const std::vector<wt::FlatUnit*>& units) {
   wt::RunConfig c;
@@ -153,7 +178,21 @@ struct Run {
   wt::Checkpointer* ckpt;  // nullptr: no checkpoints
   std::ofstream& metrics;  // rank 0's --metrics_file, when open
   double peak_flops = 0;   // one rank's, for MFU
+  // rank 0's --tensorboard_dir event file, when set
+  std::unique_ptr<tb::EventFileWriter> tensorboard = nullptr;
 };
+
+// A step's values into rank 0's event file. A failed write (a full disk) is
+// reported once and ends the TensorBoard output, not the run.
+void to_tensorboard(Run& r, std::int64_t step, const std::vector<tb::Scalar>& values) {
+  if (!r.tensorboard) return;
+  try {
+    r.tensorboard->write_scalars(step, values);
+  } catch (const wireup::InputError& e) {
+    wt::say(r.w, std::string("[tensorboard] warning: no more events written: ") + e.what());
+    r.tensorboard.reset();
+  }
+}
 
 double world_mean(wt::Comm& world, double v, at::Device device) {
   at::Tensor t = wt::scalar_tensor(v, device);
@@ -217,6 +256,7 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
                                        r.peak_flops, r.w.world);
   wt::say(r.w, wt::format_step_line(sm));
   if (r.metrics.is_open()) r.metrics << wt::format_step_json(sm) << "\n" << std::flush;
+  to_tensorboard(r, step, tb::step_scalars(sm));
 }
 
 // Every --validation_freq steps: the validation loss on the same batches.
@@ -226,6 +266,7 @@ void log_validation_loss(Run& r, std::int64_t step) {
   const double vl = validation_loss(r.model, *r.val, r.o.validation_batches, *r.groups.world);
   wt::say(r.w, wt::format_validation_line(step, vl));
   if (r.metrics.is_open()) r.metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
+  to_tensorboard(r, step, tb::validation_scalars(vl));
 }
 
 // Saves when the policy says so; the line to print when the run must stop now.
@@ -291,6 +332,7 @@ int run(int argc, char** argv) {
   if (!wt::parse_train_options(argc, argv, o)) return 0;
   const wt::WorldLayout w = wt::world_from_env();
   wt::check_train_options(o, w.world, w.local_world);
+  check_tensorboard_dir(o, w);
   const wt::ComputeChoice compute{
       o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch};
   const wt::CommGroups groups = wt::start_ranks(w, compute);
@@ -316,6 +358,7 @@ int run(int argc, char** argv) {
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
   Run r{o, w, groups, model, units, opt, *train, val.get(), ckpt.get(), metrics, peak.flops_per_s};
+  r.tensorboard = open_tensorboard(o, w, first_step);
   return train_steps(r, first_step);
 }
 

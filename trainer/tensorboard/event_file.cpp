@@ -62,6 +62,14 @@ double wall_time_now() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+void check_event_dir(const std::filesystem::path& dir) {
+  make_dir(dir);
+  const auto probe = dir / (".wireup-tensorboard-probe." + std::to_string(getpid()));
+  io::open_file(probe, O_WRONLY | O_CREAT | O_TRUNC);  // closed at once
+  std::error_code ignored;
+  std::filesystem::remove(probe, ignored);
+}
+
 EventFileWriter::EventFileWriter(const std::filesystem::path& dir, std::int64_t first_step) {
   make_dir(dir);
   const double now = wall_time_now();

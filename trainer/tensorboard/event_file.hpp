@@ -26,6 +26,11 @@ std::int64_t new_file_seconds(std::int64_t now, const std::vector<std::string>& 
 // Seconds since the epoch, with the fraction: an event's wall_time.
 double wall_time_now();
 
+// Makes `dir` (and its parents) and checks that a file can be created in it
+// (one is, then removed), so a run can refuse a bad directory before its first
+// step. InputError naming the directory and the reason.
+void check_event_dir(const std::filesystem::path& dir);
+
 class EventFileWriter {
  public:
   // Makes `dir` (and its parents), creates a new event file there and writes

@@ -135,6 +135,10 @@ TEST_CASE("a directory that cannot be made is an error naming it") {
   CHECK_THROWS_AS(tb::EventFileWriter(dir.path / "file" / "tb", 1), wireup::InputError);
   CHECK_THROWS_WITH(tb::EventFileWriter(dir.path / "file", 1),
                     Catch::Contains((dir.path / "file").string()));
+  CHECK_THROWS_WITH(tb::check_event_dir(dir.path / "file" / "tb"),
+                    Catch::Contains("cannot create the directory"));
+  tb::check_event_dir(dir.path / "new" / "tb");  // made, and left empty
+  CHECK(std::filesystem::is_empty(dir.path / "new" / "tb"));
 }
 
 TEST_CASE("tags follow the [train] and [val] keys") {
