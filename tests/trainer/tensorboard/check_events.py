@@ -6,16 +6,19 @@ Nothing here comes from the writer: the TFRecord CRCs are checked with this
 file's own CRC-32C, and each Event is decoded by protobuf's Python runtime
 from .proto definitions written below with TensorBoard's field numbers
 (tensorboard/compat/proto/event.proto and summary.proto), compiled by protoc.
-Files are read in name order; as in TensorBoard's event accumulator, the
-first SessionLog START is a start and every later one a restart that drops
-the events already read whose step is >= its step.
+Files are read in name order, and both of TensorBoard's loaders are
+followed: its Python event accumulator, for which the first SessionLog START
+is a start and every later one a restart that drops the events already read
+whose step is >= its step; and its Rust data server (--load_fast), which
+ignores SessionLog and drops, per tag, the points whose step is >= that of a
+new point.
 
 Checks: each record's length and data CRC; each Event decodes, has no field
 outside the definitions and re-serializes to the same bytes; each file starts
 with file_version "brain.Event:2" then a START; after the restarts, each tag's
 steps strictly increase, and (tag, step) pairs and values are exactly those of
 the log lines (later lines replace earlier ones of the same step), to the
-precision printed. Exit 0 when all hold, 1 otherwise, 77 when python3-protobuf
+precision printed, in both loaders' views. Exit 0 when all hold, 1 otherwise, 77 when python3-protobuf
 or protoc is missing.
 
 usage: check_events.py DIR LOG... [--expect_restarts N] [--min_purged N]
@@ -143,11 +146,11 @@ def decode(event_pb2, raw, where):
 
 
 def read_dir(event_pb2, directory):
-    """TensorBoard's view: tag -> [(step, value)], and the restart counts."""
+    """Both loaders' views (tag -> [(step, value)]), and the restart counts."""
     files = sorted(n for n in os.listdir(directory) if "tfevents" in n)
     if not files:
         raise ValueError("%s: no event files" % directory)
-    points, seen_start, restarts, purged = {}, False, 0, 0
+    points, per_tag, seen_start, restarts, purged = {}, {}, False, 0, 0
     for name in files:
         for i, raw in enumerate(records(os.path.join(directory, name))):
             event = decode(event_pb2, raw, "%s record %d" % (name, i))
@@ -168,8 +171,11 @@ def read_dir(event_pb2, directory):
                 for value in event.summary.value:
                     if value.WhichOneof("value") != "simple_value":
                         raise ValueError("%s: %s is not a simple_value" % (name, value.tag))
-                    points.setdefault(value.tag, []).append((event.step, value.simple_value))
-    return files, points, restarts, purged
+                    point = (event.step, value.simple_value)
+                    points.setdefault(value.tag, []).append(point)
+                    series = [p for p in per_tag.get(value.tag, []) if p[0] < event.step]
+                    per_tag[value.tag] = series + [point]
+    return files, points, per_tag, restarts, purged
 
 
 TRAIN = re.compile(r"^\[train\] step=(\d+)/\d+ (.*)$")
@@ -228,7 +234,7 @@ def main():
     work = tempfile.mkdtemp(prefix="wireup-tb-check.")
     try:
         event_pb2 = load_protos(work)
-        files, points, restarts, purged = read_dir(event_pb2, args.dir)
+        files, points, per_tag, restarts, purged = read_dir(event_pb2, args.dir)
     except (ValueError, subprocess.CalledProcessError) as e:
         print("FAIL: %s" % e)
         return 1
@@ -236,6 +242,8 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     expected = expected_points(args.logs)
     errors = check(points, expected)
+    if per_tag != points:
+        errors.append("the Rust data server's view (per-tag preemption) differs from the START purge")
     if not expected:
         errors.append("no [train] lines in %s" % " ".join(args.logs))
     if args.expect_restarts is not None and restarts != args.expect_restarts:
