@@ -22,6 +22,14 @@ std::string read_text(const fs::path& p, std::uint64_t max_bytes) {
   return io::read_text(p, max_bytes);
 }
 
+bool path_exists(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw InputError(p.string() + ": cannot read: " + ec.message());
+  return fs::exists(st);
+}
+
 // ------------------------------------------------------------ ChunkWriter
 
 ChunkWriter::ChunkWriter(fs::path path)
@@ -143,7 +151,8 @@ std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto name = it->path().filename().string();
-    if (is_step_dir_name(name) && fs::exists(it->path() / "metadata.json"))
+    std::error_code missing;
+    if (is_step_dir_name(name) && fs::exists(it->path() / "metadata.json", missing))
       found.emplace_back(name, it->path());
   }
   std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.first > b.first; });

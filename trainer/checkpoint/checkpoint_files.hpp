@@ -13,9 +13,15 @@
 // directory. The Checkpointer and the Hugging Face export both read through ChunkReader.
 namespace wireup::train {
 
-// A checkpoint's or config's text file, whole (wireup::io::read_text, at most
-// max_bytes); "PATH: cannot read: <strerror>" when it cannot be read.
-std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes = 1ull << 30);
+// A checkpoint's or config's text file, whole (wireup::io::read_text: a
+// regular file, never waited on, at most max_bytes); "PATH: cannot read:
+// <strerror>" when it cannot be read.
+std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes = kMaxMetadataBytes);
+
+// Whether `p` exists: false when it does not; InputError "PATH: cannot read:
+// WHY" when that cannot be told (a symlink loop, a directory without search
+// permission), never a raw filesystem_error.
+bool path_exists(const std::filesystem::path& p);
 
 // Writes one rank file: fp32 chunks one after another, each hashed (on a
 // second thread) while it is written. The file appears under its name only
@@ -74,7 +80,8 @@ std::string verify_checkpoint(const std::filesystem::path& step_dir);
 bool is_step_dir_name(const std::string& name);
 
 // The committed checkpoints under dir (step-NNNNNNNN with a metadata.json),
-// newest first. Directories moved aside (step-N.corrupt) are not among them.
+// newest first. Directories moved aside (step-N.corrupt) are not among them,
+// nor entries whose metadata.json cannot be reached (a symlink loop).
 std::vector<std::filesystem::path> complete_checkpoints(const std::filesystem::path& dir);
 
 // Renames step_dir to step_dir.corrupt (or .corrupt-2, ...) so that it is never

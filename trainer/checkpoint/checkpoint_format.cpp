@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 
 namespace wireup::train {
 
@@ -39,12 +40,52 @@ RankFile file_from(const json& j) {
     r.numel = c.at("numel").get<std::int64_t>();
     r.file_offset = c.at("file_offset").get<std::uint64_t>();
     r.sha256 = c.at("sha256").get<std::string>();
-    if (r.numel < 0 || r.global_offset < 0) throw InputError("negative chunk range");
+    if (r.numel < 0 || r.global_offset < 0 || r.global_offset > INT64_MAX - r.numel)
+      throw InputError("negative chunk range, or one past 2^63");
+    // 4 * numel must neither wrap nor pass the file's end.
+    if (r.file_offset > f.bytes ||
+        static_cast<std::uint64_t>(r.numel) > (f.bytes - r.file_offset) / 4)
+      throw InputError(f.file + ": chunk of " + std::to_string(r.numel) + " elements at byte " +
+                       std::to_string(r.file_offset) + " lies past the file's " +
+                       std::to_string(f.bytes) + " bytes");
     f.chunks.push_back(r);
   }
   if (f.file.empty() || f.file.find('/') != std::string::npos || f.file[0] == '.')
     throw InputError("bad shard file name '" + f.file + "'");
   return f;
+}
+
+// The world sizes, the units' sizes against their shapes and the rank files.
+void check_sizes(const CheckpointMeta& m) {
+  if (m.shard_group_size < 1 || m.world_size < m.shard_group_size || m.world_size > kMaxWorldSize ||
+      m.world_size % m.shard_group_size != 0)
+    throw InputError("world_size " + std::to_string(m.world_size) + " and shard_group_size " +
+                     std::to_string(m.shard_group_size) +
+                     ": expected 1 <= shard_group_size <= world_size <= " +
+                     std::to_string(kMaxWorldSize) + ", world_size a multiple of shard_group_size");
+  std::uint64_t file_elements = 0;
+  for (const auto& f : m.files)
+    file_elements = std::min(file_elements + f.bytes / 4, UINT64_MAX / 2);
+  for (const auto& u : m.units) {
+    std::uint64_t sum = 0;
+    for (const auto& shape : u.param_shapes) {
+      std::uint64_t n = 1;
+      for (const auto d : shape) {
+        if (d < 0 || (d > 0 && n > (std::uint64_t{1} << 62) / static_cast<std::uint64_t>(d)))
+          throw InputError("unit " + u.name + ": a parameter shape is negative or passes 2^62");
+        n *= static_cast<std::uint64_t>(d);
+      }
+      sum += n;
+      if (sum > (std::uint64_t{1} << 62)) throw InputError("unit " + u.name + ": passes 2^62");
+    }
+    if (u.numel < 0 || static_cast<std::uint64_t>(u.numel) != sum)
+      throw InputError("unit " + u.name + ": numel " + std::to_string(u.numel) +
+                       ", its parameters' shapes make " + std::to_string(sum));
+    if (static_cast<std::uint64_t>(u.numel) > file_elements)
+      throw InputError("unit " + u.name + ": numel " + std::to_string(u.numel) +
+                       " is more than the rank files' " + std::to_string(file_elements) +
+                       " recorded elements");
+  }
 }
 
 template <typename F>
@@ -69,6 +110,7 @@ std::string step_dir_name(std::int64_t step) {
 std::string to_json(const RankFile& f) { return file_json(f).dump(); }
 
 RankFile rank_file_from_json(const std::string& text, const std::string& name) {
+  io::check_json_shape(text, name, kMaxMetadataDepth, kMaxMetadataValues);
   return parsing(name, [&] { return file_from(json::parse(text)); });
 }
 
@@ -131,6 +173,7 @@ std::string to_json(const CheckpointMeta& m) {
 }
 
 CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::string& name) {
+  io::check_json_shape(text, name, kMaxMetadataDepth, kMaxMetadataValues);
   return parsing(name, [&] {
     const json j = json::parse(text);
     if (j.at("format") != "wireup-checkpoint") throw InputError("format is not wireup-checkpoint");
@@ -189,6 +232,7 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
       for (const auto& c : f.chunks)
         if (c.unit < 0 || static_cast<std::size_t>(c.unit) >= m.units.size())
           throw InputError("chunk of unknown unit " + std::to_string(c.unit));
+    check_sizes(m);
     return m;
   });
 }

@@ -51,9 +51,23 @@ struct CheckpointMeta {
   std::vector<RankFile> files;
 };
 
+// The most bytes of a metadata.json read (a 405B model's on 1024 ranks: about
+// 80 MB), its JSON's depth and values (checked before the parse: a tree under
+// ~800 MB), and the largest world size a checkpoint may name.
+constexpr std::uint64_t kMaxMetadataBytes = 256ull << 20;
+constexpr std::size_t kMaxMetadataDepth = 8;
+constexpr std::uint64_t kMaxMetadataValues = 1ull << 23;
+constexpr int kMaxWorldSize = 1 << 20;
+
 std::string to_json(const CheckpointMeta& m);
 std::string to_json(const RankFile& f);
-// `name` (the file) starts every error message.
+// `name` (the file) starts every error message. Besides the fields' types:
+// 1 <= shard_group_size <= world_size <= kMaxWorldSize, world_size a multiple
+// of shard_group_size; each unit's numel the sum of its parameters' shapes
+// (checked for overflow); each chunk inside its file's recorded bytes
+// (file_offset + 4*numel, checked for overflow), each unit's numel within the
+// rank files' recorded bytes; JSON no deeper than kMaxMetadataDepth, with
+// at most kMaxMetadataValues values.
 CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::string& name);
 RankFile rank_file_from_json(const std::string& text, const std::string& name);
 

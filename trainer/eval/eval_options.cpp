@@ -1,10 +1,8 @@
 #include "eval/eval_options.hpp"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "config/command_line.hpp"
-#include "hf/hf_config.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -53,39 +51,6 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
        "--num_threads " + std::to_string(o.threads) +
            ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
   return true;
-}
-
-ModelConfig model_config_from_hf_config(const std::string& text, const std::string& name) {
-  nlohmann::json c;
-  try {
-    c = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    throw InputError(name + ": not JSON (" + e.what() + ")");
-  }
-  if (!c.is_object()) throw InputError(name + ": not a JSON object");
-  auto integer = [&](const char* key) -> std::int64_t {
-    if (!c.contains(key) || !c[key].is_number_integer())
-      throw InputError(name + ": " + key + " is missing or not an integer");
-    return c[key].get<std::int64_t>();
-  };
-  auto real = [&](const char* key, double fallback) {
-    if (!c.contains(key) || c[key].is_null()) return fallback;
-    if (!c[key].is_number()) throw InputError(name + ": " + key + " is not a number");
-    return c[key].get<double>();
-  };
-  ModelConfig m;
-  m.hidden = integer("hidden_size");
-  m.intermediate = integer("intermediate_size");
-  m.layers = integer("num_hidden_layers");
-  m.heads = integer("num_attention_heads");
-  m.kv_heads = c.contains("num_key_value_heads") && !c["num_key_value_heads"].is_null()
-                   ? integer("num_key_value_heads")
-                   : m.heads;
-  m.vocab = integer("vocab_size");
-  m.rope_theta = real("rope_theta", 10000.0);
-  m.norm_eps = real("rms_norm_eps", 1e-6);
-  hf::read_model_extras(text, m);  // rope scaling, tied embeddings, bos/eos
-  return m;
 }
 
 }  // namespace wireup::train

@@ -4,6 +4,7 @@
 
 #include "config/model_config.hpp"
 #include "config/sharding.hpp"
+#include "eval/model_size.hpp"  // model_config_from_hf_config
 
 namespace wireup::train {
 
@@ -27,13 +28,5 @@ struct EvalOptions {
 // Parses argv (argv[0] is "eval"). Throws InputError naming a bad or missing
 // flag; returns false (after printing usage) for --help.
 bool parse_eval_options(int argc, const char* const* argv, EvalOptions& out);
-
-// The shapes of a Hugging Face Llama config.json (`name` starts every error):
-// hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-// num_key_value_heads (default: the heads), vocab_size, rope_theta (default
-// 10000), rms_norm_eps (default 1e-6), and rope_scaling, tie_word_embeddings,
-// bos/eos ids (hf::read_model_extras). Everything else is checked when the
-// weights load (hf::check_config).
-ModelConfig model_config_from_hf_config(const std::string& text, const std::string& name);
 
 }  // namespace wireup::train

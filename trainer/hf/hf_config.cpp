@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 
 using nlohmann::json;
 
@@ -192,7 +193,12 @@ std::vector<std::string> differing_fields(const json& c, const ModelConfig& m,
 
 }  // namespace
 
+void check_config_text(const std::string& text, const std::string& name) {
+  io::check_json_shape(text, name, kMaxConfigDepth, kMaxConfigValues);
+}
+
 ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m) {
+  check_config_text(text, name);
   json c;
   try {
     c = json::parse(text);

@@ -12,6 +12,17 @@
 // with their model.safetensors.index.json. Plain C++ (no LibTorch).
 namespace wireup::train::hf {
 
+// The most bytes of a config.json read (Llama 3.1's is under 1 KB), and its
+// JSON's shape, checked before it is parsed (io::check_json_shape): nesting
+// depth and value count (a parse tree under ~30 MB).
+constexpr std::uint64_t kMaxConfigBytes = 4ull << 20;
+constexpr std::size_t kMaxConfigDepth = 32;
+constexpr std::uint64_t kMaxConfigValues = 1ull << 18;
+
+// config.json's text checked for nesting depth and value count before any
+// parse (io::check_json_shape); InputError naming the file and the bound.
+void check_config_text(const std::string& text, const std::string& name);
+
 // config.json for `m`: LlamaForCausalLM, rope_theta, rope_scaling (a llama3
 // dict or null), tie_word_embeddings, bos/eos token ids (null when unknown),
 // max_position_embeddings (= --max_context_width), torch_dtype.

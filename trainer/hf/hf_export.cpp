@@ -24,9 +24,8 @@ namespace wireup::train {
 namespace {
 
 fs::path resolve_step_dir(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(p, ec)) throw InputError(p.string() + ": no such checkpoint directory");
-  if (fs::exists(p / "metadata.json")) return p;
+  if (!path_exists(p)) throw InputError(p.string() + ": no such checkpoint directory");
+  if (path_exists(p / "metadata.json")) return p;
   if (!fs::is_directory(p)) throw InputError(p.string() + ": not a checkpoint directory");
   const auto complete = complete_checkpoints(p);
   if (complete.empty()) {

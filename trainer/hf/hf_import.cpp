@@ -48,33 +48,22 @@ class HfWeights {
     }
     if (!fs::exists(index))
       throw InputError(single.string() + ": missing (and no model.safetensors.index.json)");
-    json j;
-    try {
-      j = json::parse(read_text(index));
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw InputError(index.string() + ": not JSON (" + e.what() + ")");
-    }
-    if (!j.contains("weight_map") || !j["weight_map"].is_object())
-      throw InputError(index.string() + ": no weight_map");
+    const auto weight_map =
+        safetensors::parse_index(read_text(index, safetensors::kMaxIndexBytes), index.string());
     std::map<std::string, std::size_t> opened;
-    for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
-      const std::string file = it->get<std::string>();
-      if (file.empty() || file.find('/') != std::string::npos)
-        throw InputError(index.string() + ": bad file name '" + file + "'");
+    for (const auto& [tensor, file] : weight_map) {
       auto o = opened.find(file);
       if (o == opened.end() && !fs::exists(dir / file))
         throw InputError((dir / file).string() + ": missing (" + index.filename().string() +
-                         " maps " + it.key() + " to it)");
+                         " maps " + tensor + " to it)");
       if (o == opened.end()) {
         readers_.push_back(std::make_unique<safetensors::Reader>(dir / file));
         o = opened.emplace(file, readers_.size() - 1).first;
       }
-      if (!readers_[o->second]->find(it.key()))
-        throw InputError((dir / file).string() + ": no tensor " + it.key() + " (named in " +
+      if (!readers_[o->second]->find(tensor))
+        throw InputError((dir / file).string() + ": no tensor " + tensor + " (named in " +
                          index.filename().string() + ")");
-      where_[it.key()] = o->second;
+      where_[tensor] = o->second;
     }
   }
 
@@ -102,7 +91,8 @@ class HfWeights {
 
 hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
   const fs::path path = dir / "config.json";
-  const hf::ConfigFacts facts = hf::check_config(read_text(path), path.string(), m);
+  const hf::ConfigFacts facts =
+      hf::check_config(read_text(path, hf::kMaxConfigBytes), path.string(), m);
   if (rank0() && facts.max_position_embeddings && *facts.max_position_embeddings < m.context)
     std::fprintf(stderr,
                  "wireup-train: WARNING: %s: max_position_embeddings=%lld is below "

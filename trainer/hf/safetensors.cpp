@@ -25,24 +25,9 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr std::uint64_t kMaxHeader = 100u << 20;  // the reference implementation's limit
-constexpr std::size_t kBlock = 1u << 20;          // elements converted at a time
+constexpr std::size_t kBlock = 1u << 20;  // elements converted at a time
 
 }  // namespace
-
-std::uint64_t TensorEntry::numel() const {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
-  return n;
-}
-
-std::size_t dtype_size(const std::string& d) {
-  if (d == "F64" || d == "I64" || d == "U64") return 8;
-  if (d == "F32" || d == "I32" || d == "U32") return 4;
-  if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
-  if (d == "I8" || d == "U8" || d == "BOOL" || d == "F8_E4M3" || d == "F8_E5M2") return 1;
-  return 0;
-}
 
 // ---------------------------------------------------------------- writer
 
@@ -122,64 +107,20 @@ void Writer::commit() {
 
 Reader::Reader(fs::path path) : path_(std::move(path)) {
   const std::string name = path_.string();
-  fd_ = io::open_file(path_, O_RDONLY);
-  {
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) != 0) io::throw_errno(path_, "stat");
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    std::uint64_t n = 0;
-    if (size < 8 || ::pread(fd_.get(), &n, 8, 0) != 8)
-      throw InputError(name + ": not a safetensors file (shorter than its 8-byte header length)");
-    if (n < 2 || n > kMaxHeader || n > size - 8)
-      throw InputError(name + ": not a safetensors file (header length " + std::to_string(n) +
-                       " for a file of " + std::to_string(size) + " bytes)");
-    std::string text(static_cast<std::size_t>(n), '\0');
-    if (::pread(fd_.get(), text.data(), text.size(), 8) != static_cast<ssize_t>(text.size()))
-      io::throw_errno(path_, "read header");
-    data_start_ = 8 + n;
-    const std::uint64_t data_size = size - data_start_;
-    json header;
-    try {
-      header = json::parse(text);
-    } catch (const std::exception& e) {
-      throw InputError(name + ": not a safetensors file (header is not JSON: " + e.what() + ")");
-    }
-    if (!header.is_object()) throw InputError(name + ": safetensors header is not a JSON object");
-    for (auto it = header.begin(); it != header.end(); ++it) {
-      if (it.key() == "__metadata__") {
-        if (!it->is_object()) throw InputError(name + ": __metadata__ is not an object");
-        for (auto m = it->begin(); m != it->end(); ++m)
-          if (m->is_string()) metadata_[m.key()] = m->get<std::string>();
-        continue;
-      }
-      TensorEntry e;
-      e.name = it.key();
-      try {
-        e.dtype = it->at("dtype").get<std::string>();
-        e.shape = it->at("shape").get<std::vector<std::int64_t>>();
-        const auto off = it->at("data_offsets").get<std::vector<std::uint64_t>>();
-        if (off.size() != 2) throw InputError("data_offsets is not [begin, end]");
-        e.begin = off[0];
-        e.end = off[1];
-      } catch (const InputError& err) {
-        throw InputError(name + ": tensor " + e.name + ": " + err.what());
-      } catch (const std::exception& err) {
-        throw InputError(name + ": tensor " + e.name + ": bad header entry (" + err.what() + ")");
-      }
-      for (auto d : e.shape)
-        if (d < 0) throw InputError(name + ": tensor " + e.name + ": negative dimension");
-      if (e.end < e.begin || e.end > data_size)
-        throw InputError(name + ": tensor " + e.name + ": data [" + std::to_string(e.begin) + ", " +
-                         std::to_string(e.end) + ") lies outside the file's " +
-                         std::to_string(data_size) + " data bytes (truncated?)");
-      const std::size_t es = dtype_size(e.dtype);
-      if (es != 0 && e.end - e.begin != e.numel() * es)
-        throw InputError(name + ": tensor " + e.name + ": " + std::to_string(e.end - e.begin) +
-                         " bytes for " + std::to_string(e.numel()) + " " + e.dtype + " elements");
-      index_[e.name] = entries_.size();
-      entries_.push_back(std::move(e));
-    }
-  }
+  // A regular file of any size (the data section is read in parts); the
+  // header's length is checked against the file before anything is allocated.
+  io::RegularFile f = io::open_regular(path_, UINT64_MAX);
+  std::uint64_t n = 0;
+  if (f.size >= 8) io::pread_all(f.fd.get(), &n, 8, 0, path_);
+  check_header_length(n, f.size, name);
+  std::string text(static_cast<std::size_t>(n), '\0');
+  io::pread_all(f.fd.get(), text.data(), text.size(), 8, path_);
+  data_start_ = 8 + n;
+  Header header = parse_header(text, f.size - data_start_, name);
+  entries_ = std::move(header.tensors);
+  metadata_ = std::move(header.metadata);
+  for (std::size_t i = 0; i < entries_.size(); ++i) index_[entries_[i].name] = i;
+  fd_ = std::move(f.fd);
 }
 
 Reader::~Reader() = default;

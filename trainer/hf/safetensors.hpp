@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hf/safetensors_header.hpp"
 #include "wireup/file_io.hpp"
 
 // A small reader and writer of the safetensors format (Hugging Face):
@@ -14,17 +15,6 @@
 //   the rest  raw little-endian tensor data, offsets relative to its start
 // Plain C++ (no LibTorch): values go in and out as fp32 arrays.
 namespace wireup::train::safetensors {
-
-struct TensorEntry {
-  std::string name;
-  std::string dtype;  // "F32", "BF16", "F16", ... as in the file
-  std::vector<std::int64_t> shape;
-  std::uint64_t begin = 0, end = 0;  // byte range in the data section
-  std::uint64_t numel() const;
-};
-
-// Bytes per element of a dtype name; 0 for one this code does not know.
-std::size_t dtype_size(const std::string& dtype);
 
 // Writes one file: every tensor declared up front (the header comes first),
 // then their data in that order. The file appears under its final name only
@@ -54,9 +44,10 @@ class Writer {
   bool committed_ = false;
 };
 
-// Reads a file's header once (validated: sizes, offsets inside the file,
-// byte counts matching shapes); tensor data on demand with pread.
-// Every error names the file.
+// Reads a file's header once (a regular file, never waited on; the header
+// checked by parse_header: its length, nesting, names, shapes, dtypes, and
+// data that tiles the data section exactly); tensor data on demand with
+// pread. Every error names the file.
 class Reader {
  public:
   explicit Reader(std::filesystem::path path);

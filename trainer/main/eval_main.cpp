@@ -16,6 +16,7 @@
 #include "config/metrics.hpp"
 #include "eval/eval_options.hpp"
 #include "eval/eval_plan.hpp"
+#include "eval/model_size.hpp"
 #include "hf/hf_import.hpp"
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
@@ -34,8 +35,9 @@ namespace wd = wireup::data;
 // The weights to evaluate: their shapes, and where they come from.
 struct Weights {
   ModelConfig model;
-  fs::path hf_dir;    // --init_from_hf
-  fs::path step_dir;  // --resume_from_checkpoint, resolved to one step
+  fs::path hf_dir;     // --init_from_hf
+  fs::path step_dir;   // --resume_from_checkpoint, resolved to one step
+  std::string source;  // the file the shapes come from
   std::string describe() const {
     return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string();
   }
@@ -48,14 +50,14 @@ Weights find_weights(const EvalOptions& o) {
     if (!fs::is_directory(w.hf_dir))
       throw InputError("--init_from_hf " + o.init_from_hf + ": no such directory");
     const fs::path config = w.hf_dir / "config.json";
-    w.model = model_config_from_hf_config(read_text(config), config.string());
+    w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
+    w.source = config.string();
     return w;
   }
   const fs::path p = o.resume_from_checkpoint;
-  std::error_code ec;
-  if (!fs::exists(p, ec))
+  if (!path_exists(p))
     throw InputError("--resume_from_checkpoint " + p.string() + ": no such directory");
-  if (fs::exists(p / "metadata.json")) {
+  if (path_exists(p / "metadata.json")) {
     w.step_dir = p;
   } else {
     const auto complete = complete_checkpoints(p);
@@ -66,6 +68,7 @@ Weights find_weights(const EvalOptions& o) {
   }
   const fs::path meta = w.step_dir / "metadata.json";
   w.model = checkpoint_meta_from_json(read_text(meta), meta.string()).model;
+  w.source = meta.string();
   return w;
 }
 
@@ -172,6 +175,9 @@ int run_eval(int argc, char** argv) {
   Weights weights = find_weights(o);
   ModelConfig& m = weights.model;
   m.context = o.context;
+  // Nothing of the model's size is allocated before its shapes are bounded.
+  check_model_size(m, weights.source, weights.hf_dir.empty() ? kCheckpointFields : kHfConfigFields,
+                   w.world, physical_memory_bytes());
   check_model_config(m);
   const EvalData data = open_eval_data(o, w, m, weights);
 

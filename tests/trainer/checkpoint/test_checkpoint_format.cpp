@@ -101,6 +101,52 @@ TEST_CASE("bad checkpoint metadata is an InputError naming the file") {
                     Catch::StartsWith("rank-00000.json: "));
 }
 
+TEST_CASE("sizes in checkpoint metadata are checked before anything is allocated") {
+  auto error_of = [](const CheckpointMeta& m) {
+    try {
+      checkpoint_meta_from_json(to_json(m), "ck/metadata.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(two_rank_meta()) == "no error");
+  // 2^62 elements: 4 * numel wraps to 0 bytes.
+  CheckpointMeta wrap = two_rank_meta();
+  wrap.files[0].chunks[0].numel = std::int64_t{1} << 62;
+  CHECK_THAT(error_of(wrap), Catch::StartsWith("ck/metadata.json: rank-00000.bin: chunk of "
+                                               "4611686018427387904 elements at byte 0 lies "
+                                               "past the file's 72 bytes"));
+  CheckpointMeta past = two_rank_meta();
+  past.files[1].chunks[2].file_offset = 64;
+  CHECK_THAT(error_of(past), Catch::Contains("lies past the file's 72 bytes"));
+  for (int world : {0, -1, 1000000000, 3}) {
+    CheckpointMeta w = two_rank_meta();
+    w.world_size = world;
+    CAPTURE(world);
+    CHECK_THAT(error_of(w), Catch::Contains("world_size " + std::to_string(world) +
+                                            " and shard_group_size 2: expected 1 <= "
+                                            "shard_group_size <= world_size <= 1048576"));
+  }
+  CheckpointMeta wide = two_rank_meta();
+  wide.world_size = 1 << 20;
+  CHECK(error_of(wide) == "no error");
+  CheckpointMeta numel = two_rank_meta();
+  numel.units[0].numel = std::int64_t{1} << 40;
+  CHECK_THAT(error_of(numel), Catch::Contains("unit embed: numel 1099511627776, its "
+                                              "parameters' shapes make 10"));
+  CheckpointMeta huge = two_rank_meta();
+  huge.units[0].param_shapes[0] = {1 << 20, 1 << 20};
+  huge.units[0].numel = std::int64_t{1} << 40;
+  CHECK_THAT(error_of(huge), Catch::Contains("more than the rank files' 36 recorded elements"));
+  CheckpointMeta wraps = two_rank_meta();
+  wraps.units[0].param_shapes[0] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  CHECK_THAT(error_of(wraps), Catch::Contains("passes 2^62"));
+  CHECK_THAT(error_of(two_rank_meta()), Catch::Equals("no error"));
+  CHECK_THROWS_WITH(checkpoint_meta_from_json(std::string(100000, '['), "ck/metadata.json"),
+                    Catch::StartsWith("ck/metadata.json: JSON nested deeper than 8 levels"));
+}
+
 TEST_CASE("plan_reads maps any slice onto the saved chunks") {
   const CheckpointMeta m = two_rank_meta();
   // The whole unit as one rank: two pieces, padding (10, 12) excluded.

@@ -1,0 +1,72 @@
+// Writes the seed corpus of the trainer's fuzz targets, one valid file of each
+// kind: CORPUS/fuzz_safetensors/{header,index}, CORPUS/fuzz_hf_config/config.json,
+// CORPUS/fuzz_checkpoint_meta/{metadata.json,rank.json}. Usage: make_trainer_seeds CORPUS
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "checkpoint/checkpoint_format.hpp"
+#include "config/model_config.hpp"
+#include "hf/hf_config.hpp"
+
+namespace fs = std::filesystem;
+using namespace wireup::train;
+
+namespace {
+
+void put(const fs::path& dir, const std::string& name, const std::string& bytes) {
+  fs::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary) << bytes;
+}
+
+// Two tensors (a [2, 2] F32, b [3] BF16) and their 22 data bytes.
+std::string safetensors_file() {
+  const std::string header =
+      R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
+      R"("b":{"dtype":"BF16","shape":[3],"data_offsets":[16,22]}})";
+  std::string out(8, '\0');
+  std::uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(n >> (8 * i));
+  return out + header + std::string(22, '\x01');
+}
+
+CheckpointMeta metadata() {
+  CheckpointMeta m;
+  m.step = 4;
+  m.model = preset("tiny");
+  m.preset = "tiny";
+  m.sharding = "full";
+  m.world_size = 2;
+  m.shard_group_size = 2;
+  m.data_position = "synthetic:4";
+  m.units.push_back({"embed", 10, {"tok_embeddings.weight"}, {{5, 2}}});
+  for (int r = 0; r < 2; ++r) {
+    RankFile f;
+    f.file = r == 0 ? "rank-00000.bin" : "rank-00001.bin";
+    const char* kinds[] = {"param", "exp_avg", "exp_avg_sq"};
+    for (int k = 0; k < 3; ++k)
+      f.chunks.push_back({0, kinds[k], 6 * r, 6, static_cast<std::uint64_t>(24 * k),
+                          std::string(64, static_cast<char>('a' + k))});
+    f.bytes = 72;
+    m.files.push_back(f);
+  }
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const fs::path corpus = argv[1];
+  put(corpus / "fuzz_safetensors", "header", safetensors_file());
+  put(corpus / "fuzz_safetensors", "index",
+      R"({"metadata":{"total_size":22},"weight_map":{"a":"model-00001-of-00002.safetensors",)"
+      R"("b":"model-00002-of-00002.safetensors"}})");
+  put(corpus / "fuzz_hf_config", "config.json", hf::config_json(preset("tiny"), "float32"));
+  put(corpus / "fuzz_hf_config", "llama3.json", hf::config_json(preset("llama3.1-8b"), "bfloat16"));
+  const CheckpointMeta m = metadata();
+  put(corpus / "fuzz_checkpoint_meta", "metadata.json", to_json(m));
+  put(corpus / "fuzz_checkpoint_meta", "rank.json", "r" + to_json(m.files[1]));
+  return 0;
+}

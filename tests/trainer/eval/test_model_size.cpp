@@ -1,0 +1,54 @@
+// A model's shapes from a file checked before anything is allocated (no Torch).
+#include <catch2/catch.hpp>
+
+#include "config/model_config.hpp"
+#include "eval/model_size.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup::train;
+using Catch::Matchers::Contains;
+
+TEST_CASE("parameter counts of known models") {
+  ModelConfig m = preset("llama3-8b");
+  CHECK(parameter_count(m) == 8030261248ull);
+  m.tied = true;
+  CHECK(parameter_count(m) == 8030261248ull - 128256ull * 4096);
+}
+
+TEST_CASE("a field outside its bound is named") {
+  ModelConfig m = preset("tiny");
+  m.layers = 1000000000;
+  CHECK_THROWS_WITH(check_model_size(m, "/hf/config.json", kHfConfigFields, 1, 1ull << 40),
+                    Contains("/hf/config.json: num_hidden_layers=1000000000: expected 1 to 4096"));
+  m = preset("tiny");
+  m.vocab = 1ll << 40;
+  CHECK_THROWS_WITH(check_model_size(m, "metadata.json", kCheckpointFields, 1, 1ull << 40),
+                    Contains("model.vocab=1099511627776"));
+  m = preset("tiny");
+  m.heads = -1;
+  CHECK_THROWS_WITH(check_model_size(m, "c", kHfConfigFields, 1, 1ull << 40),
+                    Contains("num_attention_heads=-1"));
+}
+
+TEST_CASE("a model larger than memory names the fields that make it so") {
+  ModelConfig m = preset("llama3-8b");
+  CHECK_NOTHROW(check_model_size(m, "c", kHfConfigFields, 1, 128ull << 30));
+  CHECK_NOTHROW(check_model_size(m, "c", kHfConfigFields, 8, 16ull << 30));
+  CHECK_THROWS_WITH(check_model_size(m, "/hf/config.json", kHfConfigFields, 1, 8ull << 30),
+                    Contains("/hf/config.json: num_hidden_layers=32, hidden_size=4096, "
+                             "intermediate_size=14336 make a model of 8030261248 parameters") &&
+                        Contains("more than this machine's 8.0 GiB"));
+  m.layers = 1;
+  CHECK_THROWS_WITH(check_model_size(m, "c", kHfConfigFields, 1, 1ull << 30),
+                    Contains("vocab_size=128256, hidden_size=4096 make"));
+  CHECK(physical_memory_bytes() > (64ull << 20));
+}
+
+TEST_CASE("config.json's JSON is bounded before it is parsed") {
+  CHECK_THROWS_WITH(model_config_from_hf_config(std::string(100000, '['), "/hf/config.json"),
+                    Contains("/hf/config.json: JSON nested deeper than 32 levels"));
+  std::string wide = "[";
+  for (int i = 0; i < 300000; ++i) wide += "1,";
+  CHECK_THROWS_WITH(model_config_from_hf_config(wide + "1]", "/hf/config.json"),
+                    Contains("/hf/config.json: more than 262144 JSON values"));
+}
