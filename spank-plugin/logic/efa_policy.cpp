@@ -79,6 +79,98 @@ bool wants_shm_cuda_memcpy(std::string_view instance_type) {
   return i != nullptr && i->shm_cuda_memcpy;
 }
 
+namespace {
+
+// The aws-ofi-nccl install as the rules see it. aws-ofi-nccl's own
+// documentation (doc/efa-env-var.md) decides by version. A libnccl-net-ofi.so
+// whose version string cannot be read is at least 1.15 (the release that
+// renamed it); an install of unknown version otherwise keeps the rules for old
+// ones.
+struct OfiInstall {
+  bool named = false;  // libnccl-net-ofi.so (1.15+)
+  std::optional<Version> version;
+  std::string name;     // for the notes
+  bool legacy = false;  // <= 1.5, or unknown
+};
+
+OfiInstall judge_ofi(const HostFacts& h) {
+  OfiInstall o;
+  o.named = h.ofi_nccl_net_lib.ends_with("/libnccl-net-ofi.so");
+  o.version = h.ofi_nccl_version
+                  ? h.ofi_nccl_version
+                  : (o.named ? std::optional<Version>(Version{1, 15, 0}) : std::nullopt);
+  o.name = h.ofi_nccl_version           ? "aws-ofi-nccl " + h.ofi_nccl_version->str()
+           : o.named                    ? "aws-ofi-nccl >= 1.15 (libnccl-net-ofi.so)"
+           : h.ofi_nccl_net_lib.empty() ? "no aws-ofi-nccl"
+                                        : "aws-ofi-nccl of unknown version";
+  o.legacy = !o.version || below(o.version, {1, 6, 0});
+  return o;
+}
+
+// FI_PROVIDER, NCCL_PROTO, FI_EFA_FORK_SAFE.
+void plan_provider(EfaMode mode, const HostFacts& h, const std::string& type,
+                   const std::string& devs, const OfiInstall& ofi, EfaPlan& plan) {
+  if (h.libfabric_efa == false) {
+    if (mode == EfaMode::On)
+      throw InputError("--wireup-efa=on: " + type + " has EFA devices (" + devs +
+                       ") but the libfabric in use has no efa provider");
+    plan.notes.push_back("EFA devices " + devs +
+                         " present but libfabric has no efa provider: FI_PROVIDER not set");
+  } else if (ofi.legacy) {
+    plan.entries.push_back({"FI_PROVIDER", "efa", "EFA devices " + devs + "; " + ofi.name});
+  } else {
+    plan.notes.push_back("FI_PROVIDER not set: " + ofi.name + " selects the efa provider itself");
+  }
+  if (below(ofi.version, {1, 6, 0}))
+    plan.entries.push_back({"NCCL_PROTO", "simple", ofi.name + " (<= 1.5) needs it"});
+  if (ofi.legacy)
+    plan.entries.push_back({"FI_EFA_FORK_SAFE", "1", "EFA present; " + ofi.name});
+  else
+    plan.notes.push_back("FI_EFA_FORK_SAFE not set: " + ofi.name + " sets it itself");
+}
+
+// FI_EFA_USE_DEVICE_RDMA, NCCL_SHM_USE_CUDA_MEMCPY.
+void plan_rdma(const HostFacts& h, const std::string& type, const OfiInstall& ofi, EfaPlan& plan) {
+  const auto& lf = h.libfabric_version;
+  const std::string lf_name =
+      lf ? "libfabric " + std::to_string(lf->major) + "." + std::to_string(lf->minor)
+         : "libfabric of unknown version";
+  if (!gdr_capable(h.instance_type)) {
+    plan.notes.push_back("FI_EFA_USE_DEVICE_RDMA not set: " + type +
+                         " has no RDMA read (libfabric would abort)");
+  } else if (at_least(ofi.version, {1, 7, 0}) && at_least(lf, {1, 18, 0})) {
+    plan.notes.push_back("FI_EFA_USE_DEVICE_RDMA not set: " + ofi.name + " with " + lf_name +
+                         " uses RDMA read by default");
+  } else {
+    plan.entries.push_back({"FI_EFA_USE_DEVICE_RDMA", "1",
+                            type + " supports GPUDirect RDMA read; " + ofi.name + ", " + lf_name});
+  }
+  if (wants_shm_cuda_memcpy(h.instance_type))
+    plan.entries.push_back({"NCCL_SHM_USE_CUDA_MEMCPY", "1", type + " (g5/g6 family)"});
+}
+
+// NCCL_NET_PLUGIN, NCCL_TUNER_PLUGIN, LD_LIBRARY_PATH.
+void plan_plugins(const HostFacts& h, const OfiInstall& ofi, EfaPlan& plan) {
+  // From 1.15 the library is libnccl-net-ofi.so, which NCCL loads by the name "ofi".
+  if (ofi.named)
+    plan.entries.push_back({"NCCL_NET_PLUGIN", "ofi", h.ofi_nccl_net_lib + " installed"});
+  if (at_least(ofi.version, {1, 16, 0}))
+    plan.notes.push_back("NCCL_TUNER_PLUGIN not set: " + ofi.name + " configures its own tuner");
+  else if (!h.tuner_plugin.empty())
+    plan.entries.push_back({"NCCL_TUNER_PLUGIN", h.tuner_plugin, "aws-ofi-nccl tuner installed"});
+  else
+    plan.notes.push_back("NCCL_TUNER_PLUGIN not set: aws-ofi-nccl tuner not installed");
+
+  std::string dirs;
+  for (const auto* d : {&h.ofi_nccl_lib_dir, &h.efa_lib_dir})
+    if (!d->empty()) dirs += (dirs.empty() ? "" : ":") + *d;
+  if (!dirs.empty())
+    plan.entries.push_back(
+        {"LD_LIBRARY_PATH", dirs, "aws-ofi-nccl / EFA libraries installed", Mode::PrependPath});
+}
+
+}  // namespace
+
 EfaPlan plan_efa(EfaMode mode, const HostFacts& h) {
   EfaPlan plan;
   if (mode == EfaMode::Off) {
@@ -98,74 +190,10 @@ EfaPlan plan_efa(EfaMode mode, const HostFacts& h) {
       i && i->efa_devices > static_cast<int>(h.efa_devices.size()))
     plan.notes.push_back(type + " has " + std::to_string(i->efa_devices) + " EFA devices; " +
                          std::to_string(h.efa_devices.size()) + " seen (" + devs + ")");
-
-  // aws-ofi-nccl's own documentation (doc/efa-env-var.md) decides by version.
-  // A libnccl-net-ofi.so whose version string cannot be read is at least 1.15
-  // (the release that renamed it); an install of unknown version otherwise
-  // keeps the rules for old ones.
-  const bool ofi_named = h.ofi_nccl_net_lib.ends_with("/libnccl-net-ofi.so");
-  const std::optional<Version> ofi =
-      h.ofi_nccl_version ? h.ofi_nccl_version
-                         : (ofi_named ? std::optional<Version>(Version{1, 15, 0}) : std::nullopt);
-  const std::string ofi_name = h.ofi_nccl_version ? "aws-ofi-nccl " + h.ofi_nccl_version->str()
-                               : ofi_named        ? "aws-ofi-nccl >= 1.15 (libnccl-net-ofi.so)"
-                               : h.ofi_nccl_net_lib.empty() ? "no aws-ofi-nccl"
-                                                            : "aws-ofi-nccl of unknown version";
-  const bool legacy = !ofi || below(ofi, {1, 6, 0});  // <= 1.5, or unknown
-  if (h.libfabric_efa == false) {
-    if (mode == EfaMode::On)
-      throw InputError("--wireup-efa=on: " + type + " has EFA devices (" + devs +
-                       ") but the libfabric in use has no efa provider");
-    plan.notes.push_back("EFA devices " + devs +
-                         " present but libfabric has no efa provider: FI_PROVIDER not set");
-  } else if (legacy) {
-    plan.entries.push_back({"FI_PROVIDER", "efa", "EFA devices " + devs + "; " + ofi_name});
-  } else {
-    plan.notes.push_back("FI_PROVIDER not set: " + ofi_name + " selects the efa provider itself");
-  }
-  if (below(ofi, {1, 6, 0}))
-    plan.entries.push_back({"NCCL_PROTO", "simple", ofi_name + " (<= 1.5) needs it"});
-  if (legacy)
-    plan.entries.push_back({"FI_EFA_FORK_SAFE", "1", "EFA present; " + ofi_name});
-  else
-    plan.notes.push_back("FI_EFA_FORK_SAFE not set: " + ofi_name + " sets it itself");
-
-  const auto& lf = h.libfabric_version;
-  const std::string lf_name =
-      lf ? "libfabric " + std::to_string(lf->major) + "." + std::to_string(lf->minor)
-         : "libfabric of unknown version";
-  if (!gdr_capable(h.instance_type)) {
-    plan.notes.push_back("FI_EFA_USE_DEVICE_RDMA not set: " + type +
-                         " has no RDMA read (libfabric would abort)");
-  } else if (at_least(ofi, {1, 7, 0}) && at_least(lf, {1, 18, 0})) {
-    plan.notes.push_back("FI_EFA_USE_DEVICE_RDMA not set: " + ofi_name + " with " + lf_name +
-                         " uses RDMA read by default");
-  } else {
-    plan.entries.push_back({"FI_EFA_USE_DEVICE_RDMA", "1",
-                            type + " supports GPUDirect RDMA read; " + ofi_name + ", " + lf_name});
-  }
-  if (wants_shm_cuda_memcpy(h.instance_type))
-    plan.entries.push_back({"NCCL_SHM_USE_CUDA_MEMCPY", "1", type + " (g5/g6 family)"});
-
-  // From 1.15 the library is libnccl-net-ofi.so, which NCCL loads by the name "ofi".
-  if (ofi_named)
-    plan.entries.push_back({"NCCL_NET_PLUGIN", "ofi", h.ofi_nccl_net_lib + " installed"});
-  if (at_least(ofi, {1, 16, 0}))
-    plan.notes.push_back("NCCL_TUNER_PLUGIN not set: " + ofi_name + " configures its own tuner");
-  else if (!h.tuner_plugin.empty())
-    plan.entries.push_back({"NCCL_TUNER_PLUGIN", h.tuner_plugin, "aws-ofi-nccl tuner installed"});
-  else
-    plan.notes.push_back("NCCL_TUNER_PLUGIN not set: aws-ofi-nccl tuner not installed");
-
-  std::vector<std::string> lib_dirs;
-  if (!h.ofi_nccl_lib_dir.empty()) lib_dirs.push_back(h.ofi_nccl_lib_dir);
-  if (!h.efa_lib_dir.empty()) lib_dirs.push_back(h.efa_lib_dir);
-  if (!lib_dirs.empty()) {
-    std::string dirs;
-    for (const auto& d : lib_dirs) dirs += (dirs.empty() ? "" : ":") + d;
-    plan.entries.push_back(
-        {"LD_LIBRARY_PATH", dirs, "aws-ofi-nccl / EFA libraries installed", Mode::PrependPath});
-  }
+  const OfiInstall ofi = judge_ofi(h);
+  plan_provider(mode, h, type, devs, ofi, plan);
+  plan_rdma(h, type, ofi, plan);
+  plan_plugins(h, ofi, plan);
   return plan;
 }
 
