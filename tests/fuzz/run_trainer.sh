@@ -40,5 +40,6 @@ share=$((secs / ${#targets[@]}))
 for t in "${targets[@]}"; do
   echo "== $t (${share}s)"
   "$work/$t" -max_total_time="$share" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
+    -artifact_prefix="$work/" \
     "$work/corpus/$t" 2>&1 | tail -3
 done

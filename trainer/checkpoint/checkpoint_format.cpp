@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
@@ -28,17 +29,36 @@ json file_json(const RankFile& f) {
   return {{"file", f.file}, {"bytes", f.bytes}, {"chunks", chunks}};
 }
 
+// An integer field of type T: InputError for a fraction, a string or a value
+// outside T (a number like 4.4e89 would otherwise convert with undefined
+// behaviour).
+template <typename T>
+T integer(const json& v, const char* what) {
+  if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>()))
+    return static_cast<T>(v.get<std::uint64_t>());
+  if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>()))
+    return static_cast<T>(v.get<std::int64_t>());
+  throw InputError(std::string(what) + " is " + v.dump() + ", not an integer in range");
+}
+
+std::vector<std::int64_t> shape_of(const json& v) {
+  if (!v.is_array()) throw InputError("shape is not an array");
+  std::vector<std::int64_t> out;
+  for (const auto& d : v) out.push_back(integer<std::int64_t>(d, "shape size"));
+  return out;
+}
+
 RankFile file_from(const json& j) {
   RankFile f;
   f.file = j.at("file").get<std::string>();
-  f.bytes = j.at("bytes").get<std::uint64_t>();
+  f.bytes = integer<std::uint64_t>(j.at("bytes"), "bytes");
   for (const auto& c : j.at("chunks")) {
     ChunkRef r;
-    r.unit = c.at("unit").get<int>();
+    r.unit = integer<int>(c.at("unit"), "unit");
     r.kind = c.at("kind").get<std::string>();
-    r.global_offset = c.at("global_offset").get<std::int64_t>();
-    r.numel = c.at("numel").get<std::int64_t>();
-    r.file_offset = c.at("file_offset").get<std::uint64_t>();
+    r.global_offset = integer<std::int64_t>(c.at("global_offset"), "global_offset");
+    r.numel = integer<std::int64_t>(c.at("numel"), "numel");
+    r.file_offset = integer<std::uint64_t>(c.at("file_offset"), "file_offset");
     r.sha256 = c.at("sha256").get<std::string>();
     if (r.numel < 0 || r.global_offset < 0 || r.global_offset > INT64_MAX - r.numel)
       throw InputError("negative chunk range, or one past 2^63");
@@ -178,20 +198,20 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     const json j = json::parse(text);
     if (j.at("format") != "wireup-checkpoint") throw InputError("format is not wireup-checkpoint");
     CheckpointMeta m;
-    m.version = j.at("version").get<int>();
+    m.version = integer<int>(j.at("version"), "version");
     if (m.version != 1) throw InputError("unsupported version " + std::to_string(m.version));
     m.wireup_version = j.value("wireup_version", "");
-    m.step = j.at("step").get<std::int64_t>();
-    m.seed = j.at("seed").get<std::uint64_t>();
+    m.step = integer<std::int64_t>(j.at("step"), "step");
+    m.seed = integer<std::uint64_t>(j.at("seed"), "seed");
     const auto& mo = j.at("model");
     m.preset = mo.value("preset", "");
-    m.model.context = mo.at("context");
-    m.model.vocab = mo.at("vocab");
-    m.model.hidden = mo.at("hidden");
-    m.model.layers = mo.at("layers");
-    m.model.heads = mo.at("heads");
-    m.model.kv_heads = mo.at("kv_heads");
-    m.model.intermediate = mo.at("intermediate");
+    m.model.context = integer<std::int64_t>(mo.at("context"), "context");
+    m.model.vocab = integer<std::int64_t>(mo.at("vocab"), "vocab");
+    m.model.hidden = integer<std::int64_t>(mo.at("hidden"), "hidden");
+    m.model.layers = integer<std::int64_t>(mo.at("layers"), "layers");
+    m.model.heads = integer<std::int64_t>(mo.at("heads"), "heads");
+    m.model.kv_heads = integer<std::int64_t>(mo.at("kv_heads"), "kv_heads");
+    m.model.intermediate = integer<std::int64_t>(mo.at("intermediate"), "intermediate");
     m.model.rope_theta = mo.at("rope_theta");
     m.model.norm_eps = mo.at("norm_eps");
     // Checkpoints of untied models without rope scaling may lack these.
@@ -201,17 +221,22 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
       m.model.rope_scaling.factor = r.at("factor");
       m.model.rope_scaling.low_freq_factor = r.at("low_freq_factor");
       m.model.rope_scaling.high_freq_factor = r.at("high_freq_factor");
-      m.model.rope_scaling.original_context = r.at("original_max_position_embeddings");
+      m.model.rope_scaling.original_context = integer<std::int64_t>(
+          r.at("original_max_position_embeddings"), "original_max_position_embeddings");
     }
     m.model.tied = mo.value("tie_word_embeddings", false);
-    m.model.bos_token_id = mo.value("bos_token_id", std::int64_t{-1});
-    m.model.eos_token_id = mo.value("eos_token_id", std::int64_t{-1});
+    m.model.bos_token_id = mo.contains("bos_token_id") && !mo["bos_token_id"].is_null()
+                               ? integer<std::int64_t>(mo["bos_token_id"], "bos_token_id")
+                               : -1;
+    m.model.eos_token_id = mo.contains("eos_token_id") && !mo["eos_token_id"].is_null()
+                               ? integer<std::int64_t>(mo["eos_token_id"], "eos_token_id")
+                               : -1;
     const auto& w = j.at("world");
-    m.world_size = w.at("world_size");
-    m.shard_group_size = w.at("shard_group_size");
+    m.world_size = integer<int>(w.at("world_size"), "world_size");
+    m.shard_group_size = integer<int>(w.at("shard_group_size"), "shard_group_size");
     m.sharding = w.at("sharding");
     const auto& o = j.at("optimizer");
-    m.optimizer_steps = o.at("steps");
+    m.optimizer_steps = integer<std::int64_t>(o.at("steps"), "optimizer steps");
     m.beta1 = o.at("beta1");
     m.beta2 = o.at("beta2");
     m.eps = o.at("eps");
@@ -220,10 +245,10 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     for (const auto& u : j.at("units")) {
       UnitMeta um;
       um.name = u.at("name");
-      um.numel = u.at("numel");
+      um.numel = integer<std::int64_t>(u.at("numel"), "unit numel");
       for (const auto& p : u.at("params")) {
         um.param_names.push_back(p.at("name"));
-        um.param_shapes.push_back(p.at("shape").get<std::vector<std::int64_t>>());
+        um.param_shapes.push_back(shape_of(p.at("shape")));
       }
       m.units.push_back(um);
     }

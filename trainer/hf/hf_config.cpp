@@ -59,8 +59,9 @@ std::optional<RopeScaling> read_rope_scaling(const json& c, std::string& unsuppo
   s.low_freq_factor = r["low_freq_factor"].get<double>();
   s.high_freq_factor = r["high_freq_factor"].get<double>();
   const double orig = r["original_max_position_embeddings"].get<double>();
-  if (orig != std::floor(orig) || orig < 1) {
-    unsupported = what + " (original_max_position_embeddings is not a positive integer)";
+  if (orig != std::floor(orig) || orig < 1 || orig > 1e15) {
+    unsupported =
+        what + " (original_max_position_embeddings is not a positive integer below 10^15)";
     return std::nullopt;
   }
   s.original_context = static_cast<std::int64_t>(orig);
@@ -120,7 +121,7 @@ std::vector<std::string> unsupported_fields(const json& c, const ModelConfig& m,
   if (c.contains("model_type") && c["model_type"] != "llama")
     unsupported.push_back("model_type=" + c["model_type"].dump() +
                           " (a llama checkpoint is expected)");
-  if (c.value("hidden_act", std::string("silu")) != "silu")
+  if (c.contains("hidden_act") && c["hidden_act"] != "silu")
     unsupported.push_back("hidden_act=" + c["hidden_act"].dump() + " (wireup's Llama uses silu)");
   for (const char* key : {"attention_bias", "mlp_bias"})
     if (truthy(c, key))

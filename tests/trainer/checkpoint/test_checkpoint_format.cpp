@@ -143,6 +143,15 @@ TEST_CASE("sizes in checkpoint metadata are checked before anything is allocated
   wraps.units[0].param_shapes[0] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
   CHECK_THAT(error_of(wraps), Catch::Contains("passes 2^62"));
   CHECK_THAT(error_of(two_rank_meta()), Catch::Equals("no error"));
+  // Found by fuzz_checkpoint_meta: a number outside int converted with undefined behaviour.
+  std::string far = to_json(two_rank_meta());
+  far.replace(far.find("\"unit\": 0"), 9, "\"unit\": 4.4e89");
+  CHECK_THROWS_WITH(checkpoint_meta_from_json(far, "ck/metadata.json"),
+                    Catch::Contains("unit is 4.4e+89, not an integer in range"));
+  std::string fraction = to_json(two_rank_meta());
+  fraction.replace(fraction.find("\"world_size\": 2"), 15, "\"world_size\": 2.5");
+  CHECK_THROWS_WITH(checkpoint_meta_from_json(fraction, "ck/metadata.json"),
+                    Catch::Contains("world_size is 2.5, not an integer in range"));
   CHECK_THROWS_WITH(checkpoint_meta_from_json(std::string(100000, '['), "ck/metadata.json"),
                     Catch::StartsWith("ck/metadata.json: JSON nested deeper than 8 levels"));
 }

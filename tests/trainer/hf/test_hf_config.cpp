@@ -92,3 +92,15 @@ TEST_CASE("shard sizes parse; the split follows transformers' rule") {
   CHECK(idx["metadata"]["total_size"] == 80);
   CHECK(idx["weight_map"]["b"] == "f2");
 }
+
+TEST_CASE("config.json values of the wrong type are named, not a raw type_error") {
+  // Found by fuzz_hf_config: "hidden_act": 1072 ended in nlohmann's type_error.
+  const ModelConfig m = preset("tiny");
+  std::string text = hf::config_json(m, "float32");
+  text.replace(text.find("\"silu\""), 6, "1072");
+  CHECK_THROWS_WITH(hf::check_config(text, "c.json", m), Catch::Contains("hidden_act=1072"));
+  std::string huge = hf::config_json(preset("llama3.1-8b"), "float32");
+  huge.replace(huge.find("8192"), 4, "1e300");
+  CHECK_THROWS_WITH(hf::check_config(huge, "c.json", preset("llama3.1-8b")),
+                    Catch::Contains("not a positive integer below 10^15"));
+}
