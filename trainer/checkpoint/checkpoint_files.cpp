@@ -30,6 +30,11 @@ bool path_exists(const fs::path& p) {
   return fs::exists(st);
 }
 
+bool directory_exists(const fs::path& p) {
+  std::error_code ec;
+  return path_exists(p) && fs::is_directory(p, ec);
+}
+
 // ------------------------------------------------------------ ChunkWriter
 
 ChunkWriter::ChunkWriter(fs::path path)

@@ -22,6 +22,8 @@ std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes = 
 // WHY" when that cannot be told (a symlink loop, a directory without search
 // permission), never a raw filesystem_error.
 bool path_exists(const std::filesystem::path& p);
+// Whether `p` is a directory (symlinks followed); errors as path_exists.
+bool directory_exists(const std::filesystem::path& p);
 
 // Writes one rank file: fp32 chunks one after another, each hashed (on a
 // second thread) while it is written. The file appears under its name only

@@ -26,7 +26,7 @@ namespace {
 fs::path resolve_step_dir(const fs::path& p) {
   if (!path_exists(p)) throw InputError(p.string() + ": no such checkpoint directory");
   if (path_exists(p / "metadata.json")) return p;
-  if (!fs::is_directory(p)) throw InputError(p.string() + ": not a checkpoint directory");
+  if (!directory_exists(p)) throw InputError(p.string() + ": not a checkpoint directory");
   const auto complete = complete_checkpoints(p);
   if (complete.empty()) {
     if (p.filename().string().rfind("step-", 0) == 0)

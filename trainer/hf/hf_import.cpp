@@ -41,19 +41,19 @@ class HfWeights {
   explicit HfWeights(const fs::path& dir) {
     const fs::path single = dir / "model.safetensors";
     const fs::path index = dir / "model.safetensors.index.json";
-    if (fs::exists(single)) {
+    if (path_exists(single)) {
       readers_.push_back(std::make_unique<safetensors::Reader>(single));
       for (const auto& t : readers_[0]->tensors()) where_[t.name] = 0;
       return;
     }
-    if (!fs::exists(index))
+    if (!path_exists(index))
       throw InputError(single.string() + ": missing (and no model.safetensors.index.json)");
     const auto weight_map =
         safetensors::parse_index(read_text(index, safetensors::kMaxIndexBytes), index.string());
     std::map<std::string, std::size_t> opened;
     for (const auto& [tensor, file] : weight_map) {
       auto o = opened.find(file);
-      if (o == opened.end() && !fs::exists(dir / file))
+      if (o == opened.end() && !path_exists(dir / file))
         throw InputError((dir / file).string() + ": missing (" + index.filename().string() +
                          " maps " + tensor + " to it)");
       if (o == opened.end()) {
@@ -105,7 +105,7 @@ hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
 void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
   const auto t0 = std::chrono::steady_clock::now();
   const fs::path dir(dir_str);
-  if (!fs::is_directory(dir)) throw InputError("--init_from_hf " + dir_str + ": no such directory");
+  if (!directory_exists(dir)) throw InputError("--init_from_hf " + dir_str + ": no such directory");
   const ModelConfig& m = model.config();
   // Tied in the file, untied here: lm_head starts as a copy of the embedding.
   const bool untie = check_hf_config(dir, m).tied && !m.tied;

@@ -47,7 +47,7 @@ Weights find_weights(const EvalOptions& o) {
   Weights w;
   if (!o.init_from_hf.empty()) {
     w.hf_dir = o.init_from_hf;
-    if (!fs::is_directory(w.hf_dir))
+    if (!directory_exists(w.hf_dir))
       throw InputError("--init_from_hf " + o.init_from_hf + ": no such directory");
     const fs::path config = w.hf_dir / "config.json";
     w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
@@ -167,7 +167,7 @@ int run_eval(int argc, char** argv) {
   const WorldLayout w = world_from_env();
   if (!o.metrics_file.empty()) {  // rank 0 writes it at the end: fail now, on every rank
     const fs::path dir = fs::path(o.metrics_file).parent_path();
-    if (!dir.empty() && !fs::is_directory(dir))
+    if (!dir.empty() && !directory_exists(dir))
       throw InputError("--metrics_file " + o.metrics_file + ": no directory " + dir.string());
   }
 

@@ -118,6 +118,10 @@ refused "export: a symlink loop" "$WORK/loop: cannot read: Too many levels of sy
   "${EXPORT[@]}" "$WORK/loop"
 refused "eval: a symlink loop" "$WORK/loop: cannot read: Too many levels of symbolic links" \
   "${EVAL[@]}" --resume_from_checkpoint "$WORK/loop"
+refused "import: a symlink loop" "$WORK/loop: cannot read: Too many levels of symbolic links" \
+  "${IMPORT[@]}" "$WORK/loop"
+refused "eval: an HF symlink loop" "$WORK/loop: cannot read: Too many levels of symbolic links" \
+  "${EVAL[@]}" --init_from_hf "$WORK/loop"
 # A looping entry among the steps is not a checkpoint: the real one is taken.
 ln -s step-00000009 "$WORK/ck/step-00000009"
 "${EXPORT[@]}" "$WORK/ck" >/dev/null && pass "a looping step entry is passed over" ||
