@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Files from outside that lie (#25, trainer side): HF checkpoints, indexes,
 # config.json and wireup checkpoints. Each is refused with exit 2 and the file
-# named, within 20 s, under a 4 GiB address-space cap (ulimit -v): a FIFO is
+# named, within 20 s, under a 1 GiB address-space cap (ulimit -v): a FIFO is
 # never waited on, a 100 MB header of brackets is refused before it is parsed
 # deeper, eval bounds config.json's shapes before it builds anything, and
 # safetensors are read as strictly as the reference implementation.
 source "$(dirname "$0")/lib.sh"
 common=(--preset tiny --synthetic_data --num_threads 1 --train_batch_size 2)
 fixture() { python3 "$HERE/outside_files.py" "$@"; }
-LIMIT_KB=$((4 << 20))
+LIMIT_KB=$((1 << 20))
 
 # refused DESCRIPTION NEEDLE COMMAND...: exit 2, NEEDLE in stderr, within 20 s, under the cap.
 refused() {
