@@ -82,13 +82,12 @@ int ChunkReader::file(std::size_t i) {
   if (fds_[i]) return fds_[i].get();
   const RankFile& rf = meta_.files[i];
   const fs::path bin = dir_ / rf.file;
-  io::Fd fd = io::open_file(bin, O_RDONLY);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) io::throw_errno(bin, "stat");
-  if (static_cast<std::uint64_t>(st.st_size) != rf.bytes)
-    throw InputError(bin.string() + ": " + std::to_string(st.st_size) + " bytes, expected " +
+  // A regular file (a FIFO is refused, never waited on) of the recorded size.
+  io::RegularFile f = io::open_regular(bin, UINT64_MAX);
+  if (f.size != rf.bytes)
+    throw InputError(bin.string() + ": " + std::to_string(f.size) + " bytes, expected " +
                      std::to_string(rf.bytes) + " (truncated or replaced)");
-  fds_[i] = std::move(fd);
+  fds_[i] = std::move(f.fd);
   return fds_[i].get();
 }
 
@@ -122,6 +121,10 @@ void ChunkReader::read(int unit, const std::string& kind, std::int64_t begin, st
     std::memcpy(out + piece.dest, data.data() + piece.chunk_skip,
                 static_cast<std::size_t>(piece.count) * sizeof(float));
   }
+}
+
+void ChunkReader::open_all() {
+  for (std::size_t f = 0; f < meta_.files.size(); ++f) file(f);
 }
 
 void ChunkReader::verify_all() {

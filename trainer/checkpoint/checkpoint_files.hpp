@@ -58,6 +58,9 @@ class ChunkReader {
   // Elements [begin, begin+count) of `kind` of `unit` into out[0, count);
   // elements at or past the unit's numel (padding) are left as they are.
   void read(int unit, const std::string& kind, std::int64_t begin, std::int64_t count, float* out);
+  // Opens every rank file and checks its size against the recorded one, so a
+  // caller can size buffers by the metadata only once the files bear it out.
+  void open_all();
   // Reads and checks every chunk of every rank file.
   void verify_all();
 

@@ -1,7 +1,9 @@
 #include "eval/model_size.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -62,8 +64,8 @@ void check_model_size(const ModelConfig& m, const std::string& name, const Model
                                           f.hidden + "=" + std::to_string(m.hidden);
   throw InputError(name + ": " + fields + " make a model of " + std::to_string(params) +
                    " parameters: " + gib(need) + " per rank at world " + std::to_string(world) +
-                   " (fp32 shard and gradient), more than this machine's " + gib(memory_bytes) +
-                   " of memory");
+                   " (fp32 shard and gradient), more than the " + gib(memory_bytes) +
+                   " of memory this process may use");
 }
 
 ModelConfig model_config_from_hf_config(const std::string& text, const std::string& name) {
@@ -102,7 +104,12 @@ ModelConfig model_config_from_hf_config(const std::string& text, const std::stri
 
 std::uint64_t physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? u(pages) * u(page) : UINT64_MAX;
+  std::uint64_t bytes = pages > 0 && page > 0 ? u(pages) * u(page) : UINT64_MAX;
+  // An address-space cap (ulimit -v) lower than the memory is the bound.
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    bytes = std::min<std::uint64_t>(bytes, as.rlim_cur);
+  return bytes;
 }
 
 }  // namespace wireup::train

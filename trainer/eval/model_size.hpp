@@ -47,7 +47,8 @@ void check_model_size(const ModelConfig& m, const std::string& name, const Model
 // weights load (hf::check_config).
 ModelConfig model_config_from_hf_config(const std::string& text, const std::string& name);
 
-// This machine's physical memory in bytes.
+// This machine's physical memory in bytes, or the process's address-space
+// cap (RLIMIT_AS, ulimit -v) when that is lower.
 std::uint64_t physical_memory_bytes();
 
 }  // namespace wireup::train

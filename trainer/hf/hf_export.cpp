@@ -124,6 +124,7 @@ void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::p
     writer = std::make_unique<safetensors::Writer>(dir / p.files[next], mine, st_meta);
   };
   ChunkReader reader(r.step_dir, meta);
+  reader.open_all();  // the files bear out the sizes below before they are allocated
   for (std::size_t u = 0; u < hf::num_units(m); ++u) {
     const std::int64_t numel = meta.units[u].numel;
     at::Tensor flat = at::empty({numel}, at::kFloat);

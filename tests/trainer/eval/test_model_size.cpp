@@ -37,7 +37,7 @@ TEST_CASE("a model larger than memory names the fields that make it so") {
   CHECK_THROWS_WITH(check_model_size(m, "/hf/config.json", kHfConfigFields, 1, 8ull << 30),
                     Contains("/hf/config.json: num_hidden_layers=32, hidden_size=4096, "
                              "intermediate_size=14336 make a model of 8030261248 parameters") &&
-                        Contains("more than this machine's 8.0 GiB"));
+                        Contains("more than the 8.0 GiB of memory this process may use"));
   m.layers = 1;
   CHECK_THROWS_WITH(check_model_size(m, "c", kHfConfigFields, 1, 1ull << 30),
                     Contains("vocab_size=128256, hidden_size=4096 make"));

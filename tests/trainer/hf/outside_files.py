@@ -7,6 +7,7 @@
   config GOOD OUT KEY VALUE   a copy of config.json GOOD with KEY set to VALUE (JSON)
 """
 import json
+import math
 import struct
 import sys
 
@@ -70,6 +71,16 @@ def metadata(good, out, kind):
     j = json.load(open(good))
     if kind == "chunk_2_62":
         j["files"][0]["chunks"][0]["numel"] = 2**62
+    elif kind == "huge_vocab":  # consistent shapes of 2^24 tokens, files said to hold them
+        old, new = j["model"]["vocab"], 2**24
+        j["model"]["vocab"] = new
+        for u in j["units"]:
+            for p in u["params"]:
+                if p["shape"][0] == old:
+                    p["shape"][0] = new
+            u["numel"] = sum(math.prod(p["shape"]) for p in u["params"])
+        for f in j["files"]:
+            f["bytes"] = 2**50
     elif kind.startswith("world_"):
         j["world"]["world_size"] = int(kind[len("world_"):])
     json.dump(j, open(out, "w"))

@@ -103,6 +103,12 @@ refused "export: a chunk of 2^62 elements" \
   "$WORK/lie/metadata.json: rank-00000.bin: chunk of 4611686018427387904 elements" "${EXPORT[@]}" "$WORK/lie"
 refused "eval: a chunk of 2^62 elements" "$WORK/lie/metadata.json: rank-00000.bin: chunk of" \
   "${EVAL[@]}" --resume_from_checkpoint "$WORK/lie"
+lie huge_vocab  # 2^24 x 64 embedding: 4 GiB, files recorded as 2^50 bytes
+refused "export: shapes the rank files do not hold" \
+  "$WORK/lie/rank-00000.bin: " "${EXPORT[@]}" "$WORK/lie"
+refused "eval: shapes past the address-space cap" \
+  "$WORK/lie/metadata.json: model.vocab=16777216, model.hidden=64 make a model of" \
+  "${EVAL[@]}" --resume_from_checkpoint "$WORK/lie"
 for w in 0 1000000000; do
   lie "world_$w"
   refused "world_size $w" "$WORK/lie/metadata.json: world_size $w and shard_group_size 1: expected" \
