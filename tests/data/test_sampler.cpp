@@ -260,4 +260,6 @@ TEST_CASE("sampler configuration errors", "[sampler]") {
   CHECK_THROWS_WITH(position_from_json("{\"seed\":1}", "ck.json"),
                     Contains("ck.json") && Contains("'version'"));
   CHECK_THROWS_WITH(position_from_json("nope", "ck.json"), Contains("not valid JSON"));
+  CHECK_THROWS_WITH(position_from_json("{\"seed\": 1e999999}", "ck.json"),
+                    Contains("ck.json") && Contains("not valid JSON"));
 }

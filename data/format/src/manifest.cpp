@@ -154,7 +154,7 @@ Manifest parse_manifest(std::string_view text, const std::string& name) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number past double's range
     throw InputError(name + ": not valid JSON (" + e.what() + ")");
   }
   const Reader r(name);

@@ -17,7 +17,7 @@ Position position_from_json(std::string_view text, const std::string& name) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     throw InputError(name + ": data position is not valid JSON (" + e.what() + ")");
   }
   const auto get = [&](const char* key) -> std::uint64_t {

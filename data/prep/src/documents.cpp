@@ -34,7 +34,7 @@ bool DocumentReader::next_jsonl(Document& doc) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line_);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
       throw InputError(where + ": bad JSON line (" + e.what() +
                        "); expected one JSON object per line");
     }

@@ -207,6 +207,11 @@ TEST_CASE("bad input fails with file and line and leaves nothing behind", "[prep
     o.inputs = {(dir / "c.jsonl").string()};
     CHECK_THROWS_WITH(prep::run_prep(o), Contains("c.jsonl:3: bad JSON line"));
   }
+  SECTION("JSON line with a number past double's range") {
+    test::write_file(dir / "c.jsonl", "{\"text\": \"fine\", \"n\": 1e999999}\n");
+    o.inputs = {(dir / "c.jsonl").string()};
+    CHECK_THROWS_WITH(prep::run_prep(o), Contains("c.jsonl:1: bad JSON line"));
+  }
   SECTION("JSONL without the field") {
     test::write_file(dir / "c.jsonl", "{\"text\": \"fine\"}\n{\"body\": \"x\"}\n");
     o.inputs = {(dir / "c.jsonl").string()};
