@@ -1,51 +1,121 @@
 #include "comm/comm_gloo.hpp"
 
-#include "comm/comm_shm.hpp"
-#include "comm/job_store.hpp"
-
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <vector>
+
+#include "comm/comm_shm.hpp"
+#include "comm/job_store.hpp"
+#include "watchdog/flight_recorder.hpp"
 
 namespace wireup::train {
 namespace {
 
+// Who of a Gloo group has not reached its collective number `n` (1, 2, ...
+// counted per group) after this rank timed out in it: this rank writes `n`
+// under "wd/at/RANK" in the group's store; the live ranks stuck in the same
+// collective time out too and do the same; a rank that has not written at
+// least `n` within min(timeout, 10 s) has not arrived. Only a timeout talks to
+// the store: nothing is published per collective.
+std::vector<int> gloo_not_arrived(c10d::Store& store, int rank, int size, std::uint64_t n) {
+  const auto key = [](int r) { return "wd/at/" + std::to_string(r); };
+  const std::string mine = std::to_string(n);
+  std::vector<int> missing;
+  try {
+    store.set(key(rank), std::vector<std::uint8_t>(mine.begin(), mine.end()));
+    const auto grace =
+        std::min<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(10));
+    const auto until = std::chrono::steady_clock::now() + grace;
+    for (;;) {
+      missing.clear();
+      for (int r = 0; r < size; ++r) {
+        if (r == rank) continue;
+        bool there = false;
+        if (store.check({key(r)})) {
+          const auto v = store.get(key(r));
+          there = std::stoull(std::string(v.begin(), v.end())) >= n;
+        }
+        if (!there) missing.push_back(r);
+      }
+      if (missing.empty() || std::chrono::steady_clock::now() > until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  } catch (const std::exception&) {
+    // The store is gone too (rank 0 stalled or exited): the line names no rank.
+  }
+  return missing;
+}
+
+// Waits at most collective_timeout() (read now: --comm_timeout once training
+// runs, though Gloo's own context keeps the start-up one). A timeout, this
+// wait's ("Operation timed out!") or Gloo's ("Timed out waiting 600000ms for
+// recv operation"), becomes PeerStalled with the ranks not arrived; other
+// errors pass.
+void wait_named(c10d::Work& work, c10d::Store& store, int rank, int size, std::uint64_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    work.wait(collective_timeout());
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    if (what.find("Timed out") == std::string::npos && what.find("timed out") == std::string::npos)
+      throw;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    throw PeerStalled(gloo_not_arrived(store, rank, size, n), waited,
+                      "Gloo collective: " + what.substr(0, what.find('\n')));
+  }
+}
+
+// Where a collective's wait reports a stall: its group's store, its number.
+struct Ticket {
+  c10d::Store* store;
+  int rank, size;
+  std::uint64_t n;
+};
+
 class GlooPending final : public Pending {
  public:
-  explicit GlooPending(c10::intrusive_ptr<c10d::Work> w) : work_(std::move(w)) {}
-  void wait() override { work_->wait(); }
+  GlooPending(c10::intrusive_ptr<c10d::Work> w, Ticket t) : work_(std::move(w)), t_(t) {}
+  void wait() override { wait_named(*work_, *t_.store, t_.rank, t_.size, t_.n); }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  Ticket t_;
 };
 
 // The second half of reduce_scatter_sum: every rank's copy of this rank's
 // slice arrived in `received` ([world, n]); their sum is the result.
 class SumPending final : public Pending {
  public:
-  SumPending(c10::intrusive_ptr<c10d::Work> w, at::Tensor received, at::Tensor shard, int world)
-      : work_(std::move(w)), received_(std::move(received)), shard_(std::move(shard)),
+  SumPending(c10::intrusive_ptr<c10d::Work> w, Ticket t, at::Tensor received, at::Tensor shard,
+             int world)
+      : work_(std::move(w)),
+        t_(t),
+        received_(std::move(received)),
+        shard_(std::move(shard)),
         world_(world) {}
   void wait() override {
-    work_->wait();
+    wait_named(*work_, *t_.store, t_.rank, t_.size, t_.n);
     at::sum_out(shard_, received_.view({world_, shard_.numel()}), {0});
     received_ = at::Tensor();
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  Ticket t_;
   at::Tensor received_, shard_;
   int world_;
 };
 
 class GlooComm final : public Comm {
  public:
-  explicit GlooComm(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg) : pg_(std::move(pg)) {}
+  GlooComm(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, c10::intrusive_ptr<c10d::Store> store)
+      : pg_(std::move(pg)), store_(std::move(store)) {}
   int rank() const override { return pg_->getRank(); }
   int size() const override { return pg_->getSize(); }
 
@@ -55,7 +125,9 @@ class GlooComm final : public Comm {
     std::vector<std::vector<at::Tensor>> out(1);
     for (int r = 0; r < size(); ++r) out[0].push_back(full.narrow(0, r * n, n));
     std::vector<at::Tensor> in{shard};
-    return std::make_unique<GlooPending>(pg_->allgather(out, in));
+    c10d::AllgatherOptions o;
+    o.timeout = collective_timeout();
+    return std::make_unique<GlooPending>(pg_->allgather(out, in, o), ticket());
   }
 
   // c10d's Gloo has no reduce_scatter in LibTorch 1.13. An all-to-all moves
@@ -65,24 +137,42 @@ class GlooComm final : public Comm {
                                               const at::Tensor& shard) override {
     at::Tensor in = full, out = at::empty_like(full);
     std::vector<std::int64_t> even;  // empty: equal chunks
-    auto work = pg_->alltoall_base(out, in, even, even);
-    return std::make_unique<SumPending>(std::move(work), out, shard, size());
+    c10d::AllToAllOptions o;
+    o.timeout = collective_timeout();
+    auto work = pg_->alltoall_base(out, in, even, even, o);
+    return std::make_unique<SumPending>(std::move(work), ticket(), out, shard, size());
   }
 
   void all_reduce_sum(const at::Tensor& t) override {
     std::vector<at::Tensor> v{t};
-    pg_->allreduce(v)->wait();
+    c10d::AllreduceOptions o;
+    o.timeout = collective_timeout();
+    run(pg_->allreduce(v, o));
   }
   void broadcast(const at::Tensor& t, int root) override {
     std::vector<at::Tensor> v{t};
     c10d::BroadcastOptions o;
     o.rootRank = root;
-    pg_->broadcast(v, o)->wait();
+    o.timeout = collective_timeout();
+    run(pg_->broadcast(v, o));
   }
-  void barrier() override { pg_->barrier()->wait(); }
+  void barrier() override {
+    c10d::BarrierOptions o;
+    o.timeout = collective_timeout();
+    run(pg_->barrier(o));
+  }
 
  private:
+  // Each collective's number in this group, the same on every rank.
+  Ticket ticket() { return {store_.get(), rank(), size(), ++count_}; }
+  void run(const c10::intrusive_ptr<c10d::Work>& w) {
+    const Ticket t = ticket();
+    wait_named(*w, *t.store, t.rank, t.size, t.n);
+  }
+
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::uint64_t count_ = 0;
 };
 
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
@@ -97,8 +187,8 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
 // A group whose ranks all share a node talks through shared memory
 // (comm_shm.hpp) unless WIREUP_CPU_COMM=gloo; Gloo otherwise, and wherever the
 // segment cannot be made (all ranks of the group agree on which).
-std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
-                            const std::string& prefix, int rank, int size,
+std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& prefix,
+                            int rank, int size,
                             const std::shared_ptr<::gloo::transport::Device>& dev,
                             bool node_local) {
   if (size == 1) return make_solo_comm();
@@ -118,9 +208,9 @@ std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store,
   }
   auto opts = c10d::ProcessGroupGloo::Options::create();
   opts->devices.push_back(dev);
-  opts->timeout = std::chrono::minutes(10);
+  opts->timeout = collective_timeout();  // --comm_init_timeout at start-up
   return std::make_shared<GlooComm>(
-      c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts));
+      c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts), prefixed);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include <ctime>
 #include <new>
 
+#include "watchdog/flight_recorder.hpp"
+
 namespace wireup::train {
 
 namespace {
@@ -168,13 +170,13 @@ std::uint32_t ShmGroup::publish() {
   return phase_;
 }
 
-void ShmGroup::wait_rank(int k, std::uint32_t phase) {
+void ShmGroup::wait_rank(int k, std::uint32_t phase,
+                         std::chrono::steady_clock::time_point deadline) {
   RankState& r = header_->ranks[k];
   for (int spin = 0; spin < 2000; ++spin) {
     if (reached(r.phase.load(std::memory_order_acquire), phase)) return;
     cpu_relax();
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
     const std::uint32_t seen = r.phase.load(std::memory_order_acquire);
     if (reached(seen, phase)) return;
@@ -189,17 +191,31 @@ void ShmGroup::wait_rank(int k, std::uint32_t phase) {
       throw std::runtime_error("shared-memory collective: rank " + std::to_string(k) + " (pid " +
                                std::to_string(pid) + ") exited while rank " +
                                std::to_string(rank_) + " waited for it");
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error(
-          "shared-memory collective: rank " + std::to_string(rank_) + " waited " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()) +
-          " s for rank " + std::to_string(k) + (pid > 0 ? "" : ", which never attached"));
+    if (std::chrono::steady_clock::now() > deadline) stalled(k, phase);
   }
 }
 
+void ShmGroup::stalled(int k, std::uint32_t phase) const {
+  std::vector<int> missing;  // every rank not at `phase` yet, not only the first one seen
+  for (int j = 0; j < size_; ++j)
+    if (j != rank_ && !reached(header_->ranks[j].phase.load(), phase)) missing.push_back(j);
+  const auto t = timeout();
+  throw PeerStalled(
+      std::move(missing), std::chrono::duration<double>(t).count(),
+      "shared-memory collective: rank " + std::to_string(rank_) + " waited " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(t).count()) +
+          " s for rank " + std::to_string(k) +
+          (header_->ranks[k].pid.load() > 0 ? "" : ", which never attached"));
+}
+
+std::chrono::milliseconds ShmGroup::timeout() const {
+  return timeout_.count() > 0 ? timeout_ : collective_timeout();
+}
+
 void ShmGroup::wait_all(std::uint32_t phase) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout();
   for (int k = 0; k < size_; ++k)
-    if (k != rank_) wait_rank(k, phase);
+    if (k != rank_) wait_rank(k, phase, deadline);
 }
 
 void ShmGroup::barrier() { wait_all(publish()); }

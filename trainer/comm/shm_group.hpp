@@ -47,7 +47,9 @@ class ShmGroup {
   int rank() const { return rank_; }
   int size() const { return size_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
-  // How long a rank waits for the others before giving up (default 10 min).
+  // How long a rank waits for the others before giving up: `t`, or when
+  // unset, the process-wide collective_timeout() (watchdog/flight_recorder.hpp)
+  // at each wait. A timeout throws PeerStalled naming the ranks not arrived.
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 
   // full[k*bytes, (k+1)*bytes) <- rank k's `shard` (bytes each).
@@ -68,7 +70,9 @@ class ShmGroup {
   unsigned char* half(int rank, std::uint32_t phase) const;
   std::uint32_t publish();             // the next phase, published by this rank
   void wait_all(std::uint32_t phase);  // until every rank published `phase`
-  void wait_rank(int k, std::uint32_t phase);
+  void wait_rank(int k, std::uint32_t phase, std::chrono::steady_clock::time_point deadline);
+  [[noreturn]] void stalled(int k, std::uint32_t phase) const;
+  std::chrono::milliseconds timeout() const;
   template <typename T>
   void reduce_scatter(const T* full, T* shard, std::size_t n);
   template <typename T>
@@ -82,7 +86,7 @@ class ShmGroup {
   std::size_t slot_bytes_;
   std::string name_;
   std::uint32_t phase_ = 0;
-  std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
+  std::chrono::milliseconds timeout_{0};  // 0: collective_timeout()
 };
 
 }  // namespace wireup::train

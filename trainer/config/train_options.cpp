@@ -126,6 +126,11 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--tensorboard_dir", o.tensorboard_dir,
                  "rank 0 writes TensorBoard event files of the [train] and [val] figures here "
                  "(created if missing; a resume appends)");
+  app.add_option("--comm_timeout", o.comm_timeout,
+                 "seconds a collective waits for the other ranks once the first step has "
+                 "completed; then the rank names the missing ones and exits 3");
+  app.add_option("--comm_init_timeout", o.comm_init_timeout,
+                 "the same during start-up, the first step and checkpoint loads and saves");
   f.peak = app.add_option("--peak_tflops", f.peak_tflops,
                           "one rank's peak TFLOP/s for MFU (default: measured at start by a "
                           "GEMM probe on the device and dtype used)");
@@ -196,6 +201,13 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
   need(o.threads >= 0 && o.threads <= 4096,
        "--num_threads " + std::to_string(o.threads) +
            ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  for (const auto& [flag, v] : {std::pair{"--comm_timeout", o.comm_timeout},
+                                std::pair{"--comm_init_timeout", o.comm_init_timeout}}) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", v);
+    need(std::isfinite(v) && v >= 1 && v <= 7 * 86400,
+         std::string(flag) + " " + given + ": expected seconds from 1 to 604800 (a week)");
+  }
   need(o.data_readahead >= 0 && o.data_readahead <= 1024,
        "--data_readahead " + std::to_string(o.data_readahead) + ": expected 0 (off) to 1024 steps");
   need(o.validation_freq >= 0 && o.validation_batches >= 1,

@@ -52,6 +52,11 @@ struct TrainOptions {
   std::int64_t threads = 0;     // 0: leave LibTorch's default
   std::string metrics_file;     // JSONL, one object per logged step
   std::string tensorboard_dir;  // rank 0's TensorBoard event files (tensorboard/); empty: none
+  // How long a collective waits for the other ranks before this rank names
+  // the ones missing and exits 3 (watchdog/): --comm_init_timeout during
+  // start-up, the first step and checkpoint loads and saves, --comm_timeout after.
+  double comm_timeout = 100;
+  double comm_init_timeout = 600;
   // --peak_tflops: one rank's peak in TFLOP/s for MFU; unset: measured at start
   // (a GEMM probe) unless WIREUP_PEAK_FLOPS gives it.
   std::optional<double> peak_tflops;

@@ -14,6 +14,8 @@
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
+#include "watchdog/flight_recorder.hpp"
+#include "watchdog/recorded_comm.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -55,7 +57,13 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
                  "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
                  "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
                  blas.path.c_str());
-  return gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding);
+  // Every collective through the flight recorder (watchdog/recorded_comm.hpp).
+  return recorded_groups(gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding), w,
+                         c.sharding);
+}
+
+void set_comm_timeout_seconds(double seconds) {
+  set_collective_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000)));
 }
 
 FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c) {

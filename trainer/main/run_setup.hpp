@@ -31,6 +31,10 @@ void keep_freed_memory();
 // GPUs), sets the thread count, warns about the reference BLAS, and makes
 // the groups of the sharding strategy. Throws InputError.
 CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c);
+// How long every collective waits from now on (--comm_init_timeout or
+// --comm_timeout); a peer that does not arrive in time ends the rank with
+// exit status 3 (watchdog/, docs/reliability.md).
+void set_comm_timeout_seconds(double seconds);
 FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c);
 
 // The peak one rank is measured against for MFU, and where it came from:

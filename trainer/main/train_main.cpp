@@ -280,7 +280,11 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               wt::sharding_name(r.o.sharding),
                               r.train.source().position()};
   };
-  return r.ckpt->end_of_step(step, g_stop_signal.load() != 0, info);
+  // A save's collectives may wait on slow storage: --comm_init_timeout for them.
+  wt::set_comm_timeout_seconds(r.o.comm_init_timeout);
+  auto stop_line = r.ckpt->end_of_step(step, g_stop_signal.load() != 0, info);
+  wt::set_comm_timeout_seconds(r.o.comm_timeout);
+  return stop_line;
 }
 
 // Steps first_step..--max_steps, each read top to bottom; the summary at the end.
@@ -300,6 +304,7 @@ int train_steps(Run& r, std::int64_t first_step) {
       --step;
       break;
     }
+    if (step == first_step) wt::set_comm_timeout_seconds(o.comm_timeout);  // training runs
     sum.step_time_s += s->seconds;
     sum.data_wait_s += s->data_wait;
     if (sum.first_loss < 0) sum.first_loss = s->loss;
@@ -312,6 +317,7 @@ int train_steps(Run& r, std::int64_t first_step) {
       return 0;
     }
   }
+  wt::set_comm_timeout_seconds(o.comm_init_timeout);  // the last save
   if (r.ckpt) r.ckpt->wait();
   sum.wall_s = seconds_since(t_start);
   sum.steps = std::min(step, o.max_steps);
@@ -333,6 +339,7 @@ int run(int argc, char** argv) {
   const wt::WorldLayout w = wt::world_from_env();
   wt::check_train_options(o, w.world, w.local_world);
   check_tensorboard_dir(o, w);
+  wt::set_comm_timeout_seconds(o.comm_init_timeout);  // start-up, loads, the first step
   const wt::ComputeChoice compute{
       o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch};
   const wt::CommGroups groups = wt::start_ranks(w, compute);

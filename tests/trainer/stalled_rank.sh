@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# A rank stopped by SIGSTOP mid-training, 2 ranks on one node, shared memory
+# and Gloo (WIREUP_CPU_COMM=gloo): the other rank ends within --comm_timeout +
+# 20 s with exit status 3 and one line naming the collective and the stalled
+# rank, its flight record as JSON; a resubmission resumes exactly from the
+# newest checkpoint; a rank stopped and continued within the timeout does not
+# fail the run (docs/reliability.md, "A stalled rank").
+source "$(dirname "$0")/checkpoint/lib.sh"
+args=(--preset tiny --synthetic_data --num_threads 1 --train_batch_size 2 --checkpoint_freq 20
+      --keep_checkpoints 2 --comm_timeout 5)
+port=${WIREUP_TEST_PORT:-34861}
+
+# start2 PORT OUT ARGS...: ranks 0 and 1 in the background, their pids in
+# R0 and R1, their output in OUT.0 and OUT.1.
+start2() {
+  local p=$1 out=$2
+  shift 2
+  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
+    "$WIREUP_TRAIN" "$@" >"$out.0" 2>&1 &
+  R0=$!
+  RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
+    "$WIREUP_TRAIN" "$@" >"$out.1" 2>&1 &
+  R1=$!
+}
+# wait_saved FILE STEP: until FILE says the checkpoint of STEP is saved (60 s):
+# a stop right after it lands in training steps, which wait --comm_timeout,
+# not in a save, which waits --comm_init_timeout.
+wait_saved() {
+  local i
+  for i in $(seq 3000); do
+    grep -q "^\[checkpoint\] step=$2 saved" "$1" && return 0
+    sleep 0.02
+  done
+  return 1
+}
+
+# Bad timeouts: exit 2 before any collective, the flag named.
+for bad in "--comm_timeout 0" "--comm_timeout nan" "--comm_init_timeout 0.5" "--comm_timeout 1e9"; do
+  set +e; "$WIREUP_TRAIN" --preset tiny --synthetic_data $bad >/dev/null 2>"$WORK/bad"; rc=$?; set -e
+  ((rc == 2)) && grep -q -- "${bad% *} " "$WORK/bad" && pass "$bad: exit 2 naming it" ||
+    fail "$bad: exit $rc: $(cat "$WORK/bad")"
+done
+
+for comm in shm gloo; do
+  export WIREUP_CPU_COMM=$comm
+  ckpt=$WORK/$comm
+  start2 $port "$WORK/$comm" "${args[@]}" --max_steps 100000 --checkpoint_dir "$ckpt"
+  wait_saved "$WORK/$comm.0" 20 || fail "$comm: no checkpoint of step 20 within 60 s"
+  kill -STOP $R1
+  t0=$(date +%s)
+  set +e; wait $R0; rc=$?; set -e
+  took=$(($(date +%s) - t0))
+  kill -9 $R1; wait $R1 2>/dev/null || true
+  ((rc == 3)) && pass "$comm: rank 0 exits 3 (a peer stalled)" || fail "$comm: rank 0 exit $rc"
+  ((took <= 25)) && pass "$comm: ended ${took} s after the SIGSTOP" || fail "$comm: took ${took} s"
+  line=$(grep '^wireup-train: peer stalled:' "$WORK/$comm.0" || true)
+  echo "$line"
+  [[ $line == *"not arrived: rank 1 (host "* && $line =~ in\ (all_gather|reduce_scatter|all_reduce|broadcast|barrier)\ \# ]] &&
+    pass "$comm: the line names the collective and rank 1 with its host" ||
+    fail "$comm: no stall line naming rank 1: $(tail -5 "$WORK/$comm.0")"
+  sed -n 's/^wireup-train\[rank 0\]: flight record: //p' "$WORK/$comm.0" >"$WORK/$comm.json"
+  if python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["collectives"]
+assert r["rank"] == 0 and 0 < len(c) <= 64, r
+assert [x["state"] for x in c].count("timed_out") == 1, c[-3:]
+assert r["last_completed"] == max(x["seq"] for x in c if x["state"] == "completed")
+assert all(a["seq"] + 1 == b["seq"] for a, b in zip(c, c[1:]))
+' "$WORK/$comm.json"; then pass "$comm: flight record: 64 collectives at most, one timed out"
+  else fail "$comm: flight record"; fi
+
+  # The resubmission resumes from the newest checkpoint and ends with the
+  # weights of a run that never stalled (the same --max_steps: the same
+  # learning-rate schedule; --stop_after_step saves and ends both).
+  saved=$(find "$ckpt" -maxdepth 2 -name metadata.json | sort | tail -1)
+  saved=${saved%/metadata.json}
+  step=$((10#${saved##*step-}))
+  end=$((step + 4))
+  spawn 2 2 $((port + 1)) "${args[@]}" --max_steps 100000 --stop_after_step $end --checkpoint_dir "$ckpt" \
+    --resume_from_checkpoint auto >"$WORK/$comm.resume" 2>&1 || fail "$comm: resubmission failed"
+  grep -q "^\[resume\] step=$step " "$WORK/$comm.resume" && pass "$comm: resumed at step $step" ||
+    fail "$comm: no resume from step $step: $(grep resume "$WORK/$comm.resume")"
+  spawn 2 2 $((port + 2)) "${args[@]}" --max_steps 100000 --stop_after_step $end \
+    --checkpoint_dir "$WORK/$comm-ref" >/dev/null 2>&1
+  if diff <(fingerprint "$ckpt/$(printf step-%08d $end)") <(fingerprint "$WORK/$comm-ref/$(printf step-%08d $end)") >/dev/null
+  then pass "$comm: step $end bit-identical to an uninterrupted run"
+  else fail "$comm: step $end differs from an uninterrupted run"; fi
+  port=$((port + 3))
+done
+
+# Stopped for 2 s, under the 5 s timeout, then continued: the run finishes.
+export WIREUP_CPU_COMM=shm
+start2 $port "$WORK/cont" "${args[@]}" --max_steps 60 --checkpoint_dir "$WORK/cont"
+wait_saved "$WORK/cont.0" 20 || fail "no checkpoint of step 20 within 60 s"
+kill -STOP $R1; sleep 2; kill -CONT $R1
+set +e; wait $R0; rc0=$?; wait $R1; rc1=$?; set -e
+((rc0 == 0 && rc1 == 0)) && grep -q '^\[summary\]' "$WORK/cont.0" &&
+  pass "a rank stopped for 2 s and continued: the run finishes" ||
+  fail "stopped and continued: exit $rc0/$rc1: $(tail -3 "$WORK/cont.0")"
+finish

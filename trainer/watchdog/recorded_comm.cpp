@@ -1,0 +1,171 @@
+#include "watchdog/recorded_comm.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "watchdog/flight_recorder.hpp"
+
+namespace wireup::train {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
+  return buf;
+}
+
+// A group: its name and the world rank of each of its ranks.
+struct GroupInfo {
+  const char* name;
+  std::vector<int> world_rank;
+  WorldLayout w;
+  std::string host;
+};
+
+// Prints the stall line and the flight record, then ends the process at once:
+// unwinding would wait on threads (prefetch, checkpoint writer) that may be
+// inside collectives with the stalled rank themselves.
+[[noreturn]] void end_stalled(const GroupInfo& g, const CollectiveRecord& c, const PeerStalled& e) {
+  const int node = g.w.rank / g.w.local_world;
+  std::vector<RankPlace> missing;
+  for (const int r : e.missing) {
+    const int world = r < static_cast<int>(g.world_rank.size()) ? g.world_rank[r] : r;
+    const int its_node = world / g.w.local_world;
+    missing.push_back(
+        {world, its_node == node ? "host " + g.host : "node " + std::to_string(its_node)});
+  }
+  const auto line = format_stall_line(g.w.rank, "host " + g.host, c, e.waited_s, missing);
+  const auto json = flight_record_json(g.w.rank, g.host, flight_recorder().records(),
+                                       flight_recorder().last_completed());
+  std::fprintf(stderr, "%s\nwireup-train[rank %d]: %s\nwireup-train[rank %d]: flight record: %s\n",
+               line.c_str(), g.w.rank, e.what(), g.w.rank, json.c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(kExitPeerStalled);
+}
+
+// Runs `wait` as collective `seq` of group `g`: completed, failed or stalled.
+template <typename F>
+void recorded_wait(const GroupInfo& g, std::uint64_t seq, const CollectiveRecord& c, F&& wait) {
+  try {
+    wait();
+  } catch (const PeerStalled& e) {
+    flight_recorder().end(seq, CollectiveState::TimedOut);
+    end_stalled(g, c, e);
+  } catch (...) {
+    flight_recorder().end(seq, CollectiveState::Failed);
+    throw;
+  }
+  flight_recorder().end(seq, CollectiveState::Completed);
+}
+
+class RecordedPending final : public Pending {
+ public:
+  RecordedPending(std::unique_ptr<Pending> inner, const GroupInfo& g, CollectiveRecord c)
+      : inner_(std::move(inner)), g_(g), c_(c) {}
+  void wait() override {
+    recorded_wait(g_, c_.seq, c_, [&] { inner_->wait(); });
+  }
+
+ private:
+  std::unique_ptr<Pending> inner_;
+  const GroupInfo& g_;
+  CollectiveRecord c_;
+};
+
+class RecordedComm final : public Comm {
+ public:
+  RecordedComm(std::shared_ptr<Comm> inner, GroupInfo g)
+      : inner_(std::move(inner)), g_(std::move(g)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+
+  std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) override {
+    const auto c = start("all_gather", full.nbytes());
+    std::unique_ptr<Pending> p;
+    recorded_issue(c, [&] { p = inner_->all_gather(shard, full); });
+    return std::make_unique<RecordedPending>(std::move(p), g_, c);
+  }
+  std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
+                                              const at::Tensor& shard) override {
+    const auto c = start("reduce_scatter", full.nbytes());
+    std::unique_ptr<Pending> p;
+    recorded_issue(c, [&] { p = inner_->reduce_scatter_sum(full, shard); });
+    return std::make_unique<RecordedPending>(std::move(p), g_, c);
+  }
+  void all_reduce_sum(const at::Tensor& t) override {
+    const auto c = start("all_reduce", t.nbytes());
+    recorded_wait(g_, c.seq, c, [&] { inner_->all_reduce_sum(t); });
+  }
+  void broadcast(const at::Tensor& t, int root) override {
+    const auto c = start("broadcast", t.nbytes());
+    recorded_wait(g_, c.seq, c, [&] { inner_->broadcast(t, root); });
+  }
+  void barrier() override {
+    const auto c = start("barrier", 0);
+    recorded_wait(g_, c.seq, c, [&] { inner_->barrier(); });
+  }
+
+ private:
+  CollectiveRecord start(const char* kind, std::size_t bytes) {
+    CollectiveRecord c;
+    c.kind = kind;
+    c.group = g_.name;
+    c.bytes = bytes;
+    c.seq = flight_recorder().begin(kind, g_.name, bytes);
+    return c;
+  }
+  // Issuing may itself wait (shared memory runs the whole collective here).
+  template <typename F>
+  void recorded_issue(const CollectiveRecord& c, F&& issue) {
+    try {
+      issue();
+    } catch (const PeerStalled& e) {
+      flight_recorder().end(c.seq, CollectiveState::TimedOut);
+      end_stalled(g_, c, e);
+    } catch (...) {
+      flight_recorder().end(c.seq, CollectiveState::Failed);
+      throw;
+    }
+  }
+
+  std::shared_ptr<Comm> inner_;
+  GroupInfo g_;
+};
+
+std::shared_ptr<Comm> wrap(const std::shared_ptr<Comm>& c, const char* name,
+                           std::vector<int> world_rank, const WorldLayout& w,
+                           const std::string& host) {
+  if (!c || c->size() <= 1) return c;
+  return std::make_shared<RecordedComm>(c, GroupInfo{name, std::move(world_rank), w, host});
+}
+
+}  // namespace
+
+CommGroups recorded_groups(const CommGroups& g, const WorldLayout& w, Sharding sharding) {
+  const std::string host = host_name();
+  std::vector<int> all(static_cast<std::size_t>(w.world));
+  for (int r = 0; r < w.world; ++r) all[r] = r;
+  CommGroups out;
+  out.world = wrap(g.world, "world", all, w, host);
+  const auto same_as_world = [&](const std::shared_ptr<Comm>& c) { return c == g.world; };
+  if (sharding != Sharding::Hybrid) {
+    out.shard = same_as_world(g.shard) ? out.world : g.shard;
+    out.replicate = same_as_world(g.replicate) ? out.world : g.replicate;
+    return out;
+  }
+  // Hybrid (ranks node-major): shard groups are a node's ranks, replicate
+  // groups the ranks with this local rank on every node.
+  const int node = w.rank / w.local_world, nodes = w.world / w.local_world;
+  std::vector<int> mine, peers;
+  for (int i = 0; i < w.local_world; ++i) mine.push_back(node * w.local_world + i);
+  for (int n = 0; n < nodes; ++n) peers.push_back(n * w.local_world + w.local_rank);
+  out.shard = wrap(g.shard, "shard", mine, w, host);
+  out.replicate = wrap(g.replicate, "replicate", peers, w, host);
+  return out;
+}
+
+}  // namespace wireup::train
