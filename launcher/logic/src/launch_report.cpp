@@ -82,6 +82,14 @@ std::string format_failure_summary(const FailureFacts& f) {
          "), exit code " + std::to_string(launcher_exit_code(f.exit)) + "\n";
   else
     s += "  exit code:  " + std::to_string(f.exit.code) + "\n";
+  // wireup-train's line for a peer that stalled (exit 3): which collective,
+  // which ranks never arrived; the failed rank is the one that waited.
+  constexpr std::string_view kStalled = "wireup-train: peer stalled: ";
+  for (const auto& l : f.log_tail)
+    if (const auto at = l.find(kStalled); at != std::string::npos) {
+      s += "  stalled:    " + l.substr(at + kStalled.size()) + "\n";
+      break;
+    }
   s += "  attempt:    " + std::to_string(f.attempt) + "\n";
   if (f.error_file) {
     s += "  error:      " + f.error_file->message + "\n";

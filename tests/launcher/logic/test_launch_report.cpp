@@ -61,6 +61,20 @@ TEST_CASE("the summary names rank, host, code and the log tail") {
   CHECK_THAT(format_failure_summary(f), Catch::Contains("(SIGSEGV), exit code 139"));
 }
 
+TEST_CASE("the summary repeats wireup-train's stalled-rank line") {
+  FailureFacts f;
+  f.exit = {false, 3};
+  f.log_tail = {"[train] step=20/100",
+                "wireup-train: peer stalled: rank 0 (host a) waited 5.0 s in "
+                "all_reduce #9 (group world, 8 bytes); not arrived: rank 1 (host b)",
+                "wireup-train[rank 0]: flight record: {}"};
+  CHECK_THAT(format_failure_summary(f),
+             Catch::Contains("  stalled:    rank 0 (host a) waited 5.0 s in all_reduce #9 (group "
+                             "world, 8 bytes); not arrived: rank 1 (host b)\n"));
+  f.log_tail = {"fatal: x"};
+  CHECK_THAT(format_failure_summary(f), !Catch::Contains("stalled:"));
+}
+
 TEST_CASE("LineTail keeps the last lines and the partial one") {
   LineTail t(2);
   t.feed("a\nb\nc");
