@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "fixtures.hpp"
 #include "wireup/data/loader.hpp"

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "fixtures.hpp"

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "wireup/error.hpp"

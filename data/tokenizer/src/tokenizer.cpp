@@ -4,6 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <utility>
