@@ -40,7 +40,7 @@ step=$WORK/ck/step-00000001
 
 # --- safetensors that lie
 for kind in overlap fraction duplicate wrap metadata nested; do
-  rm -rf "$WORK/$kind" && cp -a "$WORK/hf" "$WORK/$kind"
+  rm -rf "${WORK:?}/${kind:?}" && cp -a "$WORK/hf" "$WORK/$kind"
   fixture safetensors "$WORK/hf/model.safetensors" "$WORK/$kind/model.safetensors" "$kind"
 done
 st=model.safetensors
@@ -66,7 +66,7 @@ refused "model.safetensors a FIFO" "$WORK/fifo/$st: not a regular file" "${IMPOR
 # --- indexes that lie
 idx=model.safetensors.index.json
 for kind in two_shards not_string; do
-  rm -rf "$WORK/$kind" && cp -a "$WORK/sh" "$WORK/$kind"
+  rm -rf "${WORK:?}/${kind:?}" && cp -a "$WORK/sh" "$WORK/$kind"
   fixture index "$WORK/sh/$idx" "$WORK/$kind/$idx" "$kind"
 done
 refused "a tensor in two shards" "$WORK/two_shards/$idx: 'model.norm.weight' is named twice" \
