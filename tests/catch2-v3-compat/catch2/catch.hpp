@@ -1,5 +1,5 @@
 // Catch2 v2's single header, made of Catch2 v3's headers: the tests are written against
-// v2 (<catch2/catch.hpp>, Catch::Contains, StartsWith and EndsWith, unqualified Approx, CATCH_CONFIG_MAIN) and
+// v2 (<catch2/catch.hpp>, Catch::Contains, StartsWith, EndsWith and Equals, unqualified Approx, CATCH_CONFIG_MAIN) and
 // build unchanged against v3, where tests/CMakeLists.txt puts this folder first on the
 // include path of Catch2::Catch2.
 #pragma once
@@ -26,6 +26,11 @@ inline Matchers::StartsWithMatcher StartsWith(const std::string& s,
 inline Matchers::EndsWithMatcher EndsWith(const std::string& s,
                                           CaseSensitive cs = CaseSensitive::Yes) {
   return Matchers::EndsWith(s, cs);
+}
+// v2: Catch::Equals(str) (v3: Matchers::Equals).
+inline Matchers::StringEqualsMatcher Equals(const std::string& s,
+                                            CaseSensitive cs = CaseSensitive::Yes) {
+  return Matchers::Equals(s, cs);
 }
 namespace Matchers {
 // v2's Catch::Matchers::Contains(str); v3's template Contains(element) is a range
