@@ -1,7 +1,7 @@
 // Catch2 v2's single header, made of Catch2 v3's headers: the tests are written against
-// v2 (<catch2/catch.hpp>, Catch::Contains, StartsWith, EndsWith and Equals, unqualified Approx, CATCH_CONFIG_MAIN) and
-// build unchanged against v3, where tests/CMakeLists.txt puts this folder first on the
-// include path of Catch2::Catch2.
+// v2 (<catch2/catch.hpp>, Catch::Contains, StartsWith, EndsWith and Equals, unqualified
+// Approx, CATCH_CONFIG_MAIN) and build unchanged against v3, where tests/CMakeLists.txt
+// puts this folder first on the include path of Catch2::Catch2.
 #pragma once
 
 #include <catch2/catch_approx.hpp>
