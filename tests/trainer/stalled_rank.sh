@@ -89,6 +89,20 @@ assert all(a["seq"] + 1 == b["seq"] for a, b in zip(c, c[1:]))
   port=$((port + 3))
 done
 
+# Gloo with rank 0 stopped: the job's TCPStore it serves does not answer
+# either; rank 1 still ends in time, exit 3, and says so.
+start2 $port "$WORK/r0" "${args[@]}" --max_steps 100000 --checkpoint_dir "$WORK/r0"
+wait_saved "$WORK/r0.0" 20 || fail "rank 0 stopped: no checkpoint of step 20 within 60 s"
+kill -STOP $R0
+t0=$(date +%s)
+set +e; wait $R1; rc=$?; set -e
+took=$(($(date +%s) - t0))
+kill -9 $R0; wait $R0 2>/dev/null || true
+((rc == 3 && took <= 25)) && grep -q "TCPStore did not answer" "$WORK/r0.1" &&
+  pass "gloo, rank 0 stopped: rank 1 exits 3 after ${took} s, the store's silence named" ||
+  fail "gloo, rank 0 stopped: exit $rc after ${took} s: $(tail -3 "$WORK/r0.1")"
+port=$((port + 1))
+
 # Stopped for 2 s, under the 5 s timeout, then continued: the run finishes.
 export WIREUP_CPU_COMM=shm
 start2 $port "$WORK/cont" "${args[@]}" --max_steps 60 --checkpoint_dir "$WORK/cont"

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -66,8 +68,23 @@ void wait_named(c10d::Work& work, c10d::Store& store, int rank, int size, std::u
       throw;
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    throw PeerStalled(gloo_not_arrived(store, rank, size, n), waited,
-                      "Gloo collective: " + what.substr(0, what.find('\n')));
+    // The store is served by rank 0 (or the launcher): a stopped rank 0 never
+    // answers, so ask from a thread and give up after the grace period + 5 s.
+    auto ask = std::make_shared<std::packaged_task<std::vector<int>()>>(
+        [&store, rank, size, n] { return gloo_not_arrived(store, rank, size, n); });
+    auto answer = ask->get_future();
+    std::thread([ask] { (*ask)(); }).detach();
+    const auto grace =
+        std::min<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(10));
+    std::string detail = "Gloo collective: " + what.substr(0, what.find('\n'));
+    std::vector<int> missing;
+    if (answer.wait_for(grace + std::chrono::seconds(5)) == std::future_status::ready)
+      missing = answer.get();
+    else
+      detail +=
+          " (the job's TCPStore did not answer either: its server, rank 0 or the "
+          "launcher, may be the stalled one)";
+    throw PeerStalled(std::move(missing), waited, detail);
   }
 }
 
