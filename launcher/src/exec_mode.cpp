@@ -129,6 +129,7 @@ void ExecSupervisor::stop_program(const RankFailure& root) {
     say("rank " + std::to_string(job_.task_rank) + ": stopping, rank " + std::to_string(root.rank) +
         " failed (exit code " + std::to_string(root.code) + ")");
   kill(child_, SIGTERM);
+  kill(child_, SIGCONT);  // a stopped program takes the SIGTERM only once it runs again
   grace_.arm(std::min(o_.grace_period, kStopGraceCapS));
 }
 

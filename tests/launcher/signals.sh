@@ -29,6 +29,31 @@ if [ "$elapsed" -lt 900 ] || [ "$elapsed" -ge 4000 ]; then
   fail "SIGTERM to exit took $elapsed ms, expected about the 1 s grace"
 fi
 
+# 1b. A stopped worker (SIGSTOP: a hung rank, a debugger) ends at SIGTERM, not at the
+#     grace period's SIGKILL: the agent follows the SIGTERM with SIGCONT.
+cat >"$TMP/stopped.sh" <<EOS
+#!/bin/sh
+trap 'echo "rank \$RANK got TERM" >&2; exit 0' TERM
+sleep $TOKEN &
+kill -STOP \$\$
+wait \$!
+EOS
+chmod +x "$TMP/stopped.sh"
+"$WL" --standalone --nproc-per-node=2 --grace-period=20 -- "$TMP/stopped.sh" >"$TMP/out1b" 2>&1 &
+agent=$!
+wait_for_count 10 "sleep $TOKEN" 2
+for _ in $(seq 200); do  # until both workers are stopped
+  [ "$(ps -eo stat=,args= | awk '$1 ~ /^T/ && /stopped[.]sh/' | wc -l)" -ge 2 ] && break
+  sleep 0.05
+done
+kill -TERM $agent
+start=$(now_ms)
+wait $agent
+elapsed=$(( $(now_ms) - start ))
+file_count "out1b" "$TMP/out1b" 'rank [01] got TERM' 2
+if [ "$elapsed" -ge 10000 ]; then fail "stopped workers: SIGTERM to exit took $elapsed ms, not before the 20 s grace"; fi
+wait_gone 1 "sleep $TOKEN"
+
 # 2. Each forwarded signal reaches every worker (SIGUSR1: preemption notice).
 cat >"$TMP/usr1.sh" <<EOS
 #!/bin/sh

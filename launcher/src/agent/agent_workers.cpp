@@ -149,9 +149,15 @@ std::size_t Agent::running_count() const {
 }
 
 void Agent::kill_all(int sig) {
-  // The whole group: a worker's own children go too, even after it exited.
-  for (const auto& wk : workers_)
-    if (wk.pid > 0) killpg(wk.pid, sig);
+  // The whole group: a worker's own children go too, even after it exited. A
+  // stopped worker (SIGSTOP, a debugger) takes a pending SIGTERM only once it
+  // runs again, so a stop is followed by SIGCONT: it ends now, not at SIGKILL.
+  const bool ends = sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+  for (const auto& wk : workers_) {
+    if (wk.pid <= 0) continue;
+    killpg(wk.pid, sig);
+    if (ends) killpg(wk.pid, SIGCONT);
+  }
 }
 
 void Agent::reap() {
