@@ -26,8 +26,7 @@ start2() {
 # a stop right after it lands in training steps, which wait --comm_timeout,
 # not in a save, which waits --comm_init_timeout.
 wait_saved() {
-  local i
-  for i in $(seq 3000); do
+  for _ in $(seq 3000); do
     grep -q "^\[checkpoint\] step=$2 saved" "$1" && return 0
     sleep 0.02
   done
