@@ -101,6 +101,10 @@ expect_error "missing HF directory" "--init_from_hf $WORK/none: no such director
   --init_from_hf "$WORK/none" "${D[@]}" --max_context_width 32 --eval_batches 1
 expect_error "missing checkpoint" "$WORK/S: no complete checkpoint" 1 \
   --resume_from_checkpoint "$WORK/S" "${D[@]}" --max_context_width 32 --eval_batches 1
+data "$WORK/bad-id" --vocab 500 --validation 1000 --bad_token 100
+expect_error "a token past the vocabulary in a shard whose checksum matches" \
+  "$WORK/bad-id/validation-00000.bin: token 100" 1 --init_from_hf "$WORK/S" --data "$WORK/bad-id" \
+  --max_context_width 32 --eval_batches 30
 
 # Hybrid sharding with 3 ranks, 2 per node: every rank refuses it before any collective.
 set +e

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes a wireup-tokens data set (docs/data-format.md) of random tokens, for tests.
 
-  token_data.py OUT --vocab V [--train N,N,...] [--validation N,...] [--seed S]
+  token_data.py OUT --vocab V [--train N,N,...] [--validation N,...] [--seed S] [--bad_token I]
 
 Each number is one shard's token count; a shard holds documents of 1 to 40
 tokens. An empty list leaves that split without shards. The manifest lists a
-placeholder tokenizer file (the trainer never opens it).
+placeholder tokenizer file (the trainer never opens it). --bad_token I writes id V (one past
+the vocabulary) at position I of the first validation shard, with checksums that match.
 """
 import argparse
 import hashlib
@@ -31,10 +32,12 @@ def write_shard(path, tokens, doc_starts, vocab, width):
             "documents": docs, "sha256": hashlib.sha256(blob).hexdigest()}
 
 
-def write_split(out, name, sizes, vocab, width, rng):
+def write_split(out, name, sizes, vocab, width, rng, bad_token=None):
     shards = []
     for i, n in enumerate(sizes):
         tokens = [rng.randrange(vocab) for _ in range(n)]
+        if bad_token is not None and i == 0:
+            tokens[bad_token] = vocab
         starts, at = [], 0
         while at < n:
             starts.append(at)
@@ -52,6 +55,7 @@ def main():
     ap.add_argument("--train", default="")
     ap.add_argument("--validation", default="")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bad_token", type=int)
     a = ap.parse_args()
     sizes = lambda s: [int(x) for x in s.split(",") if x]
     os.makedirs(a.out, exist_ok=True)
@@ -70,7 +74,7 @@ def main():
         "split": {"validation_fraction": 0.5, "seed": a.seed},
         "splits": {"train": write_split(a.out, "train", sizes(a.train), a.vocab, width, rng),
                    "validation": write_split(a.out, "validation", sizes(a.validation), a.vocab,
-                                             width, rng)},
+                                             width, rng, a.bad_token)},
         "inputs": [],
     }
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
