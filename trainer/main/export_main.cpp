@@ -1,57 +1,36 @@
 // wireup-train export: its flags, the export, the [export] line.
 #include "main/export_main.hpp"
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "config/command_line.hpp"
 #include "hf/hf_config.hpp"
 #include "hf/hf_export.hpp"
-#include "wireup/error.hpp"
 
 namespace wireup::train {
-namespace {
-
-const char* const kUsage =
-    "usage: wireup-train export --checkpoint DIR_OR_STEP_DIR --out OUTDIR "
-    "[--dtype float32|bfloat16] [--max_shard_size SIZE]\n"
-    "  --checkpoint  a step directory (DIR/step-NNNNNNNN) or a checkpoint directory\n"
-    "                (its newest complete step)\n"
-    "  --out         where model.safetensors and config.json go (created if missing)\n"
-    "  --dtype       float32 (default: the checkpoint's exact values) or bfloat16\n"
-    "  --max_shard_size  above this, model-0000i-of-0000n.safetensors files and\n"
-    "                model.safetensors.index.json (default 5GB, as Hugging Face)\n";
-
-}  // namespace
 
 int run_export(int argc, char** argv) {
   std::string checkpoint, out, dtype = "float32", max_shard = "5GB";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i], value;
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    const auto eq = a.find('=');
-    const bool inline_value = a.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (inline_value) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-    }
-    std::string* dest = a == "--checkpoint"       ? &checkpoint
-                        : a == "--out"            ? &out
-                        : a == "--dtype"          ? &dtype
-                        : a == "--max_shard_size" ? &max_shard
-                                                  : nullptr;
-    if (!dest) throw InputError("export: unknown argument " + a + "\n" + kUsage);
-    if (!inline_value) {
-      if (i + 1 >= argc) throw InputError("export: " + a + " needs a value\n" + kUsage);
-      value = argv[++i];
-    }
-    *dest = value;
-  }
-  if (checkpoint.empty() || out.empty())
-    throw InputError(std::string("export: --checkpoint and --out are required\n") + kUsage);
+  CLI::App app{
+      "wireup-train export: a wireup checkpoint as a Hugging Face Llama directory "
+      "(docs/hf-export.md)",
+      "wireup-train export"};
+  app.allow_windows_style_options(false);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--checkpoint", checkpoint,
+                 "a step directory (DIR/step-NNNNNNNN) or a checkpoint directory (its newest "
+                 "complete step)")
+      ->required();
+  app.add_option("--out", out, "where model.safetensors and config.json go (created if missing)")
+      ->required();
+  app.add_option("--dtype", dtype, "float32 (default: the checkpoint's exact values) or bfloat16");
+  app.add_option("--max_shard_size", max_shard,
+                 "above this, model-0000i-of-0000n.safetensors files and "
+                 "model.safetensors.index.json (default 5GB, as Hugging Face)");
+  if (!parse_command_line(app, argc, argv, "export: ", "wireup-train export --help")) return 0;
   const auto t0 = std::chrono::steady_clock::now();
   const ExportResult r =
       export_hf(checkpoint, out, dtype, hf::parse_byte_size(max_shard, "--max_shard_size"));

@@ -38,8 +38,10 @@ expect_error "missing checkpoint dir" "$WORK/nope: no such checkpoint directory"
 mkdir -p "$WORK/empty"
 expect_error "dir without checkpoints" "$WORK/empty: no complete checkpoint" \
   export_to "$WORK/empty" "$WORK/o"
-expect_error "no arguments" "--checkpoint and --out are required" "$WIREUP_TRAIN" export
-expect_error "unknown argument" "unknown argument --bogus" "$WIREUP_TRAIN" export --bogus 1
+expect_error "no arguments" "export: RequiredError: --checkpoint is required" "$WIREUP_TRAIN" export
+expect_error "no --out" "export: RequiredError: --out is required" "$WIREUP_TRAIN" export --checkpoint "$WORK/ck"
+expect_error "unknown argument" "was not expected: --bogus" "$WIREUP_TRAIN" export --checkpoint "$WORK/ck" \
+  --out "$WORK/o" --bogus
 expect_error "bad --dtype" "--dtype float16: expected float32 or bfloat16" \
   "$WIREUP_TRAIN" export --checkpoint "$WORK/ck" --out "$WORK/o" --dtype float16
 
