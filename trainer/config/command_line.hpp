@@ -7,7 +7,8 @@ class App;
 
 namespace wireup::train {
 
-// Parts of the command line that `wireup-train` and `wireup-train eval` share (CLI11).
+// Parts of the command line that `wireup-train`, `wireup-train eval` and `wireup-train export`
+// share (CLI11).
 
 // --sharding_strategy with every spelling it accepts; parse_sharding maps the value.
 void add_sharding_option(CLI::App& app, std::string& value);
