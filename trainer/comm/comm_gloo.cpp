@@ -18,41 +18,6 @@
 namespace wireup::train {
 namespace {
 
-// Who of a Gloo group has not reached its collective number `n` (1, 2, ...
-// counted per group) after this rank timed out in it: this rank writes `n`
-// under "wd/at/RANK" in the group's store; the live ranks stuck in the same
-// collective time out too and do the same; a rank that has not written at
-// least `n` within min(timeout, 10 s) has not arrived. Only a timeout talks to
-// the store: nothing is published per collective.
-std::vector<int> gloo_not_arrived(c10d::Store& store, int rank, int size, std::uint64_t n) {
-  const auto key = [](int r) { return "wd/at/" + std::to_string(r); };
-  const std::string mine = std::to_string(n);
-  std::vector<int> missing;
-  try {
-    store.set(key(rank), std::vector<std::uint8_t>(mine.begin(), mine.end()));
-    const auto grace =
-        std::min<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(10));
-    const auto until = std::chrono::steady_clock::now() + grace;
-    for (;;) {
-      missing.clear();
-      for (int r = 0; r < size; ++r) {
-        if (r == rank) continue;
-        bool there = false;
-        if (store.check({key(r)})) {
-          const auto v = store.get(key(r));
-          there = std::stoull(std::string(v.begin(), v.end())) >= n;
-        }
-        if (!there) missing.push_back(r);
-      }
-      if (missing.empty() || std::chrono::steady_clock::now() > until) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  } catch (const std::exception&) {
-    // The store is gone too (rank 0 stalled or exited): the line names no rank.
-  }
-  return missing;
-}
-
 // Waits at most collective_timeout() (read now: --comm_timeout once training
 // runs, though Gloo's own context keeps the start-up one). A timeout, this
 // wait's ("Operation timed out!") or Gloo's ("Timed out waiting 600000ms for
@@ -71,11 +36,11 @@ void wait_named(c10d::Work& work, c10d::Store& store, int rank, int size, std::u
     // The store is served by rank 0 (or the launcher): a stopped rank 0 never
     // answers, so ask from a thread and give up after the grace period + 5 s.
     auto ask = std::make_shared<std::packaged_task<std::vector<int>()>>(
-        [&store, rank, size, n] { return gloo_not_arrived(store, rank, size, n); });
+        [&store, rank, size, n] { return ranks_not_at(store, "wd/at/", rank, size, n,
+                                                      not_arrived_grace()); });
     auto answer = ask->get_future();
     std::thread([ask] { (*ask)(); }).detach();
-    const auto grace =
-        std::min<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(10));
+    const auto grace = not_arrived_grace();
     std::string detail = "Gloo collective: " + what.substr(0, what.find('\n'));
     std::vector<int> missing;
     if (answer.wait_for(grace + std::chrono::seconds(5)) == std::future_status::ready)

@@ -3,10 +3,14 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "watchdog/flight_recorder.hpp"
 
 namespace wireup::train {
 
@@ -25,7 +29,7 @@ c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
   so.isServer = w.rank == 0 && !env_is("TORCHELASTIC_USE_AGENT_STORE", "True");
   so.numWorkers = w.world;
   so.waitWorkers = false;
-  so.timeout = std::chrono::minutes(5);
+  so.timeout = std::max<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(1));
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   // torch 2.4+ defaults to the libuv store; USE_LIBUV=0 selects the plain one, as it
   // does for torch's env://. A torch built without libuv (Debian's 2.6) refuses the
@@ -41,6 +45,38 @@ c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
   }
 #endif
   return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+}
+
+std::chrono::milliseconds not_arrived_grace() {
+  return std::min<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(10));
+}
+
+std::vector<int> ranks_not_at(c10d::Store& store, const std::string& prefix, int rank, int size,
+                              std::uint64_t n, std::chrono::milliseconds grace) {
+  const auto key = [&prefix](int r) { return prefix + std::to_string(r); };
+  const std::string mine = std::to_string(n);
+  std::vector<int> missing;
+  try {
+    store.set(key(rank), std::vector<std::uint8_t>(mine.begin(), mine.end()));
+    const auto until = std::chrono::steady_clock::now() + grace;
+    for (;;) {
+      missing.clear();
+      for (int r = 0; r < size; ++r) {
+        if (r == rank) continue;
+        bool there = false;
+        if (store.check({key(r)})) {
+          const auto v = store.get(key(r));
+          there = std::stoull(std::string(v.begin(), v.end())) >= n;
+        }
+        if (!there) missing.push_back(r);
+      }
+      if (missing.empty() || std::chrono::steady_clock::now() > until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  } catch (const std::exception&) {
+    missing.clear();  // the store is gone too: the line names no rank
+  }
+  return missing;
 }
 
 }  // namespace wireup::train

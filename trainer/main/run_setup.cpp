@@ -11,6 +11,7 @@
 
 #include "comm/comm_gloo.hpp"
 #include "comm/comm_nccl.hpp"
+#include "model/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
@@ -58,8 +59,16 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
                  "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
                  blas.path.c_str());
   // Every collective through the flight recorder (watchdog/recorded_comm.hpp).
-  return recorded_groups(gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding), w,
-                         c.sharding);
+  const CommGroups groups = started_groups(w, gpu ? "nccl_init" : "gloo_init", [&] {
+    return gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding);
+  });
+  if (c.float8 != Float8Recipe::Off) {
+    const auto why = llama::float8_unavailable(
+        at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank)), c.float8);
+    if (!why.empty())
+      throw InputError(std::string("--float8 ") + float8_recipe_name(c.float8) + ": " + why);
+  }
+  return recorded_groups(groups, w, c.sharding);
 }
 
 void set_comm_timeout_seconds(double seconds) {
@@ -71,6 +80,7 @@ FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c) {
   if (c.device == "cuda")
     fo.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank));
   if (c.bf16) fo.compute_dtype = at::kBFloat16;
+  fo.float8 = c.float8;
   fo.activation_checkpointing = c.activation_checkpointing;
   fo.prefetch = c.prefetch;
   return fo;

@@ -145,6 +145,25 @@ std::shared_ptr<Comm> wrap(const std::shared_ptr<Comm>& c, const char* name,
 
 }  // namespace
 
+CommGroups started_groups(const WorldLayout& w, const char* kind,
+                          const std::function<CommGroups()>& make) {
+  const auto seq = flight_recorder().begin(kind, "world", 0);
+  try {
+    auto groups = make();
+    flight_recorder().end(seq, CollectiveState::Completed);
+    return groups;
+  } catch (const PeerStalled& e) {
+    flight_recorder().end(seq, CollectiveState::TimedOut);
+    std::vector<int> all(static_cast<std::size_t>(w.world));
+    for (int r = 0; r < w.world; ++r) all[r] = r;
+    CollectiveRecord c;
+    c.seq = seq;
+    c.kind = kind;
+    c.group = "world";
+    end_stalled(GroupInfo{"world", all, w, host_name()}, c, e);
+  }
+}
+
 CommGroups recorded_groups(const CommGroups& g, const WorldLayout& w, Sharding sharding) {
   const std::string host = host_name();
   std::vector<int> all(static_cast<std::size_t>(w.world));

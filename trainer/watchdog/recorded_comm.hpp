@@ -2,6 +2,8 @@
 #include "comm/comm.hpp"
 #include "config/sharding.hpp"
 
+#include <functional>
+
 // Every collective of the trainer's groups through the flight recorder
 // (flight_recorder.hpp): recorded when it starts and when its wait ends. A
 // collective whose backend gives up waiting (PeerStalled) ends the process:
@@ -11,5 +13,11 @@ namespace wireup::train {
 
 // The same groups, recorded; groups of one rank stay as they are.
 CommGroups recorded_groups(const CommGroups& g, const WorldLayout& w, Sharding sharding);
+
+// Makes the groups; a stall while making them (an NCCL communicator whose
+// peers never arrive, past --comm_init_timeout) ends the process the same
+// way, the collective named `kind`.
+CommGroups started_groups(const WorldLayout& w, const char* kind,
+                          const std::function<CommGroups()>& make);
 
 }  // namespace wireup::train
