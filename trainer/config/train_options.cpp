@@ -47,6 +47,7 @@ struct RawFlags {
   int tie = -1;              // 0 or 1: overrides the preset's
   int bf16 = 0, activation_checkpointing = 0, prefetch = 1, async_checkpointing = 0;
   std::string sharding = "full";
+  std::string float8 = "off";
   double peak_tflops = 0;
   CLI::Option* peak = nullptr;
 };
@@ -88,6 +89,9 @@ void add_optimization_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--beta2", o.beta2);
   app.add_option("--grad_clip", o.grad_clip, "global gradient norm limit (0: off)");
   app.add_option("--bf16", f.bf16, "1: bf16 compute and communication (GPU)");
+  app.add_option("--float8", f.float8,
+                 "off, tensorwise or rowwise: the blocks' linear layers' GEMMs in float8 "
+                 "(GPU of compute capability 8.9+, with --bf16 1)");
   app.add_option("--device", o.device, "cpu (Gloo) or cuda (NCCL; CUDA LibTorch builds)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--activation_checkpointing", f.activation_checkpointing,
@@ -172,6 +176,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.preset = f.preset;
   o.model = model_from_flags(f);
   o.bf16 = f.bf16 != 0;
+  o.float8 = parse_float8_recipe(f.float8);
   o.activation_checkpointing = f.activation_checkpointing != 0;
   o.prefetch = f.prefetch != 0;
   o.async_checkpointing = f.async_checkpointing != 0;
@@ -218,6 +223,9 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
          "--peak_tflops " + format_number(*o.peak_tflops) +
              ": expected one rank's peak in TFLOP/s, a positive number (e.g. 989 for an H100 "
              "in bf16); leave it out to measure it");
+  need(o.float8 == Float8Recipe::Off || (o.device == "cuda" && o.bf16),
+       std::string("--float8 ") + float8_recipe_name(o.float8) +
+           ": float8 GEMMs need --device cuda --bf16 1");
   need(o.epochs >= 0, "--epochs must be >= 0");
   need(!o.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
            o.resume_from_checkpoint == "latest",

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
 #include "config/sharding.hpp"
 
@@ -28,6 +29,7 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.95, adam_eps = 1e-8;
   double grad_clip = 1.0;  // 0: off
   bool bf16 = false;
+  Float8Recipe float8 = Float8Recipe::Off;  // --float8: the blocks' GEMMs in float8 (GPU, bf16)
   std::string device = "cpu";  // cpu (Gloo) or cuda (NCCL, CUDA LibTorch builds)
   bool activation_checkpointing = false;
   Sharding sharding = Sharding::Full;

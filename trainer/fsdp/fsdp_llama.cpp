@@ -177,7 +177,7 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
       };
     } else if (i + 1 < n) {
       r.compute = [this](const std::vector<at::Tensor>& p, const at::Tensor& x) {
-        return llama::block(p, x, rope_, cfg_);
+        return llama::block(p, x, rope_, cfg_, opt_.float8);
       };
     } else {
       r.compute = [this, targets](const std::vector<at::Tensor>& p, const at::Tensor& x) {

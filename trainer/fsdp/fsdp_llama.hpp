@@ -14,6 +14,7 @@ struct FsdpOptions {
   bool prefetch = true;                       // gather unit i+1 (i-1 in backward) while i computes
   at::ScalarType compute_dtype = at::kFloat;  // bf16 on GPU
   at::Device device = at::kCPU;
+  Float8Recipe float8 = Float8Recipe::Off;    // the blocks' projections in float8 (GPU)
 };
 
 // A Llama as FSDP units: [embedding] [block 0] ... [block L-1] [norm + output].

@@ -21,6 +21,7 @@ struct ComputeChoice {
   std::int64_t threads = 0;  // 0: LibTorch's default
   bool activation_checkpointing = false;
   bool prefetch = true;
+  Float8Recipe float8 = Float8Recipe::Off;  // --float8 (checked on the device at start)
 };
 
 // glibc keeps freed buffers in the heap (unless the user tuned malloc).

@@ -10,6 +10,7 @@
 
 #include "model/cpu_gemm.hpp"
 #include "model/cross_entropy_kernel.hpp"
+#include "model/float8_linear.hpp"
 #include "model/rms_norm_kernel.hpp"
 #include "model/swiglu_kernel.hpp"
 
@@ -480,22 +481,25 @@ at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
 }
 
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
-                 const ModelConfig& m) {
+                 const ModelConfig& m, Float8Recipe float8) {
   const auto B = x.size(0), T = x.size(1);
+  const auto proj = [float8](const at::Tensor& in, const at::Tensor& w) {
+    return float8 == Float8Recipe::Off ? llama::linear(in, w) : float8_linear(in, w, float8);
+  };
   const auto H = m.hidden, hd = m.head_dim(), kv = m.kv_heads, nh = m.heads;
   // attention
   // split, not narrow: its backward is one cat, where each narrow's would be
   // a zeroed full-size gradient summed with the others'.
-  const auto qkv = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1])
+  const auto qkv = proj(rms_norm(x, p[0], m.norm_eps), p[1])
                        .split_with_sizes({H, kv * hd, kv * hd}, -1);
   at::Tensor q = qkv[0].view({B, T, nh, hd});
   at::Tensor k = qkv[1].view({B, T, kv, hd});
   at::Tensor v = qkv[2].view({B, T, kv, hd});
   at::Tensor a = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
-  at::Tensor h = x + llama::linear(a, p[2]);
+  at::Tensor h = x + proj(a, p[2]);
   // SwiGLU feed-forward
-  const at::Tensor w13 = llama::linear(rms_norm(h, p[3], m.norm_eps), p[4]);
-  return h + llama::linear(swiglu(w13), p[5]);
+  const at::Tensor w13 = proj(rms_norm(h, p[3], m.norm_eps), p[4]);
+  return h + proj(swiglu(w13), p[5]);
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
 #include "model/param_spec.hpp"
 
@@ -56,8 +57,9 @@ at::Tensor swiglu(const at::Tensor& gate_up);
 at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
+// `float8`: the block's four projections in float8 (float8_linear.hpp).
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
-                 const ModelConfig& m);
+                 const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off);
 // Mean cross-entropy of the next-token logits against `targets`; p = {final
 // norm, output projection} (tied: the embedding matrix).
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
