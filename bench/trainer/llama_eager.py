@@ -26,6 +26,10 @@ With --profile it also prints the autograd profiler's table of one step.
 
 Needs Debian's python3-torch: run it with /usr/bin/python3. On a GPU node,
 --device cuda [--bf16] runs it on the GPU (tests/gpu/gpu_check.sh).
+--compile: the same model through torch.compile (PyTorch 2.x; Inductor
+generates fused Triton kernels for the norms, RoPE, SwiGLU and the loss, and
+picks the GEMMs) -- the peer torchtitan's recipe uses; compilation happens in
+the warm-up steps, which are not timed. The line then says mode=compiled.
 """
 import argparse
 import math
@@ -177,6 +181,8 @@ def main():
     p.add_argument("--device", default="cpu", help="cpu, or cuda (one GPU per rank)")
     p.add_argument("--bf16", action="store_true",
                    help="bf16 autocast over fp32 weights (CUDA), as wireup-train --bf16 1")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (compiled in the untimed warm-up steps)")
     p.add_argument("--profile", action="store_true",
                    help="also print the autograd profiler table of one step")
     a = p.parse_args()
@@ -198,7 +204,12 @@ def main():
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
         model = DistributedDataParallel(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), eps=1e-8,
+    opt_params = list(model.parameters())
+    if a.compile:
+        if not hasattr(torch, "compile"):
+            sys.exit(f"llama_eager.py: --compile needs PyTorch 2.x (this is {torch.__version__})")
+        model = torch.compile(model)
+    opt = torch.optim.AdamW(opt_params, lr=a.lr, betas=(0.9, 0.95), eps=1e-8,
                             weight_decay=a.weight_decay)
     gen = torch.Generator().manual_seed(a.seed * 7919 + rank)
 
@@ -209,7 +220,7 @@ def main():
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if a.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
+            torch.nn.utils.clip_grad_norm_(opt_params, a.grad_clip)
         opt.step()
         return loss.item()
 
@@ -224,7 +235,8 @@ def main():
     cpu = time.process_time() - c0
     tokens = a.batch * a.seq * world  # per step, all ranks
     if rank == 0:
-        print(f"[eager] mode={'ddp' if world > 1 else 'single'} device={dev.type} "
+        mode = "compiled" if a.compile else ("ddp" if world > 1 else "single")
+        print(f"[eager] mode={mode} device={dev.type} "
               f"bf16={int(a.bf16)} world={world} "
               f"threads={torch.get_num_threads()} params={params} steps={a.steps} "
               f"warmup={a.warmup} tokens_per_s={tokens * a.steps / sum(times):.1f} "

@@ -19,6 +19,7 @@
 #include "config/train_options.hpp"
 #include "fsdp/fsdp_llama.hpp"
 #include "hf/hf_import.hpp"
+#include "main/breakdown_main.hpp"
 #include "main/eval_main.hpp"
 #include "main/export_main.hpp"
 #include "main/run_setup.hpp"
@@ -341,7 +342,7 @@ int run(int argc, char** argv) {
   check_tensorboard_dir(o, w);
   wt::set_comm_timeout_seconds(o.comm_init_timeout);  // start-up, loads, the first step
   const wt::ComputeChoice compute{
-      o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch};
+      o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch, o.float8};
   const wt::CommGroups groups = wt::start_ranks(w, compute);
   const wt::FsdpOptions fo = wt::fsdp_options(w, compute);
   wt::FsdpLlama model(o.model, groups, fo, o.seed);
@@ -377,6 +378,8 @@ int main(int argc, char** argv) {
     wt::start_stop_watcher(g_stop_signal);
     if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "eval") return wt::run_eval(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "breakdown")
+      return wt::run_breakdown(argc - 1, argv + 1);
     return run(argc, argv);
   } catch (const wireup::InputError& e) {
     const char* rank = std::getenv("RANK");

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       comm = wt::make_nccl_groups(w, wt::Sharding::Full).world;  // sets the device too
     } else {  // through NCCL even alone: make_nccl_groups keeps one rank solo
       const auto store = wt::open_job_store(w);
-      comm = wt::make_nccl_comm(*store, "nccl/check", 0, 1);
+      comm = wt::make_nccl_comm(store, "nccl/check", 0, 1);
     }
     run(*comm, dev);
     std::printf("rank %d of %d: %d failure(s)\n", comm->rank(), comm->size(), failures);
