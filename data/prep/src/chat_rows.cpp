@@ -7,9 +7,10 @@ namespace wireup::prep {
 namespace {
 
 [[noreturn]] void not_jsonl(const InputFile& f) {
-  throw InputError(f.path.string() +
-                   ": --chat-template reads JSONL, one conversation a line, and this file is "
-                   "read as text (name it .jsonl, .jsonl.gz or .jsonl.zst, or pass --format jsonl)");
+  throw InputError(
+      f.path.string() +
+      ": --chat-template reads JSONL, one conversation a line, and this file is "
+      "read as text (name it .jsonl, .jsonl.gz or .jsonl.zst, or pass --format jsonl)");
 }
 
 }  // namespace

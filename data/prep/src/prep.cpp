@@ -52,8 +52,9 @@ void check_options(const PrepOptions& o) {
   if (o.shard_tokens == 0) throw InputError("--shard-tokens: expected at least 1");
   if (o.docs.jsonl_field.empty()) throw InputError("--jsonl-field: expected a field name");
   if (o.chat && !o.tokenizer)
-    throw InputError("--chat-template needs --tokenizer: Llama 3's tokenizer.model or "
-                     "tokenizer.json (a tokenizer trained with --vocab-size has no chat tokens)");
+    throw InputError(
+        "--chat-template needs --tokenizer: Llama 3's tokenizer.model or "
+        "tokenizer.json (a tokenizer trained with --vocab-size has no chat tokens)");
 }
 
 // --chat-template: the template puts <|begin_of_text|> before each
@@ -108,8 +109,9 @@ void write_chunk(const Chunk& c, SplitWriter& train, SplitWriter& validation, To
   std::size_t at = 0;
   for (std::size_t i = 0; i < c.lengths.size(); ++i) {
     const std::span<const std::uint32_t> doc(c.tokens.data() + at, c.lengths[i]);
-    const auto mask = c.mask.empty() ? std::span<const std::uint8_t>()
-                                     : std::span<const std::uint8_t>(c.mask.data() + at, doc.size());
+    const auto mask = c.mask.empty()
+                          ? std::span<const std::uint8_t>()
+                          : std::span<const std::uint8_t>(c.mask.data() + at, doc.size());
     at += c.lengths[i];
     if (doc.empty()) continue;  // no BOS/EOS and text that encodes to nothing
     (c.validation[i] != 0 ? validation : train).add(doc, mask);
@@ -243,18 +245,18 @@ void log_chat(std::ostream& log, const data::Manifest& m, const BadRows& bad) {
   const std::uint64_t tokens = m.train.tokens() + m.validation.tokens();
   const std::uint64_t trained = m.train.trained_tokens() + m.validation.trained_tokens();
   char line[512];
-  std::snprintf(line, sizeof line,
-                "wireup-prep: chat template %s, train on %s: %llu conversations, %llu tokens, "
-                "%llu trained (%.1f%%)",
-                c.chat_template.c_str(), c.train_on.c_str(),
-                static_cast<unsigned long long>(m.train.documents() + m.validation.documents()),
-                static_cast<unsigned long long>(tokens), static_cast<unsigned long long>(trained),
-                tokens > 0 ? 100.0 * static_cast<double>(trained) / static_cast<double>(tokens)
-                           : 0.0);
+  std::snprintf(
+      line, sizeof line,
+      "wireup-prep: chat template %s, train on %s: %llu conversations, %llu tokens, "
+      "%llu trained (%.1f%%)",
+      c.chat_template.c_str(), c.train_on.c_str(),
+      static_cast<unsigned long long>(m.train.documents() + m.validation.documents()),
+      static_cast<unsigned long long>(tokens), static_cast<unsigned long long>(trained),
+      tokens > 0 ? 100.0 * static_cast<double>(trained) / static_cast<double>(tokens) : 0.0);
   log << line << "\n";
   if (bad.count > 0)
-    log << "wireup-prep: skipped " << bad.count << " bad row(s) (--skip-bad-rows); the first: "
-        << bad.first << "\n";
+    log << "wireup-prep: skipped " << bad.count
+        << " bad row(s) (--skip-bad-rows); the first: " << bad.first << "\n";
 }
 
 void log_summary(std::ostream& log, const PrepOptions& o, const data::Manifest& m,
@@ -318,8 +320,8 @@ data::Manifest run_prep(const PrepOptions& options) {
   const bool masked = o.chat.has_value();
   SplitWriter train(staging, "train", vocab, tok.bos, tok.eos, o.shard_tokens, masked);
   SplitWriter validation(staging, "validation", vocab, tok.bos, tok.eos, o.shard_tokens, masked);
-  Tokenized done = tokenize_inputs(o, files, tok, chat ? &*chat : nullptr, progress, train,
-                                   validation);
+  Tokenized done =
+      tokenize_inputs(o, files, tok, chat ? &*chat : nullptr, progress, train, validation);
   check_splits(o, files.size(), done.documents, train, validation);
 
   const data::Manifest m =
@@ -351,8 +353,7 @@ void verify_mask(const data::ShardFile& shard) {
   }
   if (trained != shard.header().trained_count)
     throw InputError(shard.path().string() + ": the loss mask trains " + std::to_string(trained) +
-                     " tokens but the header says " +
-                     std::to_string(shard.header().trained_count));
+                     " tokens but the header says " + std::to_string(shard.header().trained_count));
 }
 
 }  // namespace
