@@ -15,6 +15,7 @@
 #include "wireup/data/loader.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/error.hpp"
+#include "wireup/inspect/inspect.hpp"
 #include "wireup/prep/prep.hpp"
 
 using namespace wireup;
@@ -90,6 +91,16 @@ TEST_CASE("chat prep: shards hold each conversation's ids and loss mask", "[chat
     CHECK(json["chat"]["date_string"] == "26 Jul 2024");
     prep::verify_dataset(dir / "out");
   }
+  // inspect marks the trained ids and shows their text (last-assistant: the
+  // third conversation's second answer only).
+  std::ostringstream listing;
+  prep::InspectOptions io;
+  io.dataset = dir / "out";
+  io.docs = 3;
+  prep::inspect_dataset(io, listing);
+  CHECK_THAT(listing.str(), Contains("train on last-assistant") && Contains(" 128009*\n") &&
+                                Contains("(marked *) \"You are welcome.<|eot_id|>\"\n"));
+  CHECK_THAT(listing.str(), !Contains("\"<|eot_id|> is text here.<|eot_id|>\""));
   // The loader packs them: each row's trained tokens are the mask's.
   data::LoaderConfig c;
   c.manifest = dir / "out";
