@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "chat_rows.hpp"
+#include "chunk_feed.hpp"
 #include "ordered_pool.hpp"
 #include "progress.hpp"
 #include "split_writer.hpp"
@@ -125,33 +126,13 @@ void write_chunk(const Chunk& c, SplitWriter& train, SplitWriter& validation, To
 // marked train or validation); returns the manifest's list of inputs.
 std::vector<data::InputEntry> read_documents(const std::vector<InputFile>& files,
                                              const PrepOptions& o, OrderedPool& pool) {
-  std::vector<data::InputEntry> inputs;
-  std::uint64_t index = 0, bytes_before = 0;
-  Chunk chunk;
   Document doc;
-  for (const auto& f : files) {
-    DocumentReader reader(f, o.docs);
-    std::uint64_t file_docs = 0;
-    while (reader.next(doc)) {
-      check_stop();
-      chunk.text_bytes += doc.text.size();
-      chunk.validation.push_back(is_validation(o.seed, index++, o.validation_fraction) ? 1 : 0);
-      chunk.texts.push_back(std::move(doc.text));
-      ++file_docs;
-      if (chunk.text_bytes >= kChunkBytes || chunk.texts.size() >= kChunkDocs) {
-        chunk.bytes_read = bytes_before + reader.raw_offset();
-        pool.push(std::move(chunk));
-        chunk = Chunk{};
-      }
-    }
-    bytes_before += f.bytes;
-    inputs.push_back({f.path.string(), f.bytes, file_docs});
-  }
-  if (!chunk.texts.empty()) {
-    chunk.bytes_read = bytes_before;
-    pool.push(std::move(chunk));
-  }
-  return inputs;
+  return feed_chunks(files, o, pool, [&](DocumentReader& reader, const InputFile&, Chunk& chunk) {
+    if (!reader.next(doc)) return false;
+    chunk.text_bytes += doc.text.size();
+    chunk.texts.push_back(std::move(doc.text));
+    return true;
+  });
 }
 
 unsigned thread_count(const PrepOptions& o) {
