@@ -15,6 +15,7 @@ packages=(
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   python3-protobuf protobuf-compiler                   # TensorBoard event files decoded in tests
+  python3-jinja2                                       # chat templates rendered as Hugging Face does, in tests
   clang libclang-rt-14-dev                             # libFuzzer target
   shellcheck ccache
   debootstrap                                          # the trixie/sid lanes (.ci/lanes)

@@ -25,6 +25,8 @@ extern "C" void on_signal(int sig) { prep::request_stop(sig); }
 struct Flags {
   prep::PrepOptions o;
   std::string tokenizer, separator, verify, format = "auto", text_docs = "file", threads;
+  std::string chat_template, train_on = "assistant", chat_date{wireup::chat::kLlama31DefaultDate};
+  bool skip_bad_rows = false;
   bool no_bos = false, no_eos = false, quiet = false;
   prep::InspectOptions inspect;
   std::string inspect_tokenizer;
@@ -60,6 +62,45 @@ void add_input_options(CLI::App& app, Flags& f) {
       ->check(CLI::IsMember({"file", "paragraph", "line"}));
   app.add_option("--doc-separator", f.separator,
                  "Text files: a line exactly equal to this separates documents (e.g. %)");
+}
+
+// Conversations for supervised fine-tuning (docs/wireup-prep.md, "Chat data").
+void add_chat_options(CLI::App& app, Flags& f) {
+  app.add_option("--chat-template", f.chat_template,
+                 "JSONL rows are conversations ('messages', or 'prompt' and 'completion'), "
+                 "rendered by this Llama 3 Instruct template: llama3 or llama3.1")
+      ->check(CLI::IsMember({"llama3", "llama3.1"}));
+  app.add_option("--train-on", f.train_on,
+                 "Tokens the loss mask trains: all, assistant (each assistant message and its "
+                 "<|eot_id|>) or last-assistant")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"all", "assistant", "last-assistant"}));
+  app.add_option("--chat-date", f.chat_date, "llama3.1: the system block's 'Today Date'")
+      ->capture_default_str();
+  app.add_flag("--skip-bad-rows", f.skip_bad_rows,
+               "Leave out rows that are not conversations (counted and reported) instead of "
+               "stopping at the first");
+}
+
+// --chat-template's options into PrepOptions; the options that do not go
+// with it (or only with it) are refused.
+void chat_options(const CLI::App& app, Flags& f) {
+  if (f.chat_template.empty()) {
+    for (const char* o : {"--train-on", "--chat-date", "--skip-bad-rows"})
+      if (app.count(o) > 0) throw wireup::InputError(std::string(o) + " needs --chat-template");
+    return;
+  }
+  for (const char* o : {"--no-bos", "--no-eos", "--jsonl-field"})
+    if (app.count(o) > 0)
+      throw wireup::InputError(std::string(o) +
+                               " does not apply with --chat-template (the template puts "
+                               "<|begin_of_text|> and the turns' tokens)");
+  prep::ChatPrepOptions c;
+  c.tmpl.chat_template = wireup::chat::parse_template(f.chat_template, "--chat-template");
+  c.tmpl.train_on = wireup::chat::parse_train_on(f.train_on, "--train-on");
+  c.tmpl.date_string = f.chat_date;
+  c.skip_bad_rows = f.skip_bad_rows;
+  f.o.chat = c;
 }
 
 // The splits, the shards, the run; --verify.
@@ -151,6 +192,7 @@ int run_prep(const CLI::App& app, Flags& f) {
   if (app.count("--doc-separator") > 0) o.docs.separator = f.separator;
   o.add_bos = !f.no_bos;
   o.add_eos = !f.no_eos;
+  chat_options(app, f);
   o.progress = !f.quiet;
   o.log = f.quiet ? nullptr : &std::cerr;
   o.log_is_terminal = ::isatty(STDERR_FILENO) == 1;
@@ -187,6 +229,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   CLI::App app{
       "wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};
   add_input_options(app, flags);
+  add_chat_options(app, flags);
   add_output_options(app, flags);
   const CLI::App* inspect_cmd = add_inspect_command(app, flags);
   try {

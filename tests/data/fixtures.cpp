@@ -65,10 +65,36 @@ data::SplitEntry write_split(const fs::path& dir, const std::string& prefix, con
   return split;
 }
 
-}  // namespace
+data::SplitEntry write_chat_split(const fs::path& dir, const std::string& prefix,
+                                  const std::vector<std::uint64_t>& docs, std::uint32_t vocab) {
+  data::SplitEntry split;
+  if (docs.empty()) return split;
+  const std::string name = prefix + "-0.bin";
+  data::ShardWriter w(dir / name, vocab, 1, 2, /*masked=*/true);
+  std::uint64_t next = 0;
+  std::vector<std::uint32_t> doc;
+  std::vector<std::uint8_t> mask;
+  for (const auto n : docs) {
+    doc.clear();
+    mask.clear();
+    for (std::uint64_t i = 0; i < n; ++i, ++next) {
+      doc.push_back(static_cast<std::uint32_t>(next % vocab));
+      mask.push_back(expected_trained(next, i == 0) ? 1 : 0);
+    }
+    w.add_document(doc, mask);
+  }
+  data::ShardEntry e;
+  e.file = name;
+  e.tokens = w.token_count();
+  e.documents = w.doc_count();
+  e.trained_tokens = w.trained_count();
+  e.sha256 = w.finish();
+  e.bytes = w.file_bytes();
+  split.shards.push_back(e);
+  return split;
+}
 
-data::Manifest write_dataset(const fs::path& dir, const SplitSpec& train,
-                             const SplitSpec& validation, std::uint32_t vocab) {
+data::Manifest base_manifest(const fs::path& dir, std::uint32_t vocab) {
   data::Manifest m;
   m.token_bytes = data::token_bytes_for_vocab(vocab);
   m.tokenizer.file = "tokenizer.model";
@@ -78,11 +104,31 @@ data::Manifest write_dataset(const fs::path& dir, const SplitSpec& train,
   m.tokenizer.vocab_size = vocab;
   m.tokenizer.bos_id = 1;
   m.tokenizer.eos_id = 2;
+  m.validation_fraction = 0.1;
+  m.created_by = "wireup tests";
+  return m;
+}
+
+}  // namespace
+
+data::Manifest write_chat_dataset(const fs::path& dir, const std::vector<std::uint64_t>& train_docs,
+                                  const std::vector<std::uint64_t>& validation_docs,
+                                  std::uint32_t vocab) {
+  data::Manifest m = base_manifest(dir, vocab);
+  m.train = write_chat_split(dir, "train", train_docs, vocab);
+  m.validation = write_chat_split(dir, "validation", validation_docs, vocab);
+  m.inputs.push_back({"synthetic", 0, m.train.documents() + m.validation.documents()});
+  m.chat = data::ChatEntry{"llama3", "", "assistant", 0};
+  write_file(dir / "manifest.json", data::manifest_to_json(m));
+  return m;
+}
+
+data::Manifest write_dataset(const fs::path& dir, const SplitSpec& train,
+                             const SplitSpec& validation, std::uint32_t vocab) {
+  data::Manifest m = base_manifest(dir, vocab);
   m.train = write_split(dir, "train", train, vocab);
   m.validation = write_split(dir, "validation", validation, vocab);
-  m.validation_fraction = 0.1;
   m.inputs.push_back({"synthetic", 0, m.train.documents() + m.validation.documents()});
-  m.created_by = "wireup tests";
   write_file(dir / "manifest.json", data::manifest_to_json(m));
   return m;
 }

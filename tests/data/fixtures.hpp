@@ -32,6 +32,18 @@ struct SplitSpec {
 data::Manifest write_dataset(const std::filesystem::path& dir, const SplitSpec& train,
                              const SplitSpec& validation, std::uint32_t vocab = 50000);
 
+// A synthetic chat data set (manifest version 2, masked shards, one shard
+// a split): documents of the given lengths, token i of the split's stream
+// being i % vocab and trained exactly when expected_trained(i, first of its
+// document) says so.
+data::Manifest write_chat_dataset(const std::filesystem::path& dir,
+                                  const std::vector<std::uint64_t>& train_docs,
+                                  const std::vector<std::uint64_t>& validation_docs,
+                                  std::uint32_t vocab = 50000);
+inline bool expected_trained(std::uint64_t i, bool first_of_document) {
+  return !first_of_document && i % 3 != 0;
+}
+
 // The expected token at stream position i for write_dataset's data.
 inline std::uint64_t expected_token(std::uint64_t i, std::uint32_t vocab = 50000) {
   return i % vocab;

@@ -58,8 +58,9 @@ TEST_CASE("synthetic draws: every step's global batch, whatever the world size a
   }
 }
 
-TEST_CASE("synthetic position: seek resumes the draws; mid-accumulation and loader positions refused",
-          "[batch_source]") {
+TEST_CASE(
+    "synthetic position: seek resumes the draws; mid-accumulation and loader positions refused",
+    "[batch_source]") {
   const auto c = synthetic(2, 1, 2, 2);
   BatchSource a(c);
   for (int i = 0; i < 4; ++i) a.next_synthetic();
@@ -119,4 +120,26 @@ TEST_CASE("loader-backed: the split's loader rows, its position, and rewind to t
   REQUIRE(s.next(x));
   CHECK(x.windows == first_windows.front());
   CHECK_THROWS_WITH(resumed.seek("synthetic:0"), Contains("checkpoint data position"));
+}
+
+TEST_CASE("a chat data set's batches come packed, with masks and segments", "[batch_source]") {
+  test::TempDir dir;
+  test::write_chat_dataset(dir.path(), {5, 9, 12, 3, 7, 11, 4, 8, 6, 10, 2, 13}, {4, 6});
+  BatchSourceConfig c;
+  c.dataset = dir.path();
+  c.context = 15;
+  c.batch_size = 2;
+  c.seed = 1;
+  BatchSource train(c);
+  REQUIRE(train.loader() != nullptr);
+  CHECK(train.loader()->packed());
+  Batch b;
+  REQUIRE(train.next(b));
+  CHECK(b.packed());
+  CHECK(b.loss_mask.size() == b.rows * b.cols);
+  CHECK(b.segments.size() == b.rows * b.cols);
+  c.packing = Packing::Off;  // the trainer may read it unpacked: stride windows, no mask
+  BatchSource flat(c);
+  REQUIRE(flat.next(b));
+  CHECK_FALSE(b.packed());
 }

@@ -63,8 +63,11 @@ TEST_CASE("corrupted manifests name the file and the field", "[manifest]") {
                     Contains("m.json: not valid JSON") && Contains("number overflow"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["format"] = "megatron"; }), "m.json"),
                     Contains("m.json: field 'format'"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 2; }), "m.json"),
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 3; }), "m.json"),
                     Contains("field 'version'"));
+  // Version 2 is a chat data set's: its shards' trained tokens are required.
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 2; }), "m.json"),
+                    Contains("field 'splits.train.shards[0].trained_tokens'") && Contains("missing"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][1].erase("sha256"); }), "m.json"),
                     Contains("field 'splits.train.shards[1].sha256'") && Contains("missing"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["sha256"] = "xyz"; }), "m.json"),
@@ -83,4 +86,38 @@ TEST_CASE("corrupted manifests name the file and the field", "[manifest]") {
                     Contains("split.validation_fraction"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j.erase("splits"); }), "m.json"),
                     Contains("field 'splits'"));
+}
+
+TEST_CASE("a chat manifest records the template, the mask rule and the counts", "[manifest]") {
+  using J = nlohmann::json;
+  Manifest m = sample();
+  m.chat = ChatEntry{"llama3.1", "26 Jul 2024", "assistant", 3};
+  m.train.shards[0].trained_tokens = 40;
+  m.train.shards[1].trained_tokens = 20;
+  m.validation.shards[0].trained_tokens = 4;
+  const auto text = manifest_to_json(m);
+  const auto j = J::parse(text);
+  CHECK(j["version"] == 2);
+  CHECK(j["chat"]["template"] == "llama3.1");
+  CHECK(j["chat"]["train_on"] == "assistant");
+  CHECK(j["chat"]["conversations"] == 4);
+  CHECK(j["chat"]["tokens"] == 160);
+  CHECK(j["chat"]["trained_tokens"] == 64);
+  CHECK(j["chat"]["skipped_rows"] == 3);
+  CHECK(j["splits"]["train"]["trained_tokens"] == 60);
+  CHECK(parse_manifest(text, "m.json") == m);
+  CHECK(manifest_to_json(parse_manifest(text, "m.json")) == text);
+  const auto edited = [&](const std::function<void(J&)>& edit) {
+    auto e = J::parse(text);
+    edit(e);
+    return e.dump();
+  };
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["trained_tokens"] = 65; }), "m.json"),
+                    Contains("'chat.trained_tokens': expected the trained_tokens of both splits (64)"));
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["template"] = "chatml"; }), "m.json"),
+                    Contains("'chat.template'"));
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["train_on"] = "user"; }), "m.json"),
+                    Contains("'chat.train_on'"));
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e.erase("chat"); }), "m.json"),
+                    Contains("field 'chat'"));
 }

@@ -152,3 +152,63 @@ TEST_CASE("sha256 matches known vectors", "[format]") {
   CHECK(is_sha256_hex(sha256_hex("x")));
   CHECK_FALSE(is_sha256_hex("ABC"));
 }
+
+TEST_CASE("version 2 shards keep version 1's fields and add the loss mask", "[format]") {
+  const auto h1 = make_header(128256, 128000, 128001, 21, 2);
+  const auto h2 = make_header(128256, 128000, 128001, 21, 2, /*masked=*/true, 9);
+  const auto b1 = encode_header(h1), b2 = encode_header(h2);
+  CHECK(b2[8] == 2);
+  // Every version 1 field sits at its offset, unchanged.
+  CHECK(std::memcmp(b1.data() + 12, b2.data() + 12, 64 - 12) == 0);
+  CHECK(h2.mask_offset == h2.doc_index_offset + 3 * 8);
+  CHECK(h2.file_bytes() == h2.mask_offset + 3);  // 21 bits in 3 bytes
+  CHECK(decode_header(b2.data(), b2.size(), "x") == h2);
+  auto bad = b2;
+  bad[64] ^= 8;  // mask offset moved
+  CHECK_THROWS_WITH(decode_header(bad.data(), bad.size(), "s.bin"),
+                    Contains("s.bin") && Contains("mask offset"));
+  bad = b2;
+  bad[72] = 30;  // more trained tokens than tokens
+  CHECK_THROWS_WITH(decode_header(bad.data(), bad.size(), "s.bin"),
+                    Contains("more trained tokens than tokens"));
+  bad = b1;
+  bad[64] = 1;  // version 1 keeps its reserved bytes zero
+  CHECK_THROWS_WITH(decode_header(bad.data(), bad.size(), "s.bin"), Contains("reserved"));
+}
+
+TEST_CASE("a masked shard stores each token's mask bit and reads it back", "[format]") {
+  test::TempDir dir;
+  const std::vector<std::uint32_t> a = {1, 5, 6, 7, 9, 2}, b = {1, 8, 8, 8, 8, 8, 8, 8, 8, 8, 2};
+  const std::vector<std::uint8_t> ma = {0, 0, 1, 1, 0, 1}, mb = {0, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1};
+  for (const auto mode : {ReadMode::Mmap, ReadMode::Pread}) {
+    ShardWriter w(dir / "m.bin", 1000, 1, 2, /*masked=*/true);
+    w.add_document(a, ma);
+    w.add_document(b, mb);
+    CHECK_THROWS_AS(w.add_document(a), std::logic_error);  // a masked shard needs the mask
+    CHECK(w.trained_count() == 11);
+    w.finish();
+    const ShardFile f(dir / "m.bin", mode);
+    CHECK(f.header().version == 2);
+    CHECK(f.header().trained_count == 11);
+    CHECK(f.file_bytes() == std::filesystem::file_size(dir / "m.bin"));
+    std::vector<std::uint8_t> got(17);
+    f.read_mask(0, 17, got.data());
+    std::vector<std::uint8_t> want = ma;
+    want.insert(want.end(), mb.begin(), mb.end());
+    CHECK(got == want);
+    std::vector<std::uint8_t> part(5);
+    f.read_mask(7, 5, part.data());  // across a byte boundary
+    CHECK(part == std::vector<std::uint8_t>(want.begin() + 7, want.begin() + 12));
+    CHECK(f.doc_offsets() == std::vector<std::uint64_t>{0, 6, 17});
+  }
+  // A version 1 shard reads as before; its mask is all trained.
+  ShardWriter w(dir / "v1.bin", 1000, 1, 2);
+  w.add_document(a);
+  CHECK_THROWS_AS(w.add_document(b, mb), std::logic_error);
+  w.finish();
+  const ShardFile f(dir / "v1.bin", ReadMode::Pread);
+  CHECK(f.header().version == 1);
+  std::vector<std::uint8_t> got(6);
+  f.read_mask(0, 6, got.data());
+  CHECK(got == std::vector<std::uint8_t>(6, 1));
+}

@@ -1,5 +1,5 @@
 // libFuzzer target: a token shard's header and document index, as the
-// loader and wireup-prep --verify read them (ShardFile over the bytes as a
+// loader and wireup-prep --verify read them, version 2 masks too (ShardFile over the bytes as a
 // file, both read modes, then every token). Only returns or throws InputError.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -26,9 +26,12 @@ std::string as_file(const std::string& bytes) {
 void read_all(const data::ShardFile& shard) {
   shard.doc_offsets();
   std::vector<std::uint32_t> buf(4096);
+  std::vector<std::uint8_t> mask(4096);
   const auto n = shard.header().token_count;
-  for (std::uint64_t at = 0; at < n; at += buf.size())
+  for (std::uint64_t at = 0; at < n; at += buf.size()) {
     shard.read_tokens(at, std::min<std::uint64_t>(buf.size(), n - at), buf.data());
+    shard.read_mask(at, std::min<std::uint64_t>(mask.size(), n - at), mask.data());
+  }
 }
 
 }  // namespace

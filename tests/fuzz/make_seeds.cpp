@@ -89,9 +89,19 @@ std::string manifest() {
   return data::manifest_to_json(m);
 }
 
-// Three documents of 3, 2 and 3 tokens (2-byte ids below 260).
-std::string shard() {
-  const auto h = data::make_header(260, 258, 259, 8, 3);
+// The same as a chat data set's (version 2: trained tokens, the chat block).
+std::string chat_manifest() {
+  auto m = data::parse_manifest(manifest(), "seed");
+  m.chat = data::ChatEntry{"llama3.1", "26 Jul 2024", "assistant", 1};
+  m.train.shards[0].trained_tokens = 3;
+  m.validation.shards[0].trained_tokens = 1;
+  return data::manifest_to_json(m);
+}
+
+// Three documents of 3, 2 and 3 tokens (2-byte ids below 260); `masked`:
+// version 2, with a loss mask training 3 of them.
+std::string shard(bool masked) {
+  const auto h = data::make_header(260, 258, 259, 8, 3, masked, 3);
   const auto head = data::encode_header(h);
   std::string out(head.begin(), head.end());
   for (std::uint16_t t : {258, 72, 259, 258, 259, 258, 105, 259}) {
@@ -101,6 +111,7 @@ std::string shard() {
   out.resize(h.doc_index_offset, '\0');
   for (std::uint64_t at : {0, 3, 5, 8})
     for (int i = 0; i < 8; ++i) out += static_cast<char>(at >> (8 * i) & 0xFF);
+  if (masked) out += static_cast<char>(0b01000110);  // tokens 1, 2 and 6
   return out;
 }
 
@@ -115,6 +126,8 @@ int main(int argc, char** argv) {
   put(root / "fuzz_tokenizer_json", "seed-tokenizer.json", tokenizer_json());
   put(root / "fuzz_tiktoken", "seed-tokenizer.model", tiktoken());
   put(root / "fuzz_manifest", "seed-manifest.json", manifest());
-  put(root / "fuzz_shard", "seed-train.bin", shard());
+  put(root / "fuzz_manifest", "seed-chat-manifest.json", chat_manifest());
+  put(root / "fuzz_shard", "seed-train.bin", shard(false));
+  put(root / "fuzz_shard", "seed-chat-train.bin", shard(true));
   return 0;
 }

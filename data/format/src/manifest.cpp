@@ -10,21 +10,24 @@
 namespace wireup::data {
 namespace {
 
-
 using nlohmann::json;
 
-json shard_json(const ShardEntry& s) {
-  return {{"file", s.file},
-          {"bytes", s.bytes},
-          {"tokens", s.tokens},
-          {"documents", s.documents},
-          {"sha256", s.sha256}};
+json shard_json(const ShardEntry& s, bool chat) {
+  json j = {{"file", s.file},
+            {"bytes", s.bytes},
+            {"tokens", s.tokens},
+            {"documents", s.documents},
+            {"sha256", s.sha256}};
+  if (chat) j["trained_tokens"] = s.trained_tokens;
+  return j;
 }
 
-json split_json(const SplitEntry& s) {
+json split_json(const SplitEntry& s, bool chat) {
   json shards = json::array();
-  for (const auto& e : s.shards) shards.push_back(shard_json(e));
-  return {{"tokens", s.tokens()}, {"documents", s.documents()}, {"shards", shards}};
+  for (const auto& e : s.shards) shards.push_back(shard_json(e, chat));
+  json j = {{"tokens", s.tokens()}, {"documents", s.documents()}, {"shards", shards}};
+  if (chat) j["trained_tokens"] = s.trained_tokens();
+  return j;
 }
 
 // Field access with messages that name the file and the JSON path.
@@ -81,7 +84,7 @@ class Reader {
     return s;
   }
 
-  SplitEntry split(const json& root, const char* key) const {
+  SplitEntry split(const json& root, const char* key, bool chat) const {
     const std::string base = std::string("splits.") + key;
     const auto& s = object(object(root, "splits", "splits"), base, key);
     SplitEntry out;
@@ -95,6 +98,7 @@ class Reader {
       e.tokens = u64(shards[i], p + ".tokens", "tokens");
       e.documents = u64(shards[i], p + ".documents", "documents");
       e.sha256 = checksum(shards[i], p);
+      if (chat) e.trained_tokens = u64(shards[i], p + ".trained_tokens", "trained_tokens");
       out.shards.push_back(std::move(e));
     }
     if (u64(s, base + ".tokens", "tokens") != out.tokens())
@@ -103,6 +107,9 @@ class Reader {
     if (u64(s, base + ".documents", "documents") != out.documents())
       fail(base + ".documents",
            "the sum of its shards' documents (" + std::to_string(out.documents()) + ")");
+    if (chat && u64(s, base + ".trained_tokens", "trained_tokens") != out.trained_tokens())
+      fail(base + ".trained_tokens",
+           "the sum of its shards' trained_tokens (" + std::to_string(out.trained_tokens()) + ")");
     return out;
   }
 
@@ -124,13 +131,58 @@ std::uint64_t SplitEntry::documents() const {
   return n;
 }
 
+std::uint64_t SplitEntry::trained_tokens() const {
+  std::uint64_t n = 0;
+  for (const auto& s : shards) n += s.trained_tokens;
+  return n;
+}
+
+namespace {
+
+json chat_json(const Manifest& m) {
+  const auto& c = *m.chat;
+  return {{"template", c.chat_template},
+          {"date_string", c.date_string},
+          {"train_on", c.train_on},
+          {"skipped_rows", c.skipped_rows},
+          {"conversations", m.train.documents() + m.validation.documents()},
+          {"tokens", m.train.tokens() + m.validation.tokens()},
+          {"trained_tokens", m.train.trained_tokens() + m.validation.trained_tokens()}};
+}
+
+ChatEntry parse_chat(const Reader& r, const json& root, const SplitEntry& train,
+                     const SplitEntry& validation) {
+  const auto& c = r.object(root, "chat", "chat");
+  ChatEntry e;
+  e.chat_template = r.str(c, "chat.template", "template");
+  if (e.chat_template != "llama3" && e.chat_template != "llama3.1")
+    r.fail("chat.template", "\"llama3\" or \"llama3.1\"");
+  e.date_string = r.str(c, "chat.date_string", "date_string");
+  e.train_on = r.str(c, "chat.train_on", "train_on");
+  if (e.train_on != "all" && e.train_on != "assistant" && e.train_on != "last-assistant")
+    r.fail("chat.train_on", "\"all\", \"assistant\" or \"last-assistant\"");
+  e.skipped_rows = r.u64(c, "chat.skipped_rows", "skipped_rows");
+  const auto check = [&](const char* key, std::uint64_t want, const char* what) {
+    if (r.u64(c, std::string("chat.") + key, key) != want)
+      r.fail(std::string("chat.") + key,
+             std::string("the ") + what + " of both splits (" + std::to_string(want) + ")");
+  };
+  check("conversations", train.documents() + validation.documents(), "documents");
+  check("tokens", train.tokens() + validation.tokens(), "tokens");
+  check("trained_tokens", train.trained_tokens() + validation.trained_tokens(), "trained_tokens");
+  return e;
+}
+
+}  // namespace
+
 std::string manifest_to_json(const Manifest& m) {
   json inputs = json::array();
   for (const auto& i : m.inputs)
     inputs.push_back({{"path", i.path}, {"bytes", i.bytes}, {"documents", i.documents}});
-  const json j = {
+  const bool chat = m.chat.has_value();
+  json j = {
       {"format", kManifestFormat},
-      {"version", kManifestVersion},
+      {"version", chat ? kManifestVersionChat : kManifestVersion},
       {"created_by", m.created_by},
       {"token_bytes", m.token_bytes},
       {"tokenizer",
@@ -143,9 +195,11 @@ std::string manifest_to_json(const Manifest& m) {
         {"eos_id", m.tokenizer.eos_id}}},
       {"documents", {{"add_bos", m.add_bos}, {"add_eos", m.add_eos}}},
       {"split", {{"validation_fraction", m.validation_fraction}, {"seed", m.split_seed}}},
-      {"splits", {{"train", split_json(m.train)}, {"validation", split_json(m.validation)}}},
+      {"splits",
+       {{"train", split_json(m.train, chat)}, {"validation", split_json(m.validation, chat)}}},
       {"inputs", inputs},
   };
+  if (chat) j["chat"] = chat_json(m);
   return j.dump(2) + "\n";
 }
 
@@ -161,8 +215,12 @@ Manifest parse_manifest(std::string_view text, const std::string& name) {
   if (!root.is_object()) r.fail("", "a JSON object at the top level");
   if (r.str(root, "format", "format") != kManifestFormat)
     r.fail("format", "\"wireup-tokens\" (is this a wireup-prep manifest?)");
-  if (r.u64(root, "version", "version") != kManifestVersion)
-    r.fail("version", std::to_string(kManifestVersion) + " (written by a different wireup-prep)");
+  const auto version = r.u64(root, "version", "version");
+  if (version != kManifestVersion && version != kManifestVersionChat)
+    r.fail("version", std::to_string(kManifestVersion) + " or " +
+                          std::to_string(kManifestVersionChat) +
+                          " (written by a different wireup-prep)");
+  const bool chat = version == kManifestVersionChat;
   Manifest m;
   m.created_by = r.str(root, "created_by", "created_by");
   const auto width = r.u64(root, "token_bytes", "token_bytes");
@@ -199,8 +257,9 @@ Manifest parse_manifest(std::string_view text, const std::string& name) {
     r.fail("split.validation_fraction", "a number in [0, 1)");
   m.split_seed = r.u64(split, "split.seed", "seed");
 
-  m.train = r.split(root, "train");
-  m.validation = r.split(root, "validation");
+  m.train = r.split(root, "train", chat);
+  m.validation = r.split(root, "validation", chat);
+  if (chat) m.chat = parse_chat(r, root, m.train, m.validation);
 
   const auto& inputs = r.array(root, "inputs", "inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {

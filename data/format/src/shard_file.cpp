@@ -164,6 +164,27 @@ void ShardFile::readahead(std::uint64_t first, std::uint64_t count) const {
   }
 }
 
+void ShardFile::read_mask(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const {
+  if (first > header_.token_count || count > header_.token_count - first)
+    throw std::out_of_range(path_.string() + ": mask range past the end of the shard");
+  if (!header_.has_mask()) {
+    std::memset(out, 1, count);
+    return;
+  }
+  const std::uint64_t lo = first / 8, hi = (first + count + 7) / 8;
+  unsigned char scratch[1024];
+  for (std::uint64_t at = lo; at < hi; at += sizeof scratch) {
+    const std::uint64_t n = std::min<std::uint64_t>(sizeof scratch, hi - at);
+    const unsigned char* bits = scratch;
+    if (map_ != nullptr)
+      bits = map_ + header_.mask_offset + at;
+    else
+      read_bytes(header_.mask_offset + at, n, scratch);
+    const std::uint64_t from = std::max(first, at * 8), to = std::min(first + count, (at + n) * 8);
+    for (std::uint64_t t = from; t < to; ++t) out[t - first] = (bits[t / 8 - at] >> (t % 8)) & 1u;
+  }
+}
+
 std::vector<std::uint64_t> ShardFile::doc_offsets() const {
   std::vector<std::uint64_t> v(header_.doc_count + 1);
   read_bytes(header_.doc_index_offset, v.size() * 8, v.data());

@@ -19,7 +19,10 @@ constexpr std::size_t kOffTokenCount = 32;
 constexpr std::size_t kOffDocCount = 40;
 constexpr std::size_t kOffTokensOffset = 48;
 constexpr std::size_t kOffDocIndexOffset = 56;
-constexpr std::size_t kFieldsEnd = 64;
+constexpr std::size_t kFieldsEnd = 64;  // version 1
+constexpr std::size_t kOffMaskOffset = 64;
+constexpr std::size_t kOffTrainedCount = 72;
+constexpr std::size_t kFieldsEndMasked = 80;  // version 2
 
 void put32(unsigned char* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
@@ -54,8 +57,10 @@ std::uint32_t token_bytes_for_vocab(std::uint64_t vocab_size) {
 }
 
 ShardHeader make_header(std::uint32_t vocab_size, std::uint32_t bos_id, std::uint32_t eos_id,
-                        std::uint64_t token_count, std::uint64_t doc_count) {
+                        std::uint64_t token_count, std::uint64_t doc_count, bool masked,
+                        std::uint64_t trained_count) {
   ShardHeader h;
+  h.version = masked ? kShardVersionMasked : kShardVersion;
   h.token_bytes = token_bytes_for_vocab(vocab_size);
   h.vocab_size = vocab_size;
   h.bos_id = bos_id;
@@ -64,6 +69,10 @@ ShardHeader make_header(std::uint32_t vocab_size, std::uint32_t bos_id, std::uin
   h.doc_count = doc_count;
   h.tokens_offset = kShardHeaderBytes;
   h.doc_index_offset = index_offset(h.tokens_offset, token_count, h.token_bytes);
+  if (masked) {
+    h.mask_offset = h.doc_index_end();
+    h.trained_count = trained_count;
+  }
   return h;
 }
 
@@ -80,6 +89,10 @@ std::array<unsigned char, kShardHeaderBytes> encode_header(const ShardHeader& h)
   put64(&b[kOffDocCount], h.doc_count);
   put64(&b[kOffTokensOffset], h.tokens_offset);
   put64(&b[kOffDocIndexOffset], h.doc_index_offset);
+  if (h.has_mask()) {
+    put64(&b[kOffMaskOffset], h.mask_offset);
+    put64(&b[kOffTrainedCount], h.trained_count);
+  }
   return b;
 }
 
@@ -91,9 +104,10 @@ ShardHeader decode_header(const unsigned char* data, std::uint64_t size, const s
     bad(name, "bad magic (expected \"WUTOKENS\" in the first 8 bytes)");
   ShardHeader h;
   h.version = get32(data + kOffVersion);
-  if (h.version != kShardVersion)
-    bad(name, "format version " + std::to_string(h.version) + " (this build reads version " +
-                  std::to_string(kShardVersion) + ")");
+  if (h.version != kShardVersion && h.version != kShardVersionMasked)
+    bad(name, "format version " + std::to_string(h.version) + " (this build reads versions " +
+                  std::to_string(kShardVersion) + " and " + std::to_string(kShardVersionMasked) +
+                  ")");
   h.token_bytes = get32(data + kOffTokenBytes);
   if (h.token_bytes != 2 && h.token_bytes != 4)
     bad(name, "token width " + std::to_string(h.token_bytes) + " (expected 2 or 4 bytes)");
@@ -112,7 +126,11 @@ ShardHeader decode_header(const unsigned char* data, std::uint64_t size, const s
   h.doc_index_offset = get64(data + kOffDocIndexOffset);
   for (std::size_t i = kOffReserved; i < kOffReserved + 4; ++i)
     if (data[i] != 0) bad(name, "reserved header bytes are not zero");
-  for (std::size_t i = kFieldsEnd; i < kShardHeaderBytes; ++i)
+  if (h.has_mask()) {
+    h.mask_offset = get64(data + kOffMaskOffset);
+    h.trained_count = get64(data + kOffTrainedCount);
+  }
+  for (std::size_t i = h.has_mask() ? kFieldsEndMasked : kFieldsEnd; i < kShardHeaderBytes; ++i)
     if (data[i] != 0) bad(name, "reserved header bytes are not zero");
   if (h.tokens_offset != kShardHeaderBytes)
     bad(name, "tokens offset " + std::to_string(h.tokens_offset) + " (expected 4096)");
@@ -123,15 +141,22 @@ ShardHeader decode_header(const unsigned char* data, std::uint64_t size, const s
   if (h.doc_index_offset != index_offset(h.tokens_offset, h.token_count, h.token_bytes))
     bad(name, "document index offset " + std::to_string(h.doc_index_offset) +
                   " does not follow the " + std::to_string(h.token_count) + " tokens");
+  if (h.has_mask()) {
+    if (h.mask_offset != h.doc_index_end())
+      bad(name, "mask offset " + std::to_string(h.mask_offset) +
+                    " does not follow the document index (expected " +
+                    std::to_string(h.doc_index_end()) + ")");
+    if (h.trained_count > h.token_count) bad(name, "more trained tokens than tokens");
+  }
   return h;
 }
 
 void check_shard_size(const ShardHeader& h, std::uint64_t actual_bytes, const std::string& name) {
   if (actual_bytes != h.file_bytes())
     throw InputError(name + ": file is " + std::to_string(actual_bytes) +
-                     " bytes but its header describes " + std::to_string(h.file_bytes()) +
-                     " (" + std::to_string(h.token_count) + " tokens, " +
-                     std::to_string(h.doc_count) + " documents): truncated or overwritten");
+                     " bytes but its header describes " + std::to_string(h.file_bytes()) + " (" +
+                     std::to_string(h.token_count) + " tokens, " + std::to_string(h.doc_count) +
+                     " documents): truncated or overwritten");
 }
 
 }  // namespace wireup::data

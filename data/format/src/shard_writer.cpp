@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "wireup/sha256.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 namespace wireup::data {
 namespace {
@@ -24,9 +24,9 @@ constexpr std::size_t kBufBytes = std::size_t{4} << 20;
 
 }  // namespace
 
-ShardWriter::ShardWriter(std::filesystem::path path, std::uint32_t vocab_size,
-                         std::uint32_t bos_id, std::uint32_t eos_id)
-    : path_(std::move(path)) {
+ShardWriter::ShardWriter(std::filesystem::path path, std::uint32_t vocab_size, std::uint32_t bos_id,
+                         std::uint32_t eos_id, bool masked)
+    : path_(std::move(path)), masked_(masked) {
   if (vocab_size == 0) throw InputError(path_.string() + ": vocabulary size must be positive");
   header_ = make_header(vocab_size, bos_id, eos_id, 0, 0);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -70,14 +70,26 @@ void ShardWriter::write_all(const void* data, std::size_t size) {
   }
 }
 
-void ShardWriter::add_document(std::span<const std::uint32_t> tokens) {
+void ShardWriter::add_document(std::span<const std::uint32_t> tokens,
+                               std::span<const std::uint8_t> mask) {
   if (finished_) throw std::logic_error("ShardWriter: add_document after finish");
   if (tokens.empty()) throw std::logic_error("ShardWriter: empty document");
+  if (masked_ ? mask.size() != tokens.size() : !mask.empty())
+    throw std::logic_error("ShardWriter: a mask must come with every document of a masked shard");
   for (const auto t : tokens)
     if (t >= header_.vocab_size)
       throw InputError(path_.string() + ": token id " + std::to_string(t) +
                        " is outside the vocabulary of " + std::to_string(header_.vocab_size));
   doc_starts_.push_back(tokens_);
+  if (masked_) {
+    mask_bits_.resize((tokens_ + tokens.size() + 7) / 8, 0);
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+      if (mask[i] == 0) continue;
+      const std::uint64_t at = tokens_ + i;
+      mask_bits_[at / 8] = static_cast<std::uint8_t>(mask_bits_[at / 8] | (1u << (at % 8)));
+      ++trained_;
+    }
+  }
   if (header_.token_bytes == 4) {
     write_all(tokens.data(), tokens.size_bytes());
   } else {
@@ -94,12 +106,13 @@ void ShardWriter::add_document(std::span<const std::uint32_t> tokens) {
 std::string ShardWriter::finish() {
   if (finished_) throw std::logic_error("ShardWriter: finish called twice");
   header_ = make_header(header_.vocab_size, header_.bos_id, header_.eos_id, tokens_,
-                        doc_starts_.size());
+                        doc_starts_.size(), masked_, trained_);
   const std::uint64_t end = header_.tokens_offset + tokens_ * header_.token_bytes;
   const unsigned char zeros[8] = {};
   write_all(zeros, header_.doc_index_offset - end);
   write_all(doc_starts_.data(), doc_starts_.size() * 8);
   write_all(&tokens_, 8);  // closing offset: the token count
+  if (masked_) write_all(mask_bits_.data(), mask_bits_.size());
   flush();
   const auto head = encode_header(header_);
   if (::pwrite(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size()))

@@ -84,6 +84,14 @@ DatasetFacts dataset_facts(const fs::path& file, const data::Manifest& m) {
   facts.tokenizer_source = m.tokenizer.source;
   for (const auto& [name, split] : {std::pair{"train", &m.train}, {"validation", &m.validation}})
     facts.splits.push_back({name, split->shards.size(), split->documents(), split->tokens()});
+  if (m.chat)
+    facts.chat = ChatFacts{m.chat->chat_template,
+                           m.chat->date_string,
+                           m.chat->train_on,
+                           m.train.documents() + m.validation.documents(),
+                           m.train.tokens() + m.validation.tokens(),
+                           m.train.trained_tokens() + m.validation.trained_tokens(),
+                           m.chat->skipped_rows};
   return facts;
 }
 
@@ -108,6 +116,13 @@ DocView read_document(const InspectOptions& o, const data::Manifest& m, const Do
                        std::to_string(m.tokenizer.vocab_size) + " (corrupt shard)");
   try {
     v.text = tok.decode(text_ids(v.ids, m.tokenizer.bos_id, m.tokenizer.eos_id));
+    if (shard.header().has_mask()) {
+      v.mask.resize(v.ids.size());
+      shard.read_mask(v.first_token, v.mask.size(), v.mask.data());
+      for (const auto& [b, e] : trained_spans(v.mask))
+        v.trained_runs.push_back(
+            tok.decode(std::vector<int>(v.ids.begin() + b, v.ids.begin() + e)));
+    }
   } catch (const std::exception& e) {  // an id the model does not define
     throw InputError(shard.path().string() + ": document " + std::to_string(ref.doc) +
                      " cannot be decoded by " + decoder + ": " + e.what());

@@ -96,6 +96,16 @@ std::string format_header(const DatasetFacts& f) {
     line(sp.name, plural(sp.shards, "shard", "shards") + ", " +
                       plural(sp.documents, "document", "documents") + ", " +
                       plural(sp.tokens, "token", "tokens"));
+  if (f.chat) {
+    const auto& c = *f.chat;
+    line("chat",
+         c.chat_template + (c.date_string.empty() ? "" : " (Today Date " + c.date_string + ")") +
+             ", train on " + c.train_on + ": " +
+             plural(c.conversations, "conversation", "conversations") + ", " +
+             plural(c.tokens, "token", "tokens") + ", " + std::to_string(c.trained) + " trained" +
+             (c.skipped_rows > 0 ? ", " + plural(c.skipped_rows, "bad row", "bad rows") + " skipped"
+                                 : std::string()));
+  }
   return s;
 }
 
@@ -127,17 +137,39 @@ std::vector<int> text_ids(const std::vector<std::uint32_t>& ids, std::int64_t bo
   return out;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> trained_spans(
+    const std::vector<std::uint8_t>& mask) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i] == 0) continue;
+    if (!out.empty() && out.back().second == i)
+      out.back().second = i + 1;
+    else
+      out.emplace_back(i, i + 1);
+  }
+  return out;
+}
+
 std::string format_document(const DocView& d) {
   std::string s = "\n" + d.split + " document " + std::to_string(d.ref.index) + ": " +
                   d.shard_file + " document " + std::to_string(d.ref.doc) + ", tokens " +
                   std::to_string(d.first_token) + ".." +
                   std::to_string(d.first_token + d.tokens - (d.tokens > 0 ? 1 : 0)) + " (" +
                   plural(d.tokens, "token", "tokens") + ")\n  ids  ";
-  for (std::size_t i = 0; i < d.ids.size(); ++i) s += (i > 0 ? " " : "") + std::to_string(d.ids[i]);
+  const bool masked = d.mask.size() == d.ids.size() && !d.mask.empty();
+  for (std::size_t i = 0; i < d.ids.size(); ++i)
+    s += (i > 0 ? " " : "") + std::to_string(d.ids[i]) + (masked && d.mask[i] != 0 ? "*" : "");
   if (d.ids.size() < d.tokens)
     s += " ... (" + std::to_string(d.tokens - d.ids.size()) + " more; --max-tokens)";
   s += "\n  text \"" + escape_text(d.text) + "\"";
   if (d.ids.size() < d.tokens) s += " ...";
+  s += "\n";
+  if (!masked) return s;
+  std::uint64_t trained = 0;
+  for (const auto b : d.mask) trained += b;
+  s += "  trained " + std::to_string(trained) + " of " + plural(d.ids.size(), "id", "ids") +
+       " shown (marked *)";
+  for (const auto& run : d.trained_runs) s += " \"" + escape_text(run) + "\"";
   return s + "\n";
 }
 

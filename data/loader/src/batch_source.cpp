@@ -19,6 +19,8 @@ BatchSource::BatchSource(const BatchSourceConfig& c)
   l.seed = c.seed;
   l.shuffle = c.split == Split::Train;
   l.readahead = c.readahead;
+  l.packing = c.packing;
+  l.overlong = c.overlong;
   l.epochs = c.split == Split::Train ? c.epochs : 0;
   loader_ = std::make_unique<TokenLoader>(l);
 }

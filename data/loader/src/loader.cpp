@@ -23,6 +23,14 @@ void TokenLoader::Impl::fill(const Sampler::Step& step, const detail::Ahead& ahe
   b.after = step.after;
   b.token_bytes = manifest.token_bytes;
   b.tokens.resize(b.rows * rows->row_bytes());
+  if (packed_rows) {  // ids checked piece by piece as they are copied
+    b.loss_mask.resize(b.rows * b.cols);
+    b.segments.resize(b.rows * b.cols);
+    packed_rows->read(step.windows, b.tokens.data(), b.loss_mask.data(), b.segments.data());
+    return;
+  }
+  b.loss_mask.clear();
+  b.segments.clear();
   rows->read(step.windows, ahead, b.tokens.data());
   // A shard whose checksum matches can still hold ids its tokenizer lacks:
   // refused here (one vectorised pass over the batch), naming the shard,
@@ -34,6 +42,31 @@ void TokenLoader::Impl::fill(const Sampler::Step& step, const detail::Ahead& ahe
                    b.tokens.data() + row * rows->row_bytes());
   }
 }
+
+void TokenLoader::Impl::readahead_window(std::uint64_t w) const {
+  if (packed_rows)
+    packed_rows->readahead(w);
+  else
+    set->readahead(w * cfg.context, cfg.context + 1);
+}
+
+namespace {
+
+// Packed rows: the plan over the split's documents, or an InputError when
+// it leaves no window.
+std::unique_ptr<PackPlan> plan_packing(const ShardSet& set, const LoaderConfig& c,
+                                       const std::string& where) {
+  const auto starts = set.doc_starts();
+  auto plan = std::make_unique<PackPlan>(starts, c.context + 1, c.overlong);
+  if (plan->windows() == 0)
+    throw InputError(where + ": no document is left to pack into rows of " +
+                     std::to_string(c.context + 1) + " tokens (context + 1) with --overlong " +
+                     overlong_name(c.overlong) + " (" + std::to_string(plan->stats().dropped) +
+                     " dropped as longer than a row)");
+  return plan;
+}
+
+}  // namespace
 
 bool TokenLoader::Impl::next_sync(Batch& b) {
   if (!sampler->next(pos, sync_step)) return false;
@@ -56,7 +89,14 @@ TokenLoader::TokenLoader(LoaderConfig config) : impl_(std::make_unique<Impl>()) 
   const std::string split_name = train ? "train" : "validation";
   d.set = std::make_unique<ShardSet>(d.dir, d.manifest, split, split_name, d.cfg.read_mode,
                                      d.cfg.verify, d.cfg.rank, d.cfg.world_size);
-  d.windows = window_count(d.set->tokens(), d.cfg.context);
+  const bool pack = d.cfg.packing == Packing::On ||
+                    (d.cfg.packing == Packing::Auto && d.manifest.chat.has_value());
+  if (pack) {
+    d.pack = plan_packing(*d.set, d.cfg, file.string() + " (" + split_name + " split)");
+    d.windows = d.pack->windows();
+  } else {
+    d.windows = window_count(d.set->tokens(), d.cfg.context);
+  }
   if (d.windows == 0)
     throw InputError(file.string() + ": the " + split_name + " split has " +
                      std::to_string(d.set->tokens()) + " tokens, fewer than one window of " +
@@ -75,6 +115,12 @@ TokenLoader::TokenLoader(LoaderConfig config) : impl_(std::make_unique<Impl>()) 
     throw InputError(file.string() + " (" + split_name + " split): " + e.what());
   }
   d.rows = std::make_unique<detail::RowReader>(*d.set, d.cfg.context, d.manifest.token_bytes);
+  if (d.pack) {
+    const std::int64_t eos = d.manifest.tokenizer.eos_id;
+    d.packed_rows = std::make_unique<detail::PackedRowReader>(
+        *d.set, *d.pack, d.cfg.context + 1, d.manifest.token_bytes,
+        eos >= 0 ? static_cast<std::uint32_t>(eos) : 0u);
+  }
   d.plan = std::make_unique<detail::StepPlan>(*d.sampler);
   d.pos = Position{d.cfg.seed, 0, 0, 0};
   d.start();
@@ -96,6 +142,10 @@ void TokenLoader::seek(const Position& p) {
 
 std::uint64_t TokenLoader::tokens() const { return impl_->set->tokens(); }
 std::uint64_t TokenLoader::windows() const { return impl_->windows; }
+bool TokenLoader::packed() const { return impl_->pack != nullptr; }
+const PackStats* TokenLoader::pack_stats() const {
+  return impl_->pack ? &impl_->pack->stats() : nullptr;
+}
 std::uint64_t TokenLoader::steps_per_epoch() const { return impl_->sampler->steps_per_epoch(); }
 const Manifest& TokenLoader::manifest() const { return impl_->manifest; }
 const LoaderConfig& TokenLoader::config() const { return impl_->cfg; }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "packed_rows.hpp"
 #include "row_reader.hpp"
 #include "step_plan.hpp"
 #include "wireup/data/loader.hpp"
@@ -109,6 +110,8 @@ struct TokenLoader::Impl {
   std::unique_ptr<ShardSet> set;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<detail::RowReader> rows;
+  std::unique_ptr<PackPlan> pack;                      // set: packed rows
+  std::unique_ptr<detail::PackedRowReader> packed_rows;
   std::unique_ptr<detail::StepPlan> plan;
   std::uint64_t windows = 0;
   Position pos;  // after the last batch handed out
@@ -137,6 +140,7 @@ struct TokenLoader::Impl {
 
   // loader.cpp: a step's rows into a batch; the synchronous path.
   void fill(const Sampler::Step& step, const detail::Ahead& ahead, Batch& b) const;
+  void readahead_window(std::uint64_t w) const;
   bool next_sync(Batch& b);
 
   // prefetch.cpp: the ring.

@@ -162,7 +162,7 @@ void TokenLoader::Impl::hint_ahead(std::uint64_t block) {
     } catch (...) {
       return;
     }
-    for (const auto w : scratch.windows) set->readahead(w * cfg.context, cfg.context + 1);
+    for (const auto w : scratch.windows) readahead_window(w);
   }
 }
 

@@ -27,6 +27,12 @@ void check_against_manifest(const ShardFile& f, const ShardEntry& e, const Manif
   if (h.token_bytes != m.token_bytes) mismatch("token width", h.token_bytes, m.token_bytes);
   if (h.vocab_size != m.tokenizer.vocab_size)
     mismatch("vocabulary size", h.vocab_size, m.tokenizer.vocab_size);
+  // A chat manifest's shards carry the loss mask (version 2), a token data
+  // set's do not (version 1).
+  const std::uint32_t version = m.chat ? kShardVersionMasked : kShardVersion;
+  if (h.version != version) mismatch("format version", h.version, version);
+  if (m.chat && h.trained_count != e.trained_tokens)
+    mismatch("trained token count", h.trained_count, e.trained_tokens);
 }
 
 // Checksums the chosen shards on a few threads: Lustre and NVMe both serve
@@ -134,6 +140,24 @@ void ShardSet::read_raw(std::uint64_t first, std::uint64_t count, unsigned char*
     out += n * f.header().token_bytes;
   });
   check_ids(first, count, start);
+}
+
+void ShardSet::read_mask(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const {
+  if (first > tokens() || count > tokens() - first)
+    throw std::out_of_range("ShardSet::read_mask past the end of the split");
+  for_pieces(first, count, [&](const ShardFile& f, std::uint64_t at, std::uint64_t n) {
+    f.read_mask(at, n, out);
+    out += n;
+  });
+}
+
+std::vector<std::uint64_t> ShardSet::doc_starts() const {
+  std::vector<std::uint64_t> out = {0};
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    const auto offsets = shards_[s].doc_offsets();
+    for (std::size_t d = 1; d < offsets.size(); ++d) out.push_back(starts_[s] + offsets[d]);
+  }
+  return out;
 }
 
 void ShardSet::check_ids(std::uint64_t first, std::uint64_t count, const unsigned char* raw) const {

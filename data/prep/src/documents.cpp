@@ -51,6 +51,16 @@ bool DocumentReader::next_jsonl(Document& doc) {
   return false;
 }
 
+bool DocumentReader::next_row(Document& row) {
+  while (lines_.next(line_, options_.max_doc_bytes)) {
+    if (blank(line_)) continue;
+    row.line = lines_.line_number();
+    row.text.swap(line_);
+    return true;
+  }
+  return false;
+}
+
 bool DocumentReader::ends_document(const std::string& line) const {
   if (options_.separator) return line == *options_.separator;
   if (options_.text_docs == TextDocs::Paragraph) return blank(line);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "wireup/chat/conversation.hpp"
 #include "wireup/error.hpp"
 
 // Internal to wireup-prep: the tokeniser threads and the one thread that
@@ -27,6 +28,8 @@ inline constexpr std::size_t kChunkDocs = 4096;
 
 struct Chunk {
   std::vector<std::string> texts;
+  std::vector<chat::Conversation> conversations;  // --chat-template: instead of texts
+  std::vector<std::uint8_t> mask;                 // --chat-template: one a token
   std::uint64_t rough_cuts = 0;  // piece cuts outside a word boundary
   std::vector<char> validation;
   std::vector<std::uint32_t> tokens;   // all documents, BOS/EOS included

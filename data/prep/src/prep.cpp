@@ -10,6 +10,8 @@
 #include <span>
 #include <thread>
 
+#include "chat_rows.hpp"
+#include "chunk_feed.hpp"
 #include "ordered_pool.hpp"
 #include "progress.hpp"
 #include "split_writer.hpp"
@@ -50,6 +52,21 @@ void check_options(const PrepOptions& o) {
                      ": expected a number in [0, 1)");
   if (o.shard_tokens == 0) throw InputError("--shard-tokens: expected at least 1");
   if (o.docs.jsonl_field.empty()) throw InputError("--jsonl-field: expected a field name");
+  if (o.chat && !o.tokenizer)
+    throw InputError(
+        "--chat-template needs --tokenizer: Llama 3's tokenizer.model or "
+        "tokenizer.json (a tokenizer trained with --vocab-size has no chat tokens)");
+}
+
+// --chat-template: the template puts <|begin_of_text|> before each
+// conversation and nothing after it.
+PrepOptions normalized(const PrepOptions& options) {
+  PrepOptions o = options;
+  if (o.chat) {
+    o.add_bos = true;
+    o.add_eos = false;
+  }
+  return o;
 }
 
 // A whole file in the staging directory (Staging::commit fsyncs it).
@@ -69,6 +86,7 @@ struct Tokenized {
   std::vector<data::InputEntry> inputs;
   std::uint64_t documents = 0, tokens = 0;
   std::uint64_t rough_cuts = 0;  // long documents cut outside a word boundary
+  BadRows bad_rows;              // --chat-template --skip-bad-rows
 };
 
 // On a pool thread: a chunk's texts to tokens, BOS and EOS added.
@@ -92,9 +110,12 @@ void write_chunk(const Chunk& c, SplitWriter& train, SplitWriter& validation, To
   std::size_t at = 0;
   for (std::size_t i = 0; i < c.lengths.size(); ++i) {
     const std::span<const std::uint32_t> doc(c.tokens.data() + at, c.lengths[i]);
+    const auto mask = c.mask.empty()
+                          ? std::span<const std::uint8_t>()
+                          : std::span<const std::uint8_t>(c.mask.data() + at, doc.size());
     at += c.lengths[i];
     if (doc.empty()) continue;  // no BOS/EOS and text that encodes to nothing
-    (c.validation[i] != 0 ? validation : train).add(doc);
+    (c.validation[i] != 0 ? validation : train).add(doc, mask);
     ++out.documents;
     out.tokens += doc.size();
   }
@@ -105,33 +126,13 @@ void write_chunk(const Chunk& c, SplitWriter& train, SplitWriter& validation, To
 // marked train or validation); returns the manifest's list of inputs.
 std::vector<data::InputEntry> read_documents(const std::vector<InputFile>& files,
                                              const PrepOptions& o, OrderedPool& pool) {
-  std::vector<data::InputEntry> inputs;
-  std::uint64_t index = 0, bytes_before = 0;
-  Chunk chunk;
   Document doc;
-  for (const auto& f : files) {
-    DocumentReader reader(f, o.docs);
-    std::uint64_t file_docs = 0;
-    while (reader.next(doc)) {
-      check_stop();
-      chunk.text_bytes += doc.text.size();
-      chunk.validation.push_back(is_validation(o.seed, index++, o.validation_fraction) ? 1 : 0);
-      chunk.texts.push_back(std::move(doc.text));
-      ++file_docs;
-      if (chunk.text_bytes >= kChunkBytes || chunk.texts.size() >= kChunkDocs) {
-        chunk.bytes_read = bytes_before + reader.raw_offset();
-        pool.push(std::move(chunk));
-        chunk = Chunk{};
-      }
-    }
-    bytes_before += f.bytes;
-    inputs.push_back({f.path.string(), f.bytes, file_docs});
-  }
-  if (!chunk.texts.empty()) {
-    chunk.bytes_read = bytes_before;
-    pool.push(std::move(chunk));
-  }
-  return inputs;
+  return feed_chunks(files, o, pool, [&](DocumentReader& reader, const InputFile&, Chunk& chunk) {
+    if (!reader.next(doc)) return false;
+    chunk.text_bytes += doc.text.size();
+    chunk.texts.push_back(std::move(doc.text));
+    return true;
+  });
 }
 
 unsigned thread_count(const PrepOptions& o) {
@@ -142,10 +143,15 @@ unsigned thread_count(const PrepOptions& o) {
 // Tokenises on every core and writes the shards in input order from one
 // thread: the output does not depend on thread timing.
 Tokenized tokenize_inputs(const PrepOptions& o, const std::vector<InputFile>& files,
-                          const RunTokenizer& tok, Progress& progress, SplitWriter& train,
-                          SplitWriter& validation) {
+                          const RunTokenizer& tok, const chat::ChatEncoder* chat,
+                          Progress& progress, SplitWriter& train, SplitWriter& validation) {
   Tokenized out;
-  const auto encode = [&](Chunk& c) { encode_chunk(c, tok, o); };
+  const auto encode = [&](Chunk& c) {
+    if (chat != nullptr)
+      encode_conversations(c, *chat);
+    else
+      encode_chunk(c, tok, o);
+  };
   const auto sink = [&](Chunk& c) {
     write_chunk(c, train, validation, out);
     progress.update("tokenizing", c.bytes_read, out.documents, out.tokens);
@@ -154,7 +160,8 @@ Tokenized tokenize_inputs(const PrepOptions& o, const std::vector<InputFile>& fi
   std::vector<data::InputEntry> inputs;
   {
     OrderedPool pool(thread_count(o), encode, sink);
-    inputs = read_documents(files, o, pool);
+    inputs = chat != nullptr ? read_conversations(files, o, pool, out.bad_rows)
+                             : read_documents(files, o, pool);
     pool.finish();
   }
   out.inputs = std::move(inputs);
@@ -183,7 +190,7 @@ void check_splits(const PrepOptions& o, std::size_t files, std::uint64_t documen
 
 data::Manifest make_manifest(const PrepOptions& o, const RunTokenizer& tok,
                              const SplitWriter& train, const SplitWriter& validation,
-                             std::vector<data::InputEntry> inputs) {
+                             std::vector<data::InputEntry> inputs, std::uint64_t bad_rows) {
   data::Manifest m;
   m.token_bytes = data::token_bytes_for_vocab(tok.entry.vocab_size);
   m.tokenizer = tok.entry;
@@ -195,6 +202,12 @@ data::Manifest make_manifest(const PrepOptions& o, const RunTokenizer& tok,
   m.split_seed = o.seed;
   m.inputs = std::move(inputs);
   m.created_by = std::string("wireup-prep ") + kVersion;
+  if (o.chat) {
+    const auto& t = o.chat->tmpl;
+    m.chat = data::ChatEntry{chat::template_name(t.chat_template),
+                             t.chat_template == chat::Template::Llama31 ? t.date_string : "",
+                             chat::train_on_name(t.train_on), bad_rows};
+  }
   return m;
 }
 
@@ -205,6 +218,26 @@ std::vector<std::string> data_files(const RunTokenizer& tok, const SplitWriter& 
   names.insert(names.end(), train.names().begin(), train.names().end());
   names.insert(names.end(), validation.names().begin(), validation.names().end());
   return names;
+}
+
+// --chat-template: the template, the mask rule, what it trains, bad rows.
+void log_chat(std::ostream& log, const data::Manifest& m, const BadRows& bad) {
+  const auto& c = *m.chat;
+  const std::uint64_t tokens = m.train.tokens() + m.validation.tokens();
+  const std::uint64_t trained = m.train.trained_tokens() + m.validation.trained_tokens();
+  char line[512];
+  std::snprintf(
+      line, sizeof line,
+      "wireup-prep: chat template %s, train on %s: %llu conversations, %llu tokens, "
+      "%llu trained (%.1f%%)",
+      c.chat_template.c_str(), c.train_on.c_str(),
+      static_cast<unsigned long long>(m.train.documents() + m.validation.documents()),
+      static_cast<unsigned long long>(tokens), static_cast<unsigned long long>(trained),
+      tokens > 0 ? 100.0 * static_cast<double>(trained) / static_cast<double>(tokens) : 0.0);
+  log << line << "\n";
+  if (bad.count > 0)
+    log << "wireup-prep: skipped " << bad.count
+        << " bad row(s) (--skip-bad-rows); the first: " << bad.first << "\n";
 }
 
 void log_summary(std::ostream& log, const PrepOptions& o, const data::Manifest& m,
@@ -247,9 +280,10 @@ bool is_validation(std::uint64_t seed, std::uint64_t index, double fraction) {
   return static_cast<double>(h >> 11) * 0x1.0p-53 < fraction;
 }
 
-data::Manifest run_prep(const PrepOptions& o) {
+data::Manifest run_prep(const PrepOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  check_options(o);
+  check_options(options);
+  const PrepOptions o = normalized(options);
   const auto files = list_inputs(o.inputs, o.format, o.output);
   std::uint64_t input_bytes = 0;
   for (const auto& f : files) input_bytes += f.bytes;
@@ -261,22 +295,49 @@ data::Manifest run_prep(const PrepOptions& o) {
   const RunTokenizer tok = setup_tokenizer(o, files, progress);
   write_file(staging.file(tok.entry.file), tok.model->model_bytes());
 
+  std::optional<chat::ChatEncoder> chat;
+  if (o.chat) chat.emplace(*tok.model, tok.name, o.chat->tmpl);
   const auto vocab = tok.entry.vocab_size;
-  SplitWriter train(staging, "train", vocab, tok.bos, tok.eos, o.shard_tokens);
-  SplitWriter validation(staging, "validation", vocab, tok.bos, tok.eos, o.shard_tokens);
-  Tokenized done = tokenize_inputs(o, files, tok, progress, train, validation);
+  const bool masked = o.chat.has_value();
+  SplitWriter train(staging, "train", vocab, tok.bos, tok.eos, o.shard_tokens, masked);
+  SplitWriter validation(staging, "validation", vocab, tok.bos, tok.eos, o.shard_tokens, masked);
+  Tokenized done =
+      tokenize_inputs(o, files, tok, chat ? &*chat : nullptr, progress, train, validation);
   check_splits(o, files.size(), done.documents, train, validation);
 
-  const data::Manifest m = make_manifest(o, tok, train, validation, std::move(done.inputs));
+  const data::Manifest m =
+      make_manifest(o, tok, train, validation, std::move(done.inputs), done.bad_rows.count);
   write_file(staging.file(std::string(data::kManifestName)), data::manifest_to_json(m));
   check_stop();
   staging.commit(data_files(tok, train, validation), std::string(data::kManifestName));
 
-  if (o.log != nullptr)
+  if (o.log != nullptr) {
+    if (m.chat) log_chat(*o.log, m, done.bad_rows);
     log_summary(*o.log, o, m, input_bytes, done.rough_cuts,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
   return m;
 }
+
+namespace {
+
+// A version 2 shard's mask: as many bits set as its header says.
+void verify_mask(const data::ShardFile& shard) {
+  if (!shard.header().has_mask()) return;
+  std::vector<std::uint8_t> mask(std::size_t{1} << 20);
+  const auto n = shard.header().token_count;
+  std::uint64_t trained = 0;
+  for (std::uint64_t at = 0; at < n; at += mask.size()) {
+    const auto count = std::min<std::uint64_t>(mask.size(), n - at);
+    shard.read_mask(at, count, mask.data());
+    for (std::uint64_t i = 0; i < count; ++i) trained += mask[i];
+  }
+  if (trained != shard.header().trained_count)
+    throw InputError(shard.path().string() + ": the loss mask trains " + std::to_string(trained) +
+                     " tokens but the header says " + std::to_string(shard.header().trained_count));
+}
+
+}  // namespace
 
 void verify_dataset(const fs::path& dir_or_manifest) {
   const auto file = data::manifest_path(dir_or_manifest);
@@ -292,6 +353,7 @@ void verify_dataset(const fs::path& dir_or_manifest) {
     const data::ShardSet set(dir, m, *split, name, data::ReadMode::Pread, data::Verify::All);
     for (const auto& shard : set.shards()) {
       shard.doc_offsets();
+      verify_mask(shard);
       std::vector<std::uint32_t> buf(std::size_t{1} << 20);
       const auto n = shard.header().token_count;
       for (std::uint64_t at = 0; at < n; at += buf.size()) {

@@ -18,10 +18,11 @@ namespace wireup::prep {
 // never straddle shards).
 class SplitWriter {
  public:
+  // `masked`: version 2 shards, each document with its loss mask.
   SplitWriter(const Staging& staging, std::string prefix, std::uint32_t vocab, std::uint32_t bos,
-              std::uint32_t eos, std::uint64_t shard_tokens);
+              std::uint32_t eos, std::uint64_t shard_tokens, bool masked = false);
 
-  void add(std::span<const std::uint32_t> doc);
+  void add(std::span<const std::uint32_t> doc, std::span<const std::uint8_t> mask = {});
   // Finishes the open shard (if any) and records it in split().
   void close();
 
@@ -33,6 +34,7 @@ class SplitWriter {
   std::string prefix_;
   std::uint32_t vocab_, bos_, eos_;
   std::uint64_t shard_tokens_;
+  bool masked_;
   std::unique_ptr<data::ShardWriter> writer_;
   std::vector<std::string> names_;
   data::SplitEntry split_;

@@ -21,7 +21,8 @@ BpeModel make_model(const BpeSpec& spec, const std::string& name) {
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(const BpeSpec& spec, const std::string& name)
-    : pre_(spec.pattern, name),
+    : specials_(spec.specials),
+      pre_(spec.pattern, name),
       model_(make_model(spec, name)),
       keep_gaps_(spec.keep_gaps),
       bos_(spec.bos),
@@ -56,6 +57,12 @@ BpeTokenizer::BpeTokenizer(const BpeSpec& spec, const std::string& name)
     decode_arena_ += b;
   }
   decode_offsets_.push_back(static_cast<std::uint32_t>(decode_arena_.size()));
+}
+
+int BpeTokenizer::special_id(std::string_view text) const {
+  for (const auto& s : specials_)
+    if (s.text == text) return s.id;
+  return -1;
 }
 
 void BpeTokenizer::encode(std::string_view text, std::vector<int>& ids) const {

@@ -183,6 +183,13 @@ std::uint32_t Tokenizer::vocab_size() const {
 int Tokenizer::bos_id() const { return impl_->bpe ? impl_->bpe->bos_id() : impl_->sp.bos_id(); }
 int Tokenizer::eos_id() const { return impl_->bpe ? impl_->bpe->eos_id() : impl_->sp.eos_id(); }
 const std::string& Tokenizer::model_bytes() const { return impl_->bytes; }
+int Tokenizer::special_id(std::string_view text) const {
+  return impl_->bpe ? impl_->bpe->special_id(text) : -1;
+}
+std::size_t Tokenizer::token_length(int id) const {
+  if (impl_->bpe) return impl_->bpe->token_length(id);
+  return decode({id}).size();
+}
 
 namespace {
 

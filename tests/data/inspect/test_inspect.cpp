@@ -166,6 +166,34 @@ TEST_CASE("header and document blocks, exactly", "[inspect]") {
         "  text \"Hi\\n\\\"there\\\"\" ...\n");
 }
 
+TEST_CASE("inspect shows a chat data set's mask: trained ids marked, their text", "[inspect]") {
+  prep::DatasetFacts f;
+  f.manifest = "chat/manifest.json";
+  f.vocab_size = 128256;
+  f.token_bytes = 4;
+  f.splits = {{"train", 1, 3, 159}};
+  f.chat = prep::ChatFacts{"llama3.1", "26 Jul 2024", "assistant", 3, 159, 23, 2};
+  CHECK_THAT(prep::format_header(f),
+             Contains("\nchat        llama3.1 (Today Date 26 Jul 2024), train on assistant: 3 "
+                      "conversations, 159 tokens, 23 trained, 2 bad rows skipped\n"));
+  CHECK(prep::trained_spans({0, 1, 1, 0, 0, 1, 0, 1}) ==
+        std::vector<std::pair<std::size_t, std::size_t>>{{1, 3}, {5, 6}, {7, 8}});
+  CHECK(prep::trained_spans({0, 0}).empty());
+  prep::DocView d;
+  d.split = "train";
+  d.shard_file = "train-00000.bin";
+  d.tokens = 6;
+  d.ids = {128000, 882, 271, 19, 13, 128009};
+  d.mask = {0, 0, 0, 1, 1, 1};
+  d.text = "user\n\n4.<|eot_id|>";
+  d.trained_runs = {"4.<|eot_id|>"};
+  CHECK(prep::format_document(d) ==
+        "\ntrain document 0: train-00000.bin document 0, tokens 0..5 (6 tokens)\n"
+        "  ids  128000 882 271 19* 13* 128009*\n"
+        "  text \"user\\n\\n4.<|eot_id|>\"\n"
+        "  trained 3 of 6 ids shown (marked *) \"4.<|eot_id|>\"\n");
+}
+
 TEST_CASE("inspect lists what wireup-prep wrote: facts, ids and text in storage order",
           "[inspect]") {
   test::TempDir dir;

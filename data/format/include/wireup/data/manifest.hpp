@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,8 @@ namespace wireup::data {
 // docs/data-format.md. File names are plain names inside the manifest's
 // directory, so a prepared directory can be copied or moved as a whole.
 inline constexpr std::string_view kManifestFormat = "wireup-tokens";
-inline constexpr std::uint32_t kManifestVersion = 1;
+inline constexpr std::uint32_t kManifestVersion = 1;      // token data
+inline constexpr std::uint32_t kManifestVersionChat = 2;  // conversations with loss masks
 inline constexpr std::string_view kManifestName = "manifest.json";
 // The largest manifest load_manifest reads, and the JSON shape parse_manifest
 // accepts (io::check_json_shape, before the parse): a manifest lists each
@@ -29,6 +31,7 @@ struct ShardEntry {
   std::uint64_t tokens = 0;
   std::uint64_t documents = 0;
   std::string sha256;
+  std::uint64_t trained_tokens = 0;  // chat data sets only: tokens the loss mask trains
   bool operator==(const ShardEntry&) const = default;
 };
 
@@ -36,6 +39,7 @@ struct SplitEntry {
   std::vector<ShardEntry> shards;
   std::uint64_t tokens() const;
   std::uint64_t documents() const;
+  std::uint64_t trained_tokens() const;
   bool operator==(const SplitEntry&) const = default;
 };
 
@@ -57,6 +61,17 @@ struct InputEntry {
   bool operator==(const InputEntry&) const = default;
 };
 
+// A chat data set (wireup-prep --chat-template): each document is one
+// conversation rendered by the template, its shards are version 2 (with the
+// loss mask), and the manifest is version 2.
+struct ChatEntry {
+  std::string chat_template;       // "llama3" or "llama3.1"
+  std::string date_string;         // llama3.1's "Today Date"; "" for llama3
+  std::string train_on;            // "all", "assistant" or "last-assistant"
+  std::uint64_t skipped_rows = 0;  // bad rows --skip-bad-rows left out
+  bool operator==(const ChatEntry&) const = default;
+};
+
 struct Manifest {
   std::uint32_t token_bytes = 2;
   TokenizerEntry tokenizer;
@@ -68,6 +83,7 @@ struct Manifest {
   std::uint64_t split_seed = 0;
   std::vector<InputEntry> inputs;
   std::string created_by;
+  std::optional<ChatEntry> chat;  // set: a chat data set (manifest version 2)
   bool operator==(const Manifest&) const = default;
 };
 

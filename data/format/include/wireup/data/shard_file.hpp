@@ -49,6 +49,10 @@ class ShardFile {
   // per window into many in flight. A syscall each: off for local disks.
   void readahead(std::uint64_t first, std::uint64_t count) const;
 
+  // The loss mask of tokens [first, first+count), one byte each (1: trained,
+  // 0: not); all 1 for a shard without a mask (version 1).
+  void read_mask(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const;
+
   // Document start offsets plus the closing token count, checked to start at 0,
   // never decrease and end at token_count.
   std::vector<std::uint64_t> doc_offsets() const;

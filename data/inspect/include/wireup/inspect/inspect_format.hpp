@@ -21,6 +21,12 @@ struct SplitFacts {
   std::uint64_t shards = 0, documents = 0, tokens = 0;
 };
 
+// A chat data set's manifest facts (wireup-prep --chat-template).
+struct ChatFacts {
+  std::string chat_template, date_string, train_on;
+  std::uint64_t conversations = 0, tokens = 0, trained = 0, skipped_rows = 0;
+};
+
 struct DatasetFacts {
   std::string manifest;  // its path
   std::string created_by;
@@ -31,6 +37,7 @@ struct DatasetFacts {
   std::string tokenizer_type, tokenizer_file, tokenizer_sha256, tokenizer_source;
   std::string decoder;  // the tokenizer file that decodes the text shown
   std::vector<SplitFacts> splits;
+  std::optional<ChatFacts> chat;
 };
 
 // The header block: one "key  value" line per fact.
@@ -66,10 +73,19 @@ struct DocView {
   std::uint64_t tokens = 0;        // the whole document's
   std::vector<std::uint32_t> ids;  // its first ids (all of them when ids.size() == tokens)
   std::string text;                // decoded from text_ids(ids)
+  // Chat data sets: the loss mask of `ids` (1: trained), and the decoded
+  // text of each run of trained ids among them.
+  std::vector<std::uint8_t> mask;
+  std::vector<std::string> trained_runs;
 };
 
-// A blank line, a title line, the ids (and how many are left out), the
-// text escaped in double quotes.
+// The runs of consecutive trained ids (mask 1) as [begin, end) index pairs.
+std::vector<std::pair<std::size_t, std::size_t>> trained_spans(
+    const std::vector<std::uint8_t>& mask);
+
+// A blank line, a title line, the ids (and how many are left out; with a
+// mask, each trained id followed by '*'), the text escaped in double
+// quotes, and with a mask a line of the trained runs' texts.
 std::string format_document(const DocView& doc);
 
 }  // namespace wireup::prep

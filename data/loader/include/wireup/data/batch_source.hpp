@@ -20,9 +20,11 @@ struct BatchSourceConfig {
   std::uint64_t rank = 0;
   std::uint64_t world_size = 1;
   std::uint64_t seed = 0;
-  std::uint64_t grad_accum = 1;  // micro-steps per optimizer step
-  std::uint64_t epochs = 1;      // 0: no limit
-  std::size_t readahead = 0;     // LoaderConfig::readahead
+  std::uint64_t grad_accum = 1;            // micro-steps per optimizer step
+  std::uint64_t epochs = 1;                // 0: no limit
+  std::size_t readahead = 0;               // LoaderConfig::readahead
+  Packing packing = Packing::Auto;         // LoaderConfig::packing: chat data sets are packed
+  Overlong overlong = Overlong::Truncate;  // LoaderConfig::overlong
 };
 
 // One synthetic micro-batch: optimizer step `step` has one global batch of

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wireup/data/manifest.hpp"
+#include "wireup/data/packing.hpp"
 #include "wireup/data/sampler.hpp"
 #include "wireup/data/shard_file.hpp"
 #include "wireup/data/shard_set.hpp"
@@ -13,6 +14,13 @@
 namespace wireup::data {
 
 enum class Split { Train, Validation };
+
+// How rows are cut from the split (docs/data-format.md, "Packed windows").
+enum class Packing {
+  Auto,  // packed when the data set is a chat data set (its shards carry a loss mask)
+  Off,   // windows at stride `context` over the token stream, ignoring documents
+  On,    // whole documents packed into rows (a mask of all 1 where the shards have none)
+};
 
 struct LoaderConfig {
   std::filesystem::path manifest;  // manifest.json or the directory holding it
@@ -35,10 +43,15 @@ struct LoaderConfig {
                                 // Use ~prefetch on FSx/Lustre, where reads are round trips
   ReadMode read_mode = ReadMode::Mmap;
   Verify verify = Verify::All;
+  Packing packing = Packing::Auto;
+  Overlong overlong = Overlong::Truncate;  // packed: a document longer than a row
 };
 
 // One step's rows for this rank: rows x cols tokens, row-major, cols = T+1.
 // Row i's inputs are tokens i*cols .. i*cols+T-1, its targets one further.
+// Packed rows (TokenLoader::packed()) also carry, per token, the loss mask
+// and the segment (which document of the row it belongs to); see
+// target_trained for the flag of each next-token target.
 // Tokens are as the shards store them: token_bytes (2 or 4) little-endian
 // bytes each, a quarter of int64's bytes to move to a GPU, which widens them
 // there (uint16 viewed as kInt16: `.to(kLong) & 0xFFFF`).
@@ -50,9 +63,25 @@ struct Batch {
   std::vector<std::uint64_t> windows;  // the window id of each row
   std::uint64_t epoch = 0;
   Position after;  // the loader position once this batch is consumed
+  // Packed rows only (empty otherwise), rows*cols each, aligned with `tokens`:
+  // loss_mask[i*cols+j] is 1 when token j of row i is a trained token (the
+  // template's assistant content and its <|eot_id|>), 0 otherwise and for
+  // padding; segments[i*cols+j] is the index of the document (conversation)
+  // token j belongs to within row i: 0, 1, ... in order, padding one more
+  // after the last. Positions restart and attention stops where it changes.
+  std::vector<std::uint8_t> loss_mask;
+  std::vector<std::int32_t> segments;
 
   // Token j of row i.
   std::uint32_t token(std::uint64_t i, std::uint64_t j) const;
+  bool packed() const { return !segments.empty(); }
+  // Whether the target of input position j (< cols-1) of row i, token j+1,
+  // enters the loss: it is a trained token of the same segment as token j.
+  // (A row's first token, and a segment's, is never a target.)
+  bool target_trained(std::uint64_t i, std::uint64_t j) const {
+    const std::uint64_t t = i * cols + j + 1;
+    return loss_mask[t] != 0 && segments[t] == segments[t - 1];
+  }
   const void* data() const { return tokens.data(); }
   void* data() { return tokens.data(); }
 };
@@ -79,8 +108,12 @@ class TokenLoader {
   // following batches are exactly those that followed `p` before.
   void seek(const Position& p);
 
-  std::uint64_t tokens() const;           // in the split
-  std::uint64_t windows() const;          // (tokens-1)/context
+  std::uint64_t tokens() const;   // in the split
+  std::uint64_t windows() const;  // (tokens-1)/context, or the packed windows
+  bool packed() const;            // rows are packed documents (Batch::packed())
+  // Packed: how the split's documents went into windows (efficiency,
+  // truncated, split, dropped); nullptr when not packed.
+  const PackStats* pack_stats() const;
   std::uint64_t steps_per_epoch() const;  // windows / (B*W)
   const Manifest& manifest() const;
   const LoaderConfig& config() const;

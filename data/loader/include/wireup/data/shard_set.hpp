@@ -35,6 +35,16 @@ class ShardSet {
   // boundaries as needed, and checks them with check_ids.
   void read_raw(std::uint64_t first, std::uint64_t count, unsigned char* out) const;
 
+  // The loss mask of tokens [first, first+count) of the split, one byte a
+  // token (1: trained); all 1 where the shards have no mask (version 1).
+  void read_mask(std::uint64_t first, std::uint64_t count, std::uint8_t* out) const;
+  // Whether the shards carry a loss mask (a chat data set's, version 2).
+  bool has_mask() const { return shards_.front().header().has_mask(); }
+
+  // Every document's first token in the split's stream, then tokens():
+  // the shards' document indexes, checked and joined.
+  std::vector<std::uint64_t> doc_starts() const;
+
   // InputError naming the shard, the token and its document, and the
   // manifest, when one of the `count` stored tokens at `raw` (tokens [first,
   // first+count) of the split) is not below the manifest's vocab_size: a

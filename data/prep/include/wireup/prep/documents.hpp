@@ -35,6 +35,9 @@ class DocumentReader {
  public:
   DocumentReader(const InputFile& file, const DocOptions& options);
   bool next(Document& doc);
+  // JSONL: the next non-blank line as it stands (doc.text) and its number,
+  // for readers of other row shapes (chat conversations); no field is read.
+  bool next_row(Document& row);
   std::uint64_t raw_offset() const { return lines_.raw_offset(); }
 
  private:

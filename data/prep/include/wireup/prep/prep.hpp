@@ -6,11 +6,21 @@
 #include <string>
 #include <vector>
 
+#include "wireup/chat/chat_template.hpp"
 #include "wireup/data/manifest.hpp"
 #include "wireup/prep/documents.hpp"
 #include "wireup/prep/input_files.hpp"
 
 namespace wireup::prep {
+
+// --chat-template: each JSONL row is a conversation (wireup/chat/conversation.hpp),
+// rendered by the template, tokenized with its loss mask into version 2
+// shards; the template puts <|begin_of_text|> first (add_bos and add_eos do
+// not apply).
+struct ChatPrepOptions {
+  chat::TemplateOptions tmpl;
+  bool skip_bad_rows = false;  // count and report bad rows instead of stopping at the first
+};
 
 struct PrepOptions {
   std::vector<std::string> inputs;  // files or directories
@@ -31,6 +41,7 @@ struct PrepOptions {
   bool progress = true;
   std::ostream* log = nullptr;  // progress and summary; nullptr: silent
   bool log_is_terminal = false;
+  std::optional<ChatPrepOptions> chat;
 };
 
 // The most tokenizer threads -j accepts: far more than any machine's cores,

@@ -52,8 +52,16 @@ class BpeTokenizer {
   }
   int bos_id() const { return bos_; }
   int eos_id() const { return eos_; }
+  // The id of the special token spelled `text`, -1 when there is none.
+  int special_id(std::string_view text) const;
+  // How many bytes decode() gives for `id` (0 for an id not in the vocabulary).
+  std::size_t token_length(int id) const {
+    if (id < 0 || static_cast<std::size_t>(id) + 1 >= decode_offsets_.size()) return 0;
+    return decode_offsets_[id + 1] - decode_offsets_[id];
+  }
 
  private:
+  std::vector<SpecialToken> specials_;
   Pretokenizer pre_;
   BpeModel model_;
   bool keep_gaps_;

@@ -58,6 +58,12 @@ class Tokenizer {
   std::uint32_t vocab_size() const;
   int bos_id() const;  // -1: the model has none
   int eos_id() const;
+  // Byte-level BPE: the id of the special token spelled `text` (Llama 3's
+  // "<|eot_id|>": 128009); -1 when there is none, and always for SentencePiece.
+  int special_id(std::string_view text) const;
+  // The length in bytes of decode({id}) (what an id covers of the text it
+  // was encoded from).
+  std::size_t token_length(int id) const;
   const std::string& model_bytes() const;  // exactly the file's bytes
 
  private:

@@ -1,0 +1,130 @@
+#include "wireup/chat/chat_template.hpp"
+
+#include <cstdint>
+
+#include "wireup/error.hpp"
+
+namespace wireup::chat {
+namespace {
+
+constexpr std::string_view kBeginOfText = "<|begin_of_text|>";
+constexpr std::string_view kStartHeader = "<|start_header_id|>";
+constexpr std::string_view kEndHeader = "<|end_header_id|>";
+constexpr std::string_view kEot = "<|eot_id|>";
+
+bool python_space(std::uint32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
+}
+
+// The code point starting at `i` of valid UTF-8 text, and its length.
+std::uint32_t code_point(std::string_view s, std::size_t i, std::size_t& len) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  if (i + len > s.size()) {
+    len = 1;
+    return b;
+  }
+  std::uint32_t c = len == 1 ? b : len == 2 ? b & 0x1F : len == 3 ? b & 0x0F : b & 0x07;
+  for (std::size_t k = 1; k < len; ++k) c = c << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return c;
+}
+
+// Where the code point ending just before `end` starts.
+std::size_t previous_start(std::string_view s, std::size_t end) {
+  std::size_t i = end - 1;
+  while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+void special(std::vector<Part>& out, std::string_view spelling, bool trained) {
+  out.push_back({true, std::string(spelling), trained ? 0 : Part::kNone});
+}
+
+// <|start_header_id|>ROLE<|end_header_id|> + "\n\n" + BODY + <|eot_id|>, with
+// BODY and the <|eot_id|> trained when `trained` (everything when `all`).
+void turn(std::vector<Part>& out, std::string_view role, const std::string& body, bool trained,
+          bool all) {
+  special(out, kStartHeader, all);
+  out.push_back({false, std::string(role), all ? 0 : Part::kNone});
+  special(out, kEndHeader, all);
+  out.push_back({false, "\n\n" + body, all ? 0 : trained ? 2 : Part::kNone});
+  special(out, kEot, trained || all);
+}
+
+}  // namespace
+
+Template parse_template(const std::string& text, const std::string& what) {
+  if (text == "llama3") return Template::Llama3;
+  if (text == "llama3.1") return Template::Llama31;
+  throw InputError(what + " '" + text + "': expected llama3 or llama3.1");
+}
+
+const char* template_name(Template t) { return t == Template::Llama31 ? "llama3.1" : "llama3"; }
+
+TrainOn parse_train_on(const std::string& text, const std::string& what) {
+  if (text == "all") return TrainOn::All;
+  if (text == "assistant") return TrainOn::Assistant;
+  if (text == "last-assistant") return TrainOn::LastAssistant;
+  throw InputError(what + " '" + text + "': expected all, assistant or last-assistant");
+}
+
+const char* train_on_name(TrainOn t) {
+  switch (t) {
+    case TrainOn::All:
+      return "all";
+    case TrainOn::Assistant:
+      return "assistant";
+    case TrainOn::LastAssistant:
+      return "last-assistant";
+  }
+  return "?";
+}
+
+std::string python_strip(std::string_view text) {
+  std::size_t begin = 0, end = text.size(), len = 0;
+  while (begin < end && python_space(code_point(text, begin, len))) begin += len;
+  while (end > begin) {
+    const std::size_t at = previous_start(text, end);
+    if (!python_space(code_point(text, at, len))) break;
+    end = at;
+  }
+  return std::string(text.substr(begin, end - begin));
+}
+
+std::vector<Part> render(const Conversation& c, const TemplateOptions& o) {
+  const bool all = o.train_on == TrainOn::All;
+  std::size_t last_assistant = 0;
+  for (std::size_t i = 0; i < c.messages.size(); ++i)
+    if (c.messages[i].role == Role::Assistant) last_assistant = i;
+  const auto trained = [&](std::size_t i) {
+    if (c.messages[i].role != Role::Assistant) return false;
+    return o.train_on != TrainOn::LastAssistant || i == last_assistant;
+  };
+  std::vector<Part> out;
+  special(out, kBeginOfText, all);
+  std::size_t first = 0;
+  if (o.chat_template == Template::Llama31) {
+    std::string system_message;
+    if (!c.messages.empty() && c.messages[0].role == Role::System) {
+      system_message = python_strip(c.messages[0].content);
+      first = 1;
+    }
+    turn(out, "system",
+         "Cutting Knowledge Date: December 2023\nToday Date: " + o.date_string + "\n\n" +
+             system_message,
+         false, all);
+  }
+  for (std::size_t i = first; i < c.messages.size(); ++i)
+    turn(out, role_name(c.messages[i].role), python_strip(c.messages[i].content), trained(i), all);
+  return out;
+}
+
+std::string rendered_text(const std::vector<Part>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += p.text;
+  return out;
+}
+
+}  // namespace wireup::chat

@@ -1,0 +1,166 @@
+// wireup_chat: JSONL rows to conversations, the Llama 3 templates, Jinja's
+// trim, the mask rule ([chat]); ids and masks with the real Llama 3
+// vocabulary ([chat_vocab]). The byte-for-byte comparison with Hugging Face's
+// rendering and tiktoken's ids is chat_template_parity.py.
+#include <catch2/catch.hpp>
+
+#include "tokenizer_fixtures.hpp"
+#include "wireup/chat/chat_encoder.hpp"
+#include "wireup/chat/chat_template.hpp"
+#include "wireup/chat/conversation.hpp"
+#include "wireup/error.hpp"
+
+using namespace wireup;
+using namespace wireup::chat;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Conversation three_turns() {
+  return {{{Role::System, "  Be brief.\n"},
+           {Role::User, "Hi <|eot_id|> there"},
+           {Role::Assistant, "\nHello!  "},
+           {Role::User, "Again?"},
+           {Role::Assistant, "Yes."}}};
+}
+
+// The trained text of each part, joined.
+std::string trained_text(const std::vector<Part>& parts) {
+  std::string out;
+  for (const auto& p : parts)
+    if (p.trained_from != Part::kNone) out += p.text.substr(p.trained_from);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("rows: messages, prompt/completion, and what is refused", "[chat]") {
+  const auto c = parse_row(
+      R"({"id": 7, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u", "name": "x"}, {"role": "assistant", "content": "a"}]})");
+  CHECK(c == Conversation{{{Role::System, "s"}, {Role::User, "u"}, {Role::Assistant, "a"}}});
+  CHECK(parse_row(R"({"prompt": "p", "completion": "c"})") ==
+        Conversation{{{Role::User, "p"}, {Role::Assistant, "c"}}});
+  CHECK(
+      parse_row(
+          R"({"prompt": [{"role": "user", "content": "p"}], "completion": [{"role": "assistant", "content": "c"}]})") ==
+      Conversation{{{Role::User, "p"}, {Role::Assistant, "c"}}});
+  CHECK_THROWS_WITH(
+      parse_row(R"({"messages": [{"role": "tool", "content": "x"}]})"),
+      Contains("'messages[0]'.role: unknown role \"tool\"; expected system, user or assistant"));
+  CHECK_THROWS_WITH(
+      parse_row(
+          R"({"messages": [{"role": "user", "content": 5}, {"role": "assistant", "content": "a"}]})"),
+      Contains("'messages[0]'.content: expected a string, found a number"));
+  CHECK_THROWS_WITH(parse_row(R"({"messages": [{"role": "assistant", "content": null}]})"),
+                    Contains("'messages[0]'.content: expected a string, found null"));
+  CHECK_THROWS_WITH(parse_row(R"({"messages": [{"role": "user", "content": "u"}]})"),
+                    Contains("no assistant message"));
+  CHECK_THROWS_WITH(parse_row(R"({"messages": []})"), Contains("no assistant message"));
+  CHECK_THROWS_WITH(parse_row(R"({"messages": [{"role": "user", "content": "u")"),
+                    Contains("bad JSON line") && Contains("expected one JSON object per line"));
+  CHECK_THROWS_WITH(parse_row(R"({"text": "plain"})"),
+                    Contains("expected a JSON object with 'messages'"));
+  CHECK_THROWS_WITH(parse_row(R"([1, 2])"), Contains("expected a JSON object, found a list"));
+  CHECK_THROWS_WITH(parse_row(R"({"messages": "hi"})"),
+                    Contains("'messages': expected a list of messages, found a string"));
+  CHECK_THROWS_WITH(
+      parse_row(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": []}]})"),
+      Contains("tool use is not supported"));
+  CHECK_THROWS_WITH(
+      parse_row(R"({"prompt": "p", "completion": 3})"),
+      Contains("expected two strings or two lists of messages, found a string and a number"));
+  CHECK_THROWS_WITH(parse_row("{\"prompt\": \"\xff\", \"completion\": \"c\"}"),
+                    Contains("bad JSON line"));
+}
+
+TEST_CASE("trim strips what Python's str.strip() strips, nothing else", "[chat]") {
+  CHECK(python_strip("  a b \n\t") == "a b");
+  CHECK(python_strip("\x1c\x1f\v\f\r x") == "x");
+  CHECK(python_strip("\u00a0\u3000\u2028x\u2029\u202f\u205f\u1680\u2000\u200a\u0085") == "x");
+  CHECK(python_strip("\u200bx\u200b") == "\u200bx\u200b");  // zero-width space is not whitespace
+  CHECK(python_strip("\u180ex") == "\u180ex");              // nor the Mongolian vowel separator
+  CHECK(python_strip(" \n ") == "");
+  CHECK(python_strip("") == "");
+  CHECK(python_strip("é ") == "é");
+}
+
+TEST_CASE("llama3 renders as Meta-Llama-3-8B-Instruct's template", "[chat]") {
+  const auto parts = render(three_turns(), {Template::Llama3, TrainOn::Assistant, ""});
+  CHECK(rendered_text(parts) ==
+        "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\nHi <|eot_id|> there<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\nAgain?<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\nYes.<|eot_id|>");
+  // The spelling inside the user's message is text, not the token.
+  CHECK(parts[9] == Part{false, "\n\nHi <|eot_id|> there", Part::kNone});
+  CHECK(trained_text(parts) == "Hello!<|eot_id|>Yes.<|eot_id|>");
+}
+
+TEST_CASE("llama3.1 adds its system block, with the date", "[chat]") {
+  const auto with_system = render(three_turns(), {Template::Llama31, TrainOn::Assistant});
+  const std::string head =
+      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+      "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n";
+  CHECK(rendered_text(with_system)
+            .rfind(head + "Be brief.<|eot_id|>"
+                          "<|start_header_id|>user<|end_header_id|>",
+                   0) == 0);
+  const auto no_system = render(Conversation{{{Role::User, "q"}, {Role::Assistant, "a"}}},
+                                {Template::Llama31, TrainOn::Assistant, "01 Jan 2025"});
+  CHECK(rendered_text(no_system) ==
+        "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+        "Cutting Knowledge Date: December 2023\nToday Date: 01 Jan 2025\n\n<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\nq<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\na<|eot_id|>");
+  CHECK(trained_text(no_system) == "a<|eot_id|>");
+}
+
+TEST_CASE("the mask rule: all, assistant, last-assistant", "[chat]") {
+  const auto c = three_turns();
+  CHECK(trained_text(render(c, {Template::Llama3, TrainOn::LastAssistant, ""})) ==
+        "Yes.<|eot_id|>");
+  const auto all = render(c, {Template::Llama3, TrainOn::All, ""});
+  CHECK(trained_text(all) == rendered_text(all));
+  CHECK(parse_train_on("last-assistant", "--train-on") == TrainOn::LastAssistant);
+  CHECK_THROWS_WITH(parse_train_on("user", "--train-on"),
+                    Contains("--train-on 'user': expected all, assistant or last-assistant"));
+  CHECK_THROWS_WITH(parse_template("chatml", "--chat-template"),
+                    Contains("--chat-template 'chatml': expected llama3 or llama3.1"));
+}
+
+TEST_CASE("Llama 3 ids: special tokens where the template puts them, masks", "[chat_vocab]") {
+  const auto& tok = test::llama3();
+  const ChatEncoder enc(tok, "tokenizer 'llama3.tiktoken'",
+                        {Template::Llama3, TrainOn::Assistant, ""});
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint8_t> mask;
+  enc.encode(three_turns(), ids, mask);
+  REQUIRE(ids.size() == mask.size());
+  CHECK(ids.front() == 128000);
+  // Expected: the parts' ids one after another.
+  std::vector<std::uint32_t> want;
+  for (const auto& p : render(three_turns(), enc.options())) {
+    if (p.special) {
+      want.push_back(static_cast<std::uint32_t>(tok.special_id(p.text)));
+      continue;
+    }
+    for (const int id : test::ids_of(tok, p.text)) want.push_back(static_cast<std::uint32_t>(id));
+  }
+  CHECK(ids == want);
+  // Exactly 5 <|eot_id|> tokens: the one spelled in the user's text is text.
+  CHECK(std::count(ids.begin(), ids.end(), 128009u) == 5);
+  std::vector<int> trained;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (mask[i]) trained.push_back(static_cast<int>(ids[i]));
+  CHECK(tok.decode(trained) == "Hello!<|eot_id|>Yes.<|eot_id|>");
+  CHECK(std::count(mask.begin(), mask.end(), 1) == static_cast<long>(trained.size()));
+}
+
+TEST_CASE("a tokenizer without Llama 3's special tokens is refused by name", "[chat_vocab]") {
+  const auto cl100k = tokenizer::Tokenizer::load(test::vocab_file("cl100k_base.tiktoken"));
+  CHECK_THROWS_WITH(
+      ChatEncoder(cl100k, "tokenizer 'cl100k.tiktoken'", {}),
+      Contains("tokenizer 'cl100k.tiktoken' has no special token <|begin_of_text|>") &&
+          Contains("needs a Llama 3 tokenizer"));
+}
