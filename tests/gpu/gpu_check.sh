@@ -14,6 +14,7 @@
 #               sequence 2048) in bf16 and in float8 (tensorwise, rowwise), against PyTorch
 #               eager and torch.compile on the same GPU; the measured GEMM peak beside the
 #               datasheet's;
+#   float8perf  the 3B shape's bf16 and float8 tokens/s only (no peers: a quick rerun);
 #   breakdown   one step's CUDA kernel time by phase (wireup-train breakdown), bf16 and float8;
 #   float8loss  200 steps of the demo corpus at the 1B shape: float8's loss within 1% of bf16's;
 #   learn       bf16 on CUDA learns real text as far as fp32 does;
@@ -25,7 +26,9 @@
 #      EXTRA_PREFIX  more CMAKE_PREFIX_PATH entries (CLI11, nlohmann_json)
 #      CORPUS        a demo corpus (data/prep/demo-corpus.sh --vocab-size 1000 DIR) for
 #                    float8loss and learn (skipped without it)
-#      STAGES        the stages to run, in this order (default: all of the above)
+#      STAGES        the stages to run, in this order (default: all of the above but
+#                    float8perf)
+#      F8LOSS_RECIPES  the float8 recipes float8loss trains (default: tensorwise rowwise)
 #      BUDGET_S      start no stage later than this many seconds after the script started,
 #                    the build included (default: no limit)
 set -uo pipefail

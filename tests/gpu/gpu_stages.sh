@@ -102,6 +102,20 @@ stage_throughput() {
   tee -a "$out/summary.txt" <"$out/throughput.txt"
 }
 
+# ---- float8perf: the 3B shape's bf16 and float8 steps only (no peers) ----------------------
+stage_float8perf() {
+  local b3=2
+  ((big)) && b3=4
+  perf_ours 3b_bf16 llama3.2-3b "$b3"
+  perf_ours 3b_f8t llama3.2-3b "$b3" --float8 tensorwise
+  perf_ours 3b_f8r llama3.2-3b "$b3" --float8 rowwise
+  # shellcheck disable=SC2154 # set through eval by perf_ours
+  echo "3b (batch $b3): f8-tensorwise/bf16 $(ratio "$tps_3b_f8t" "$tps_3b_bf16")" \
+       "f8-rowwise/bf16 $(ratio "$tps_3b_f8r" "$tps_3b_bf16")" >>"$out/throughput.txt"
+  note "float8 throughput on $gpu (sequence 2048, tokens/s):"
+  tee -a "$out/summary.txt" <"$out/throughput.txt"
+}
+
 # ---- breakdown: one step's kernel time by phase ---------------------------------------
 stage_breakdown() {
   local b3=2
@@ -126,14 +140,14 @@ stage_float8loss() {
   local common=(--preset llama3.2-1b --max_context_width 1024 --train_batch_size 4
                 --dataset "$CORPUS" --seed 7 --max_steps 200 --lr 3e-4 --warmup_steps 20
                 --logging_freq 10 --device cuda --bf16 1)
-  local r
-  for r in off tensorwise rowwise; do
+  local r recipes=${F8LOSS_RECIPES:-tensorwise rowwise}
+  for r in off $recipes; do
     timeout 200 "$train" "${common[@]}" --float8 "$r" >"$out/f8loss_$r.log" 2>&1 ||
       { note "FAIL: float8loss $r run"; fail=1; }
   done
   local base
   base=$(mean_after "$out/f8loss_off.log" loss 150)
-  for r in tensorwise rowwise; do
+  for r in $recipes; do
     local got
     got=$(mean_after "$out/f8loss_$r.log" loss 150)
     if awk -v a="${got:-0}" -v b="${base:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && a > 0 && d < 0.01 * b) }'; then

@@ -56,7 +56,7 @@ struct RunConfig {
   int threads = 0;
   bool activation_checkpointing = false;
   std::string blas;  // the BLAS library LibTorch loaded
-  std::string gemm;  // what the linear layers use: cuda, onednn, aten
+  std::string gemm;  // what the linear layers use: cuda, cuda-float8-RECIPE, onednn, aten
 };
 // "[config] preset=small params=19796480 params_per_rank=... gemm=onednn": one
 // line of key=value (nodes and global_batch_tokens derived).

@@ -74,6 +74,14 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
                                " is smaller than the vocabulary of " + o.dataset + " (" +
                                std::to_string(vocab) + " tokens): pass --vocab_size " +
                                std::to_string(vocab) + " or more");
+    // Chat data (wireup-prep --chat-template) comes packed with loss masks and
+    // conversation segments, which the model does not take yet: training on
+    // it would attend across conversations and learn the prompts too.
+    if (loader->packed())
+      throw wireup::InputError(
+          o.dataset +
+          " is a chat data set (wireup-prep --chat-template: packed conversations with loss "
+          "masks); wireup-train does not train on those yet: it trains on raw-text data sets");
   }
   return batches;
 }
@@ -160,7 +168,10 @@ wt::RunConfig run_config(const wt::TrainOptions& o, const wt::WorldLayout& w,
   c.threads = at::get_num_threads();
   c.activation_checkpointing = o.activation_checkpointing;
   c.blas = wt::loaded_blas().path;
-  c.gemm = o.device == "cuda" ? "cuda" : wt::cpu_sgemm_name();
+  c.gemm = o.device != "cuda" ? std::string(wt::cpu_sgemm_name())
+           : o.float8 == wt::Float8Recipe::Off
+               ? std::string("cuda")
+               : std::string("cuda-float8-") + wt::float8_recipe_name(o.float8);
   return c;
 }
 
