@@ -29,7 +29,10 @@ std::uint64_t StallWatch::arm(const char* kind, std::chrono::milliseconds timeou
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   const std::uint64_t id = next_id_++;
   waits_.push_back({id, kind, now, now + timeout, std::move(what)});
-  cv_.notify_one();
+  // The thread sleeps until an earlier deadline (often that of a wait
+  // disarmed since) and finds this one when it wakes: woken only for an
+  // earlier one, so a wait per step costs no wake-up.
+  if (now + timeout < sleeps_until_) cv_.notify_one();
   return id;
 }
 
@@ -53,6 +56,7 @@ void StallWatch::run() {
   std::unique_lock<std::mutex> lock(m_);
   while (!stop_) {
     if (waits_.empty()) {
+      sleeps_until_ = std::chrono::steady_clock::time_point::max();
       cv_.wait(lock);
       continue;
     }
@@ -60,7 +64,8 @@ void StallWatch::run() {
         std::min_element(waits_.begin(), waits_.end(),
                          [](const Wait& a, const Wait& b) { return a.deadline < b.deadline; });
     if (std::chrono::steady_clock::now() >= first->deadline) end(*first);
-    cv_.wait_until(lock, first->deadline);
+    sleeps_until_ = first->deadline;
+    cv_.wait_until(lock, sleeps_until_);
   }
 }
 

@@ -48,6 +48,9 @@ class StallWatch {
   std::vector<Wait> waits_;
   std::uint64_t next_id_ = 1;
   bool stop_ = false;
+  // The deadline the thread sleeps until: max() while none is armed.
+  std::chrono::steady_clock::time_point sleeps_until_ =
+      std::chrono::steady_clock::time_point::max();
   int rank_ = 0;
   std::string host_ = "?";
   std::thread thread_;  // started by the first arm()

@@ -69,3 +69,20 @@ TEST_CASE("waits that end in time, nested or one after another, end nothing") {
   CHECK(rc == 0);
   CHECK(err.empty());
 }
+
+TEST_CASE("a shorter wait armed after a longer one still ends the process in its time") {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto [rc, err] = in_child([] {
+    stall_watch().set_place(0, "h");
+    {
+      const StallDeadline long_one("data", 60s, [] { return std::string("long"); });
+    }  // the thread now sleeps until the disarmed minute
+    const StallDeadline short_one("checkpoint", 200ms, [] { return std::string("writing x"); });
+    std::this_thread::sleep_for(30s);
+  });
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(rc == kExitPeerStalled);
+  CHECK(took < 10);
+  CHECK_THAT(err, Catch::Contains("checkpoint stalled: rank 0 (host h)"));
+  CHECK_THAT(err, Catch::Contains(" s writing x\n"));
+}
