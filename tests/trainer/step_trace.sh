@@ -31,7 +31,7 @@ grep -q 'after --max_steps 6' <("$WIREUP_TRAIN" "${args[@]}" --profile_steps 7:9
 # Two ranks, steps 3..4, a checkpoint at step 4.
 train_all 2 "${args[@]}" --profile_steps 3:4 --profile_dir "$WORK/prof" --checkpoint_dir "$WORK/ckpt" \
   --checkpoint_freq 4 >"$WORK/out" 2>&1 || fail "profiled run: $(tail -5 "$WORK/out")"
-grep -q "\[profile\] trace=$WORK/prof/trace-0.json steps=3:4 events=" "$WORK/out" &&
+grep -Eq "\[profile\] trace=$WORK/prof/trace-0.json steps=3:4 events=[1-9][0-9]* dropped=0$" "$WORK/out" &&
   pass "rank 0 names its trace" || fail "no [profile] line: $(grep profile "$WORK/out")"
 if /usr/bin/python3 - "$WORK/prof" <<'PY'; then pass "both traces: valid, nested, steps 3..4 only, every phase"; else fail "trace check"; fi
 import json, sys

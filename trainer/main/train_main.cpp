@@ -344,7 +344,8 @@ void write_trace(Run& r) {
   const auto path = wt::write_chrome_trace(r.o.profile_dir, r.w.rank, wt::this_host(), events);
   wt::say(r.w, "[profile] trace=" + path.string() + " steps=" + std::to_string(r.o.profile_first) +
                    ":" + std::to_string(r.o.profile_last) +
-                   " events=" + std::to_string(events.size()));
+                   " events=" + std::to_string(events.size()) +
+                   " dropped=" + std::to_string(wt::step_trace().dropped()));
 }
 
 enum class AfterStep { Continue, DataExhausted, Stop };

@@ -65,7 +65,16 @@ void StepTrace::end_step() { on_.store(false, std::memory_order_relaxed); }
 void StepTrace::add(const char* name, int unit, std::int64_t ts_us, std::int64_t dur_us) {
   const int tid = thread_number();
   std::lock_guard<std::mutex> lock(m_);
+  if (events_.size() >= kMaxEvents) {
+    ++dropped_;
+    return;
+  }
   events_.push_back({name, unit, step_, tid, ts_us, dur_us});
+}
+
+std::uint64_t StepTrace::dropped() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return dropped_;
 }
 
 std::vector<TraceEvent> StepTrace::events() const {

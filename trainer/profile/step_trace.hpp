@@ -52,6 +52,10 @@ class StepTrace {
   bool on() const { return on_.load(std::memory_order_relaxed); }
   void add(const char* name, int unit, std::int64_t ts_us, std::int64_t dur_us);
   std::vector<TraceEvent> events() const;
+  // At most kMaxEvents are kept (48 MiB; a step of a 32-layer model makes
+  // about 500): the spans past them are counted, not kept.
+  static constexpr std::size_t kMaxEvents = std::size_t{1} << 20;
+  std::uint64_t dropped() const;
   // Microseconds since the epoch, read from the monotonic clock against one
   // reading of the wall clock at start: spans nest, and ranks on hosts whose
   // clocks agree (NTP) line up.
@@ -63,6 +67,7 @@ class StepTrace {
   std::int64_t step_ = 0;
   mutable std::mutex m_;
   std::vector<TraceEvent> events_;
+  std::uint64_t dropped_ = 0;
 };
 
 StepTrace& step_trace();

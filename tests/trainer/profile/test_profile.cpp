@@ -146,3 +146,13 @@ TEST_CASE("the trace file lands in DIR as trace-RANK.json; an unwritable DIR is 
                     Catch::Contains("--profile_dir " + (dir / "file").string()));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a trace keeps at most kMaxEvents spans and counts the rest") {
+  StepTrace t;
+  t.set_window(1, 1);
+  t.start_step(1);
+  for (std::size_t i = 0; i < StepTrace::kMaxEvents + 5; ++i) t.add("x", -1, 1, 1);
+  t.end_step();
+  CHECK(t.events().size() == StepTrace::kMaxEvents);
+  CHECK(t.dropped() == 5);
+}
