@@ -9,7 +9,8 @@
 # - Checkpoint: a real blocking write: the test puts a FIFO where the save of
 #   step 4 writes metadata.json.tmp (opening a FIFO to write waits for a
 #   reader that never comes); the rank ends naming that file; the run resumes
-#   from the checkpoint of step 2 and finishes.
+#   from the checkpoint of step 2 and finishes; with --async_checkpointing
+#   the writer thread's file (a FIFO at rank-00000.json.tmp) is named.
 source "$(dirname "$0")/lib.sh"
 port=${WIREUP_TEST_PORT:-34881}
 host=$(hostname)
@@ -54,11 +55,11 @@ fi
 ckpt=$WORK/ckpt
 cargs=(--preset small --synthetic_data --num_threads 1 --train_batch_size 1 --max_steps 4
        --checkpoint_dir "$ckpt" --checkpoint_freq 2 --comm_init_timeout 3 --peak_tflops 1)
-"$WIREUP_TRAIN" "${cargs[@]}" >"$WORK/ckpt.out" 2>&1 &
-T=$!
-# The step directory of step 4 appears when its save starts; its rank file
-# (some 240 MB) takes a while, metadata.json.tmp is opened last.
-/usr/bin/python3 - "$ckpt/step-00000004" <<'PY' || fail "checkpoint: step 4's save never started"
+# fifo_at STEP_DIR FILE: once STEP_DIR appears (its save began), a FIFO named
+# FILE in it; the save writes its rank file (some 240 MB) first, so FILE is
+# opened well after.
+fifo_at() {
+  /usr/bin/python3 - "$1" "$2" <<'PY' || fail "checkpoint: $1 never appeared"
 import os, sys, time
 d = sys.argv[1]
 end = time.time() + 120
@@ -66,8 +67,12 @@ while not os.path.isdir(d):
     if time.time() > end:
         sys.exit(1)
     time.sleep(0.001)
-os.mkfifo(os.path.join(d, "metadata.json.tmp"))
+os.mkfifo(os.path.join(d, sys.argv[2]))
 PY
+}
+"$WIREUP_TRAIN" "${cargs[@]}" >"$WORK/ckpt.out" 2>&1 &
+T=$!
+fifo_at "$ckpt/step-00000004" metadata.json.tmp
 t0=$(date +%s)
 set +e; wait $T; rc=$?; set -e
 took=$(($(date +%s) - t0))
@@ -85,4 +90,17 @@ echo "$line"
 grep -q "^\[resume\] step=2 from=$ckpt/step-00000002" "$WORK/resume.out" &&
   grep -q '^\[train\] step=4/4' "$WORK/resume.out" && [[ -f $ckpt/step-00000004/metadata.json ]] &&
   pass "checkpoint: resumed from step 2, saved step 4" || fail "checkpoint: $(grep -E '^\[(resume|checkpoint)' "$WORK/resume.out")"
+
+# The same with --async_checkpointing 1: the writer thread blocks on its
+# rank file's side description while the training thread goes on.
+"$WIREUP_TRAIN" "${cargs[@]}" --checkpoint_dir "$WORK/ackpt" --async_checkpointing 1 \
+  >"$WORK/ackpt.out" 2>&1 &
+T=$!
+fifo_at "$WORK/ackpt/step-00000004" rank-00000.json.tmp
+t0=$(date +%s)
+set +e; wait $T; rc=$?; set -e
+took=$(($(date +%s) - t0))
+((rc == 3 && took <= 15)) && grep -q "^wireup-train: checkpoint stalled: rank 0 (host $host) waited [0-9.]* s writing $WORK/ackpt/step-00000004/rank-00000.json.tmp" "$WORK/ackpt.out" &&
+  pass "async checkpoint: exit 3 after ${took} s naming the writer's file" ||
+  fail "async checkpoint: exit $rc after ${took} s: $(tail -3 "$WORK/ackpt.out")"
 finish
