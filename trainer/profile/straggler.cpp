@@ -1,15 +1,20 @@
 #include "profile/straggler.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 namespace wireup::train {
 namespace {
-thread_local double t_collective_s = 0;
+std::atomic<std::int64_t> g_collective_ns{0};
 }  // namespace
 
-void add_collective_seconds(double s) { t_collective_s += s; }
-double collective_seconds() { return t_collective_s; }
+void add_collective_seconds(double s) {
+  g_collective_ns.fetch_add(static_cast<std::int64_t>(s * 1e9), std::memory_order_relaxed);
+}
+double collective_seconds() {
+  return static_cast<double>(g_collective_ns.load(std::memory_order_relaxed)) * 1e-9;
+}
 
 ComputeSpread spread_of(const std::vector<double>& per_rank) {
   ComputeSpread s;

@@ -9,8 +9,9 @@
 // logged steps in a row. Plain C++.
 namespace wireup::train {
 
-// Seconds the calling thread has spent inside collectives (issuing and
-// waiting) since it started; RecordedComm (watchdog/) adds to it.
+// Seconds this process has spent inside collectives (issuing and waiting),
+// summed over its threads (on a GPU the backward's collectives run on
+// autograd's device thread); RecordedComm (watchdog/) adds to it.
 void add_collective_seconds(double s);
 double collective_seconds();
 
