@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -401,4 +402,41 @@ TEST_CASE("destroying a loader with a full ring returns promptly", "[loader]") {
       REQUIRE(finished.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
     }
   }
+}
+
+TEST_CASE("reads in progress: none at rest; a stuck read names its shard and byte", "[loader]") {
+  Fixture f;
+  {
+    auto c = config(f);
+    TokenLoader loader(c);
+    Batch b;
+    for (int i = 0; i < 5 && loader.next(b); ++i) {
+    }
+    CHECK(loader.reads_in_progress().empty());
+  }
+  // WIREUP_TEST_STALL_SHARD: every row of that shard is a read that never
+  // returns. The loader stays alive with its reader for the rest of the
+  // process (a real stuck read cannot be taken back either).
+  const auto stuck = f.manifest.train.shards.at(2).file;  // 2345 tokens from token 1001
+  ::setenv("WIREUP_TEST_STALL_SHARD", stuck.c_str(), 1);
+  auto c = config(f);
+  c.prefetch = 0;
+  auto* loader = new TokenLoader(c);
+  ::unsetenv("WIREUP_TEST_STALL_SHARD");
+  std::thread([loader] {
+    Batch b;
+    while (loader->next(b)) {
+    }
+  }).detach();
+  std::vector<std::string> reads;
+  for (int i = 0; i < 500 && reads.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    reads = loader->reads_in_progress();
+  }
+  REQUIRE(reads.size() == 1);
+  const std::string prefix = (f.dir.path() / stuck).string() + " at byte ";
+  REQUIRE(reads[0].rfind(prefix, 0) == 0);
+  const auto byte = std::stoull(reads[0].substr(prefix.size()));
+  CHECK(byte >= 4096);
+  CHECK(byte < 4096 + 2345 * 2);
 }

@@ -66,7 +66,11 @@ assert r["rank"] == 0 and 0 < len(c) <= 64, r
 assert [x["state"] for x in c].count("timed_out") == 1, c[-3:]
 assert r["last_completed"] == max(x["seq"] for x in c if x["state"] == "completed")
 assert all(a["seq"] + 1 == b["seq"] for a, b in zip(c, c[1:]))
-' "$WORK/$comm.json"; then pass "$comm: flight record: 64 collectives at most, one timed out"
+# FSDP gathers and reduce-scatters carry their unit; the loss all-reduce none.
+assert all(x["unit"] >= 0 for x in c if x["kind"] == "reduce_scatter"), c
+assert {x["unit"] for x in c if x["kind"] == "all_gather"} >= {0, 1, 2, 3}, c
+assert any(x["unit"] == -1 for x in c if x["kind"] == "all_reduce"), c
+' "$WORK/$comm.json"; then pass "$comm: flight record: 64 collectives at most, one timed out, gathers and reduce-scatters with their unit"
   else fail "$comm: flight record"; fi
 
   # The resubmission resumes from the newest checkpoint and ends with the

@@ -7,6 +7,8 @@
 #include <functional>
 
 #include "checkpoint/checkpoint_files.hpp"
+#include "profile/step_trace.hpp"
+#include "watchdog/stall_watch.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 #include "wireup/version.hpp"
@@ -54,6 +56,7 @@ void Checkpointer::wait() {
 }
 
 void Checkpointer::save(const CheckpointInfo& info) {
+  const TraceSpan span("checkpoint_save");  // in a --profile_steps window
   const auto t0 = std::chrono::steady_clock::now();
   wait();  // at most one save in flight
   auto snap = std::make_shared<Snapshot>();
@@ -141,10 +144,26 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
   }
 }
 
+namespace {
+// What a save's stuck file is, for the stall line (watchdog/stall_watch.hpp).
+StallWatch::Describe writing(const fs::path& file) {
+  return [f = file.string()] {
+    return "writing " + f + " (--comm_init_timeout); the checkpoints saved before it are untouched";
+  };
+}
+}  // namespace
+
+// Each file of a save (writing, fsync and rename) has --comm_init_timeout.
+std::chrono::milliseconds Checkpointer::io_timeout() const {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(policy_.io_timeout_s * 1000));
+}
+
 void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::path& step_dir) {
   if (snap->writer) {
     RankFile rf;
     rf.file = rank_name(snap->shard_rank, "bin");
+    std::optional<StallDeadline> deadline;
+    deadline.emplace("checkpoint", io_timeout(), writing(step_dir / (rf.file + ".tmp")));
     ChunkWriter out(step_dir / rf.file);
     for (std::size_t i = 0; i < snap->tensors.size(); ++i) {
       const at::Tensor& t = snap->tensors[i];
@@ -153,7 +172,9 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
                            offset, std::move(sha)});
     }
     rf.bytes = out.commit();
-    io::write_atomically(step_dir / rank_name(snap->shard_rank, "json"), to_json(rf));
+    const fs::path side = step_dir / rank_name(snap->shard_rank, "json");
+    deadline.emplace("checkpoint", io_timeout(), writing(side.string() + ".tmp"));
+    io::write_atomically(side, to_json(rf));
   }
   if (snap->world_rank != 0) return;
 
@@ -169,7 +190,11 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
     }
     meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
   }
-  io::write_atomically(step_dir / "metadata.json", to_json(meta));
+  {
+    const StallDeadline deadline("checkpoint", io_timeout(),
+                                 writing(step_dir / "metadata.json.tmp"));
+    io::write_atomically(step_dir / "metadata.json", to_json(meta));
+  }
   verified_.insert(step_dir.filename().string());  // its checksums are of the bytes written
   std::uint64_t bytes = 0;
   for (const auto& f : meta.files) bytes += f.bytes;

@@ -1,6 +1,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -54,6 +55,10 @@ struct CheckpointPolicy {
   int keep = 0;                            // --keep_checkpoints: verified ones kept; 0: all
   bool async = false;                      // --async_checkpointing
   bool start_fresh_if_unloadable = false;  // --start_fresh_if_unloadable
+  // --comm_init_timeout: a file of a save that takes longer to write (a
+  // write stuck on the file system) ends the rank with exit 3, naming the
+  // file (watchdog/stall_watch.hpp); the checkpoints before stay whole.
+  double io_timeout_s = 600;
 };
 
 // Writes and reads sharded checkpoints in DIR/step-NNNNNNNN/:
@@ -98,6 +103,7 @@ class Checkpointer {
   struct Snapshot;
   void write(const std::shared_ptr<Snapshot>& snap);
   void write_files(const std::shared_ptr<Snapshot>& snap, const std::filesystem::path& step_dir);
+  std::chrono::milliseconds io_timeout() const;
   void load_from(const std::filesystem::path& step_dir, const CheckpointMeta& meta);
   void prune();
 

@@ -1,6 +1,6 @@
 #include "nccl_watch.hpp"
 
-#include <unistd.h>
+#include <unistd.h>  // _exit
 
 #include <algorithm>
 #include <cstdio>
@@ -17,12 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
 }
 
 // How long the watchdog thread leaves the main thread to end the process
@@ -213,7 +207,7 @@ void NcclWatch::exit_stalled() {
   c.group = key_.c_str();
   std::vector<RankPlace> missing;
   for (const int r : f.missing) missing.push_back({r, "rank in group " + key_});
-  const std::string host = host_name();
+  const std::string host = this_host();
   std::fprintf(stderr, "%s\nwireup-train: %s\n",
                format_stall_line(rank_, "host " + host, c, f.waited_s, missing).c_str(),
                f.detail.c_str());

@@ -13,7 +13,14 @@ std::string format_step_line(const StepMetrics& m) {
                 "mfu=%.4f step_time_s=%.3f peak_mem_mib=%.1f data_wait_s=%.4f",
                 static_cast<long long>(m.step), static_cast<long long>(m.max_steps), m.loss, m.lr,
                 m.grad_norm, m.tokens_per_s, m.mfu, m.step_time_s, m.peak_mem_mib, m.data_wait_s);
-  return buf;
+  std::string line = buf;
+  if (m.slowest_rank >= 0) {
+    std::snprintf(buf, sizeof buf,
+                  " slowest_rank=%d compute_min_s=%.4f compute_median_s=%.4f compute_max_s=%.4f",
+                  m.slowest_rank, m.compute_min_s, m.compute_median_s, m.compute_max_s);
+    line += buf;
+  }
+  return line;
 }
 
 std::string format_step_json(const StepMetrics& m) {
@@ -24,7 +31,16 @@ std::string format_step_json(const StepMetrics& m) {
                 "\"data_wait_s\":%.6g}",
                 static_cast<long long>(m.step), m.loss, m.lr, m.grad_norm, m.tokens_per_s, m.mfu,
                 m.step_time_s, m.peak_mem_mib, m.data_wait_s);
-  return buf;
+  std::string json = buf;
+  if (m.slowest_rank >= 0) {
+    json.pop_back();  // the closing brace
+    std::snprintf(buf, sizeof buf,
+                  ",\"slowest_rank\":%d,\"compute_min_s\":%.6g,\"compute_median_s\":%.6g,"
+                  "\"compute_max_s\":%.6g}",
+                  m.slowest_rank, m.compute_min_s, m.compute_median_s, m.compute_max_s);
+    json += buf;
+  }
+  return json;
 }
 
 std::string format_validation_line(std::int64_t step, double loss) {

@@ -17,11 +17,16 @@ struct StepMetrics {
   double step_time_s = 0;
   double peak_mem_mib = 0;  // this process's peak resident set
   double data_wait_s = 0;   // of step_time_s, this rank's time getting its batches
+  // The ranks' compute time this step (step time less getting batches and
+  // waiting in collectives: profile/straggler.hpp); slowest_rank -1: not measured.
+  double compute_min_s = 0, compute_median_s = 0, compute_max_s = 0;
+  int slowest_rank = -1;
 };
 
 // One stable line, key=value, for humans and for SageMaker metric regexes
 // such as `loss=([0-9.]+)`:
-// "[train] step=12/100 loss=3.456789 lr=3.000e-04 grad_norm=1.2345 ..."
+// "[train] step=12/100 loss=3.456789 lr=3.000e-04 grad_norm=1.2345 ...
+// slowest_rank=1 compute_min_s=0.201 compute_median_s=0.230 compute_max_s=0.512"
 std::string format_step_line(const StepMetrics& m);
 // The same figures as one JSON object (a JSONL line).
 std::string format_step_json(const StepMetrics& m);

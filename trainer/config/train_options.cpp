@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "config/command_line.hpp"
@@ -48,6 +49,7 @@ struct RawFlags {
   int bf16 = 0, activation_checkpointing = 0, prefetch = 1, async_checkpointing = 0;
   std::string sharding = "full";
   std::string float8 = "off";
+  std::string profile_steps;  // A:B
   double peak_tflops = 0;
   CLI::Option* peak = nullptr;
 };
@@ -135,6 +137,15 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
                  "completed; then the rank names the missing ones and exits 3");
   app.add_option("--comm_init_timeout", o.comm_init_timeout,
                  "the same during start-up, the first step and checkpoint loads and saves");
+  app.add_option("--straggler_ratio", o.straggler_ratio,
+                 "rank 0 warns about a rank whose compute time is above this many times the "
+                 "ranks' median ...");
+  app.add_option("--straggler_steps", o.straggler_steps, "... on this many logged steps in a row");
+  app.add_option("--profile_steps", f.profile_steps,
+                 "A:B: each rank writes the phases of steps A..B to PROFILE_DIR/trace-RANK.json "
+                 "(Chrome trace format; Perfetto opens it)");
+  app.add_option("--profile_dir", o.profile_dir,
+                 "where --profile_steps writes its traces (default: the working directory)");
   f.peak = app.add_option("--peak_tflops", f.peak_tflops,
                           "one rank's peak TFLOP/s for MFU (default: measured at start by a "
                           "GEMM probe on the device and dtype used)");
@@ -157,6 +168,20 @@ ModelConfig model_from_flags(const RawFlags& f) {
   if (!f.rope_scaling.empty()) m.rope_scaling = parse_rope_scaling(f.rope_scaling);
   if (f.tie >= 0) m.tied = f.tie == 1;
   return m;
+}
+
+// The straggler report's and the step trace's flags.
+void check_observability_options(const TrainOptions& o) {
+  if (!(std::isfinite(o.straggler_ratio) && o.straggler_ratio > 1 && o.straggler_ratio <= 1000))
+    throw InputError("--straggler_ratio " + format_number(o.straggler_ratio) +
+                     ": expected a ratio to the median above 1 and at most 1000 (e.g. 1.3)");
+  if (o.straggler_steps < 1 || o.straggler_steps > 1000000)
+    throw InputError("--straggler_steps " + std::to_string(o.straggler_steps) +
+                     ": expected 1 to 1000000 logged steps");
+  if (o.profile_last >= o.profile_first && o.profile_first > o.max_steps)
+    throw InputError("--profile_steps " + std::to_string(o.profile_first) + ":" +
+                     std::to_string(o.profile_last) + ": starts after --max_steps " +
+                     std::to_string(o.max_steps) + ", so it would trace nothing");
 }
 
 }  // namespace
@@ -182,7 +207,29 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.async_checkpointing = f.async_checkpointing != 0;
   if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
   o.sharding = parse_sharding(f.sharding);
+  if (!f.profile_steps.empty())
+    std::tie(o.profile_first, o.profile_last) = parse_profile_steps(f.profile_steps);
   return true;
+}
+
+std::pair<std::int64_t, std::int64_t> parse_profile_steps(const std::string& text) {
+  // A whole number from 1 to 10^18 - 1; 0 for anything else.
+  const auto step = [](const std::string& s) -> std::int64_t {
+    if (s.empty() || s.size() > 18) return 0;
+    std::int64_t v = 0;
+    for (const char c : s) {
+      if (c < '0' || c > '9') return 0;
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  const auto colon = text.find(':');
+  const std::int64_t a = colon == std::string::npos ? 0 : step(text.substr(0, colon));
+  const std::int64_t b = colon == std::string::npos ? 0 : step(text.substr(colon + 1));
+  if (a < 1 || b < a)
+    throw InputError("--profile_steps " + text +
+                     ": expected A:B, whole step numbers with 1 <= A <= B (e.g. 10:12)");
+  return {a, b};
 }
 
 void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t local_world) {
@@ -237,6 +284,7 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
             (o.resume_from_checkpoint.empty() ||
              (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
        "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
+  check_observability_options(o);
   need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
   if (o.sharding == Sharding::Hybrid)
     need(world % local_world == 0,

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/float8_recipe.hpp"
@@ -59,6 +60,14 @@ struct TrainOptions {
   // start-up, the first step and checkpoint loads and saves, --comm_timeout after.
   double comm_timeout = 100;
   double comm_init_timeout = 600;
+  // --straggler_ratio, --straggler_steps: rank 0 warns about a rank whose
+  // compute time is above ratio x the median on that many logged steps in a row.
+  double straggler_ratio = 1.3;
+  std::int64_t straggler_steps = 10;
+  // --profile_steps A:B: each rank writes the phases of steps A..B as
+  // PROFILE_DIR/trace-RANK.json (profile/step_trace.hpp); last < first: off.
+  std::int64_t profile_first = 0, profile_last = -1;
+  std::string profile_dir = ".";
   // --peak_tflops: one rank's peak in TFLOP/s for MFU; unset: measured at start
   // (a GEMM probe) unless WIREUP_PEAK_FLOPS gives it.
   std::optional<double> peak_tflops;
@@ -68,6 +77,10 @@ struct TrainOptions {
 // Throws InputError naming an unknown flag or bad value; returns false (and
 // prints usage) for --help.
 bool parse_train_options(int argc, const char* const* argv, TrainOptions& out);
+
+// --profile_steps: "A:B", whole step numbers with 1 <= A <= B. Throws
+// InputError naming the flag, the text and what was expected.
+std::pair<std::int64_t, std::int64_t> parse_profile_steps(const std::string& text);
 
 // Cross-checks that need the world layout: a world size that does not fit the
 // sharding strategy, batch sizes, data source. Throws InputError.

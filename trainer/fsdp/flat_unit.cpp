@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "profile/step_trace.hpp"
+
 namespace wireup::train {
 
 namespace {
@@ -68,6 +70,7 @@ void FlatUnit::gather_async() {
   if (state_ != State::Released) return;  // aliased units are always Ready
   allocate_full();
   send_ = dtype_ == at::kFloat ? master_ : master_.to(dtype_);
+  const UnitScope scope(index_);
   pending_ = shard_comm_->all_gather(send_, full_);
   state_ = State::Gathering;
 }
@@ -75,6 +78,7 @@ void FlatUnit::gather_async() {
 const std::vector<at::Tensor>& FlatUnit::params() {
   gather_async();
   if (state_ == State::Gathering) {
+    const UnitScope scope(index_);
     pending_->wait();
     pending_.reset();
     send_ = at::Tensor();
@@ -115,11 +119,13 @@ void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
   if (padded_ > numel_) pieces.push_back(at::zeros({padded_ - numel_}, opts));
   rs_full_ = at::cat(pieces).to(at::kFloat);  // fp32 reductions
   rs_part_ = shard_comm_->size() == 1 ? rs_full_ : at::empty({shard_}, rs_full_.options());
+  const UnitScope scope(index_);
   rs_pending_ = shard_comm_->reduce_scatter_sum(rs_full_, rs_part_);
 }
 
 void FlatUnit::finish_grads() {
   if (!rs_pending_) return;
+  const UnitScope scope(index_);
   rs_pending_->wait();
   rs_pending_.reset();
   if (replicate_comm_->size() > 1) replicate_comm_->all_reduce_sum(rs_part_);

@@ -21,6 +21,10 @@ class FlatUnit {
            at::Device device = at::kCPU);
 
   const std::string& name() const { return name_; }
+  // Its place in the model (0: the embedding), which its collectives carry
+  // into the flight recorder and the step trace (profile/step_trace.hpp).
+  int index() const { return index_; }
+  void set_index(int i) { index_ = i; }
   const std::vector<ParamSpec>& specs() const { return specs_; }
   std::int64_t numel() const { return numel_; }        // real parameters
   std::int64_t shard_numel() const { return shard_; }  // this rank's slice, padding included
@@ -85,6 +89,7 @@ class FlatUnit {
   std::unique_ptr<Pending> rs_pending_;
   State state_ = State::Released;
   bool aliased_ = false;
+  int index_ = -1;
 };
 
 }  // namespace wireup::train

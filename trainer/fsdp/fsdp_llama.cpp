@@ -6,6 +6,8 @@
 
 #include <functional>
 
+#include "profile/step_trace.hpp"
+
 namespace wireup::train {
 namespace {
 
@@ -57,6 +59,8 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& anchor,
                             UnitRun* run) {
     (void)anchor;
+    const UnitScope scope(run->unit->index());
+    const TraceSpan span("forward");
     ctx->saved_data["run"] = reinterpret_cast<std::int64_t>(run);
     const auto params = params_of(*run);
     if (run->prefetch && run->next) run->next->gather_async();
@@ -83,6 +87,8 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* run = reinterpret_cast<UnitRun*>(ctx->saved_data["run"].toInt());
     FlatUnit& u = *run->unit;
+    const UnitScope scope(u.index());
+    const TraceSpan span("backward");
     if (run->backward_reads_params)
       params_of(*run);  // regathered into the memory the graph refers to
     if (run->prefetch && run->prev) run->prev->gather_async();
@@ -131,6 +137,7 @@ FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOption
   auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
     auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
                                         o.compute_dtype, o.device);
+    u->set_index(static_cast<int>(units_.size()));
     // Each unit from its own seed: the same values whatever the world size.
     u->load_full(llama::init_unit(u->specs(), m, seed * 1000003ULL + units_.size()));
     units_.push_back(std::move(u));

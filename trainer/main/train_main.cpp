@@ -26,10 +26,14 @@
 #include "model/batch_tokens.hpp"
 #include "model/cpu_gemm.hpp"
 #include "optim/sharded_adamw.hpp"
+#include "profile/step_trace.hpp"
+#include "profile/straggler_report.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/stop_signals.hpp"
 #include "tensorboard/event_file.hpp"
 #include "tensorboard/training_scalars.hpp"
+#include "watchdog/flight_recorder.hpp"
+#include "watchdog/stall_watch.hpp"
 #include "wireup/data/batch_source.hpp"
 #include "wireup/error.hpp"
 
@@ -102,6 +106,7 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
   policy.keep = static_cast<int>(o.keep_checkpoints);
   policy.async = o.async_checkpointing;
   policy.start_fresh_if_unloadable = o.start_fresh_if_unloadable;
+  policy.io_timeout_s = o.comm_init_timeout;
   auto ckpt = std::make_unique<wt::Checkpointer>(policy, groups, wt::training_state(units, opt));
   wt::graceful_stop();
   return ckpt;
@@ -192,6 +197,9 @@ struct Run {
   double peak_flops = 0;   // one rank's, for MFU
   // rank 0's --tensorboard_dir event file, when set
   std::unique_ptr<tb::EventFileWriter> tensorboard = nullptr;
+  // The ranks' compute times on logged steps, the straggler warnings.
+  std::unique_ptr<wt::StragglerReport> stragglers = nullptr;
+  bool trace_written = false;
 };
 
 // A step's values into rank 0's event file. A failed write (a full disk) is
@@ -224,10 +232,24 @@ double validation_loss(wt::FsdpLlama& model, wt::TokenBatches& val, std::int64_t
   return world_mean(world, n ? sum / static_cast<double>(n) : 0.0, model.device());
 }
 
+// What a batch that does not come waits for: the shard rows being read.
+std::string awaited_batch(const Run& r, std::int64_t step) {
+  std::string what = "for the batch of step " + std::to_string(step);
+  const wd::TokenLoader* loader = r.train.source().loader();
+  if (!loader) return what + " (synthetic data)";
+  auto reads = loader->reads_in_progress();
+  std::sort(reads.begin(), reads.end());
+  reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+  if (reads.empty()) return what + "; no shard read in progress";
+  for (std::size_t i = 0; i < reads.size(); ++i) what += (i ? ", " : "; reading ") + reads[i];
+  return what;
+}
+
 struct StepResult {
   double loss = 0, lr = 0, grad_norm = 0;
   double seconds = 0;
   double data_wait = 0;  // this rank's time in train.next(): the loader plus widening
+  double compute = 0;    // seconds less data_wait and the time waiting in collectives
 };
 
 // One optimizer step: every micro-batch forward and backward, the gradient
@@ -236,25 +258,40 @@ struct StepResult {
 std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
   const wt::TrainOptions& o = r.o;
   const auto t0 = Clock::now();
+  const double in_collectives = wt::collective_seconds();
   const double grad_scale = 1.0 / static_cast<double>(o.grad_accum * r.w.world);
   StepResult s;
   double loss_sum = 0;
   for (std::int64_t micro = 0; micro < o.grad_accum; ++micro) {
     const auto d0 = Clock::now();
-    auto b = r.train.next();
+    std::optional<at::Tensor> b;
+    {
+      const wt::TraceSpan span("data_wait");
+      // A read stuck on the file system ends the rank as a stalled peer does.
+      const wt::StallDeadline deadline("data", wt::collective_timeout(),
+                                       [&r, step] { return awaited_batch(r, step); });
+      b = r.train.next();
+    }
     s.data_wait += seconds_since(d0);
     if (!b) return std::nullopt;
     loss_sum += r.model.step(*b, true, grad_scale);
   }
-  s.grad_norm = wt::global_grad_norm(r.units, *r.groups.shard);
-  const double clip =
-      (o.grad_clip > 0 && s.grad_norm > o.grad_clip) ? o.grad_clip / (s.grad_norm + 1e-6) : 1.0;
-  s.lr = wt::learning_rate(o.lr, o.min_lr, o.warmup_steps, o.max_steps, step);
-  if (r.ckpt) r.ckpt->before_update();  // an async save may still be reading the shards
-  r.opt.step(s.lr, clip);
+  {
+    const wt::TraceSpan span("optimizer");
+    s.grad_norm = wt::global_grad_norm(r.units, *r.groups.shard);
+    const double clip =
+        (o.grad_clip > 0 && s.grad_norm > o.grad_clip) ? o.grad_clip / (s.grad_norm + 1e-6) : 1.0;
+    s.lr = wt::learning_rate(o.lr, o.min_lr, o.warmup_steps, o.max_steps, step);
+    if (r.ckpt) {
+      const wt::TraceSpan stall("checkpoint_stall");
+      r.ckpt->before_update();  // an async save may still be reading the shards
+    }
+    r.opt.step(s.lr, clip);
+  }
   s.loss =
       world_mean(*r.groups.world, loss_sum / static_cast<double>(o.grad_accum), r.model.device());
   s.seconds = seconds_since(t0);
+  s.compute = s.seconds - s.data_wait - (wt::collective_seconds() - in_collectives);
   return s;
 }
 
@@ -266,9 +303,19 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
                      s.data_wait};
   sm.mfu = wt::model_flops_utilization(sm.tokens_per_s, wt::flops_per_token(r.o.model),
                                        r.peak_flops, r.w.world);
+  const auto ranks = r.stragglers->logged_step(step, s.compute);  // every rank: a collective
+  sm.compute_min_s = ranks.spread.min_s;
+  sm.compute_median_s = ranks.spread.median_s;
+  sm.compute_max_s = ranks.spread.max_s;
+  sm.slowest_rank = ranks.spread.slowest_rank;
   wt::say(r.w, wt::format_step_line(sm));
+  for (const auto& warning : ranks.warnings) wt::say(r.w, warning);
   if (r.metrics.is_open()) r.metrics << wt::format_step_json(sm) << "\n" << std::flush;
-  to_tensorboard(r, step, tb::step_scalars(sm));
+  auto scalars = tb::step_scalars(sm);
+  for (const auto& v : tb::straggler_scalars(
+           {sm.compute_min_s, sm.compute_median_s, sm.compute_max_s, sm.slowest_rank}))
+    scalars.push_back(v);
+  to_tensorboard(r, step, scalars);
 }
 
 // Every --validation_freq steps: the validation loss on the same batches.
@@ -292,6 +339,7 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               wt::sharding_name(r.o.sharding),
                               r.train.source().position()};
   };
+  const wt::TraceSpan span("checkpoint");
   // A save's collectives may wait on slow storage: --comm_init_timeout for them.
   wt::set_comm_timeout_seconds(r.o.comm_init_timeout);
   auto stop_line = r.ckpt->end_of_step(step, g_stop_signal.load() != 0, info);
@@ -299,7 +347,52 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
   return stop_line;
 }
 
-// Steps first_step..--max_steps, each read top to bottom; the summary at the end.
+// --profile_steps: this rank's trace, once its window has passed or the run
+// ends inside it.
+void write_trace(Run& r) {
+  if (r.trace_written || r.o.profile_last < r.o.profile_first) return;
+  r.trace_written = true;
+  const auto events = wt::step_trace().events();
+  const auto path = wt::write_chrome_trace(r.o.profile_dir, r.w.rank, wt::this_host(), events);
+  wt::say(r.w, "[profile] trace=" + path.string() + " steps=" + std::to_string(r.o.profile_first) +
+                   ":" + std::to_string(r.o.profile_last) +
+                   " events=" + std::to_string(events.size()) +
+                   " dropped=" + std::to_string(wt::step_trace().dropped()));
+}
+
+enum class AfterStep { Continue, DataExhausted, Stop };
+
+// One step: the optimizer step, its line, validation, checkpoint (one "step"
+// span in a --profile_steps window).
+AfterStep run_step(Run& r, std::int64_t step, std::int64_t first_step, wt::RunSummary& sum,
+                   std::int64_t tokens_per_step) {
+  wt::step_trace().start_step(step);
+  AfterStep next = AfterStep::Continue;
+  {
+    const wt::TraceSpan span("step");
+    const auto s = optimizer_step(r, step);
+    if (!s) {
+      next = AfterStep::DataExhausted;
+    } else {
+      if (step == first_step) wt::set_comm_timeout_seconds(r.o.comm_timeout);  // training runs
+      sum.step_time_s += s->seconds;
+      sum.data_wait_s += s->data_wait;
+      if (sum.first_loss < 0) sum.first_loss = s->loss;
+      sum.final_loss = s->loss;
+      log_step(r, step, *s, tokens_per_step);
+      log_validation_loss(r, step);
+      if (const auto stop_line = checkpoint_and_stop(r, step)) {
+        wt::say(r.w, *stop_line);
+        next = AfterStep::Stop;
+      }
+    }
+  }
+  wt::step_trace().end_step();
+  if (step == r.o.profile_last) write_trace(r);
+  return next;
+}
+
+// Steps first_step..--max_steps; the summary at the end.
 int train_steps(Run& r, std::int64_t first_step) {
   const wt::TrainOptions& o = r.o;
   const std::int64_t tokens_per_step =
@@ -309,26 +402,20 @@ int train_steps(Run& r, std::int64_t first_step) {
   const auto t_start = Clock::now();
   std::int64_t step = first_step;
   for (; step <= o.max_steps; ++step) {
-    const auto s = optimizer_step(r, step);
-    if (!s) {
+    const AfterStep next = run_step(r, step, first_step, sum, tokens_per_step);
+    if (next == AfterStep::DataExhausted) {
       wt::say(r.w, "[train] data exhausted after " + std::to_string(step - 1) +
                        " steps (--epochs " + std::to_string(o.epochs) + ")");
       --step;
       break;
     }
-    if (step == first_step) wt::set_comm_timeout_seconds(o.comm_timeout);  // training runs
-    sum.step_time_s += s->seconds;
-    sum.data_wait_s += s->data_wait;
-    if (sum.first_loss < 0) sum.first_loss = s->loss;
-    sum.final_loss = s->loss;
-    log_step(r, step, *s, tokens_per_step);
-    log_validation_loss(r, step);
-    if (const auto stop_line = checkpoint_and_stop(r, step)) {
-      wt::say(r.w, *stop_line);
+    if (next == AfterStep::Stop) {
+      write_trace(r);
       r.groups.world->barrier();
       return 0;
     }
   }
+  write_trace(r);
   wt::set_comm_timeout_seconds(o.comm_init_timeout);  // the last save
   if (r.ckpt) r.ckpt->wait();
   sum.wall_s = seconds_since(t_start);
@@ -351,7 +438,10 @@ int run(int argc, char** argv) {
   const wt::WorldLayout w = wt::world_from_env();
   wt::check_train_options(o, w.world, w.local_world);
   check_tensorboard_dir(o, w);
+  if (o.profile_last >= o.profile_first) wt::check_trace_dir(o.profile_dir);
+  wt::step_trace().set_window(o.profile_first, o.profile_last);
   wt::set_comm_timeout_seconds(o.comm_init_timeout);  // start-up, loads, the first step
+  wt::stall_watch().set_place(w.rank, wt::this_host());
   const wt::ComputeChoice compute{
       o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch, o.float8};
   const wt::CommGroups groups = wt::start_ranks(w, compute);
@@ -378,6 +468,8 @@ int run(int argc, char** argv) {
   }
   Run r{o, w, groups, model, units, opt, *train, val.get(), ckpt.get(), metrics, peak.flops_per_s};
   r.tensorboard = open_tensorboard(o, w, first_step);
+  r.stragglers = std::make_unique<wt::StragglerReport>(
+      *groups.world, model.device(), wt::this_host(), o.straggler_ratio, o.straggler_steps);
   return train_steps(r, first_step);
 }
 

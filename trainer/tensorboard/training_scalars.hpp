@@ -17,11 +17,9 @@ std::vector<Scalar> step_scalars(const StepMetrics& m);
 // A validation's mean loss ([val] val_loss): val/loss.
 std::vector<Scalar> validation_scalars(double val_loss);
 
-// Hook for the per-rank compute-time spread (issue 26, item 5), which the
-// trainer does not measure yet, so nothing calls this today: once it does,
-// these tags go into the same step's record:
-// straggler/compute_min_s, straggler/compute_median_s, straggler/compute_max_s,
-// straggler/slowest_rank.
+// The ranks' compute-time spread on a logged step (profile/straggler.hpp), in
+// the same step's record: straggler/compute_min_s, straggler/compute_median_s,
+// straggler/compute_max_s, straggler/slowest_rank.
 struct StragglerSpread {
   double min_s = 0;
   double median_s = 0;

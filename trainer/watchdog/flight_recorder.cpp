@@ -1,5 +1,7 @@
 #include "watchdog/flight_recorder.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 
@@ -33,6 +35,12 @@ std::string escaped(const std::string& s) {
 }
 
 }  // namespace
+
+std::string this_host() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "?";
+  return buf;
+}
 
 void set_collective_timeout(std::chrono::milliseconds t) { g_timeout_ms.store(t.count()); }
 std::chrono::milliseconds collective_timeout() {

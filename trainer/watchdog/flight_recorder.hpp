@@ -77,6 +77,9 @@ std::string flight_record_json(int rank, const std::string& host,
                                const std::vector<CollectiveRecord>& records,
                                std::uint64_t last_completed);
 
+// This machine's host name ("?" when it has none).
+std::string this_host();
+
 // Where a rank of the world runs: its host when known, else its node.
 struct RankPlace {
   int rank = 0;

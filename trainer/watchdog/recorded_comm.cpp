@@ -2,20 +2,18 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "profile/step_trace.hpp"
+#include "profile/straggler.hpp"
 #include "watchdog/flight_recorder.hpp"
 
 namespace wireup::train {
 namespace {
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
-}
 
 // A group: its name and the world rank of each of its ranks.
 struct GroupInfo {
@@ -47,9 +45,45 @@ struct GroupInfo {
   ::_exit(kExitPeerStalled);
 }
 
+// The calling thread's time inside one collective call: counted as time not
+// computing (profile/straggler.hpp) and, in a --profile_steps window, one
+// trace span named after the collective (its unit: the record's).
+class CollectiveTimer {
+ public:
+  CollectiveTimer(const CollectiveRecord& c, const char* span)
+      : span_(span),
+        unit_(c.unit),
+        t0_(std::chrono::steady_clock::now()),
+        trace_(step_trace().on()),
+        trace_t0_(trace_ ? StepTrace::now_us() : 0) {}
+  ~CollectiveTimer() {
+    add_collective_seconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());
+    if (trace_) step_trace().add(span_, unit_, trace_t0_, StepTrace::now_us() - trace_t0_);
+  }
+  CollectiveTimer(const CollectiveTimer&) = delete;
+  CollectiveTimer& operator=(const CollectiveTimer&) = delete;
+
+ private:
+  const char* span_;
+  int unit_;
+  std::chrono::steady_clock::time_point t0_;
+  bool trace_;
+  std::int64_t trace_t0_;
+};
+
+// The trace span of waiting for an issued collective ("all_gather wait");
+// issuing one, or a collective that only blocks, is its kind.
+const char* wait_span(const char* kind) {
+  if (std::strcmp(kind, "all_gather") == 0) return "all_gather wait";
+  if (std::strcmp(kind, "reduce_scatter") == 0) return "reduce_scatter wait";
+  return kind;
+}
+
 // Runs `wait` as collective `seq` of group `g`: completed, failed or stalled.
 template <typename F>
 void recorded_wait(const GroupInfo& g, std::uint64_t seq, const CollectiveRecord& c, F&& wait) {
+  const CollectiveTimer timer(c, wait_span(c.kind));
   try {
     wait();
   } catch (const PeerStalled& e) {
@@ -115,12 +149,14 @@ class RecordedComm final : public Comm {
     c.kind = kind;
     c.group = g_.name;
     c.bytes = bytes;
-    c.seq = flight_recorder().begin(kind, g_.name, bytes);
+    c.unit = UnitScope::current();
+    c.seq = flight_recorder().begin(kind, g_.name, bytes, c.unit);
     return c;
   }
   // Issuing may itself wait (shared memory runs the whole collective here).
   template <typename F>
   void recorded_issue(const CollectiveRecord& c, F&& issue) {
+    const CollectiveTimer timer(c, c.kind);
     try {
       issue();
     } catch (const PeerStalled& e) {
@@ -160,12 +196,12 @@ CommGroups started_groups(const WorldLayout& w, const char* kind,
     c.seq = seq;
     c.kind = kind;
     c.group = "world";
-    end_stalled(GroupInfo{"world", all, w, host_name()}, c, e);
+    end_stalled(GroupInfo{"world", all, w, this_host()}, c, e);
   }
 }
 
 CommGroups recorded_groups(const CommGroups& g, const WorldLayout& w, Sharding sharding) {
-  const std::string host = host_name();
+  const std::string host = this_host();
   std::vector<int> all(static_cast<std::size_t>(w.world));
   for (int r = 0; r < w.world; ++r) all[r] = r;
   CommGroups out;

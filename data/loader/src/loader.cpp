@@ -153,4 +153,8 @@ std::filesystem::path TokenLoader::tokenizer_path() const {
   return impl_->dir / impl_->manifest.tokenizer.file;
 }
 
+std::vector<std::string> TokenLoader::reads_in_progress() const {
+  return impl_->rows->reads_in_progress();
+}
+
 }  // namespace wireup::data

@@ -1,8 +1,11 @@
 #include "row_reader.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <thread>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -99,6 +102,54 @@ std::optional<std::size_t> first_id_at_least(const unsigned char* tokens, std::s
   return std::nullopt;
 }
 
+RowReader::RowReader(const ShardSet& set, std::uint64_t context, unsigned token_bytes)
+    : set_(set), context_(context), token_bytes_(token_bytes) {
+  const char* stall = std::getenv("WIREUP_TEST_STALL_SHARD");
+  if (stall == nullptr || *stall == '\0') return;
+  std::uint64_t first = 0;
+  for (const ShardFile& f : set.shards()) {
+    const std::uint64_t n = f.header().token_count;
+    if (f.path().filename() == stall) stall_lo_ = first, stall_hi_ = first + n;
+    first += n;
+  }
+}
+
+std::vector<std::string> RowReader::reads_in_progress() const {
+  std::vector<std::string> out;
+  for (const Slot& s : reading_)
+    if (const std::uint64_t t = s.token.load(std::memory_order_relaxed))
+      out.push_back(set_.locate(t - 1));
+  return out;
+}
+
+namespace {
+// A slot of `slots` for one read(), freed when it ends (also by an exception).
+template <class Slots>
+class ReadingSlot {
+ public:
+  explicit ReadingSlot(Slots& slots) {
+    for (auto& s : slots) {
+      std::uint64_t free = 0;
+      if (s.token.compare_exchange_strong(free, 1, std::memory_order_relaxed)) {
+        token_ = &s.token;
+        return;
+      }
+    }
+  }
+  ~ReadingSlot() {
+    if (token_ != nullptr) token_->store(0, std::memory_order_relaxed);
+  }
+  void set(std::uint64_t token) const {
+    if (token_ != nullptr) token_->store(token + 1, std::memory_order_relaxed);
+  }
+  ReadingSlot(const ReadingSlot&) = delete;
+  ReadingSlot& operator=(const ReadingSlot&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>* token_ = nullptr;
+};
+}  // namespace
+
 // Windows sit at random places, so each is a cold start for the hardware
 // prefetcher and the TLB. While row i is copied, row i + kReadAhead is
 // pulled into L2 line by line alongside it (copy_row): its DRAM reads and
@@ -113,6 +164,7 @@ void RowReader::read(const std::vector<std::uint64_t>& windows, const Ahead& ahe
   const std::uint64_t cols = context_ + 1, bytes = row_bytes();
   const std::size_t n = windows.size();
   if (n == 0) return;
+  const ReadingSlot<decltype(reading_)> slot(reading_);
   // Rows of the next step to read ahead, decided when the first is needed.
   std::optional<std::size_t> n_next;
   const auto source = [&](std::size_t i) -> const unsigned char* {
@@ -135,6 +187,11 @@ void RowReader::read(const std::vector<std::uint64_t>& windows, const Ahead& ahe
     const unsigned char* later = source(i + kReadAhead);
     ring[(i + kReadAhead) % kRing] = later;
     unsigned char* row = out + i * bytes;
+    const std::uint64_t first = windows[i] * context_;
+    slot.set(first);
+    if (first >= stall_lo_ && first < stall_hi_) {
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // WIREUP_TEST_STALL_SHARD
+    }
     if (src != nullptr) {
       copy_row(src, bytes, row, later);
     } else {

@@ -1,8 +1,10 @@
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "wireup/data/shard_set.hpp"
@@ -36,8 +38,7 @@ class RowReader {
   // Rows read ahead of the one being copied.
   static constexpr std::size_t kReadAhead = 3;
 
-  RowReader(const ShardSet& set, std::uint64_t context, unsigned token_bytes)
-      : set_(set), context_(context), token_bytes_(token_bytes) {}
+  RowReader(const ShardSet& set, std::uint64_t context, unsigned token_bytes);
 
   std::uint64_t row_bytes() const { return (context_ + 1) * token_bytes_; }
 
@@ -45,10 +46,28 @@ class RowReader {
   void read(const std::vector<std::uint64_t>& windows, const Ahead& ahead,
             unsigned char* out) const;
 
+  // The rows being read now, one per reading thread, as ShardSet::locate
+  // says where they are ("PATH at byte N"): for the report of a batch that
+  // does not come (a read stuck on the file system). Any thread; no I/O.
+  std::vector<std::string> reads_in_progress() const;
+
  private:
+  // Each read() holds a slot while it runs and stores in it the first token
+  // of the row it copies (plus one; 0: free): one relaxed store per row, to a
+  // line of its own.
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> token{0};
+  };
+  static constexpr std::size_t kSlots = 64;
+
   const ShardSet& set_;
   std::uint64_t context_;
   unsigned token_bytes_;
+  mutable std::array<Slot, kSlots> reading_;
+  // WIREUP_TEST_STALL_SHARD=NAME (tests only): a row that starts in that
+  // shard never arrives, as a read stuck on the file system (a local disk
+  // cannot hang a read); the shard's tokens [lo, hi).
+  std::uint64_t stall_lo_ = 0, stall_hi_ = 0;
 };
 
 }  // namespace wireup::data::detail

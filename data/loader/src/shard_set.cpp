@@ -109,6 +109,14 @@ std::size_t ShardSet::shard_of(std::uint64_t token) const {
   return static_cast<std::size_t>(it - starts_.begin()) - 1;
 }
 
+std::string ShardSet::locate(std::uint64_t token) const {
+  if (tokens() == 0) return "(an empty split)";
+  const auto s = shard_of(std::min(token, tokens() - 1));
+  const ShardFile& f = shards_[s];
+  return f.path().string() + " at byte " +
+         std::to_string(f.header().tokens_offset + (token - starts_[s]) * f.header().token_bytes);
+}
+
 std::string ShardSet::describe(std::uint64_t token) const {
   const auto s = shard_of(token);
   const std::uint64_t local = token - starts_[s];

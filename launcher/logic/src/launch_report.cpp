@@ -72,6 +72,25 @@ std::optional<ErrorFileReport> parse_error_file(std::string_view text) {
   return r;
 }
 
+namespace {
+// "  stalled:    ..." from the first stall line in `tail`, or nothing.
+std::string stall_line(const std::vector<std::string>& tail) {
+  constexpr std::string_view kPrefix = "wireup-train: ";
+  for (const auto& l : tail) {
+    const auto at = l.find(kPrefix);
+    if (at == std::string::npos) continue;
+    const std::string rest = l.substr(at + kPrefix.size());
+    for (const std::string_view kind : {"peer", "data", "checkpoint"}) {
+      const std::string lead = std::string(kind) + " stalled: ";
+      if (rest.compare(0, lead.size(), lead) != 0) continue;
+      // A peer's line keeps its old form; data and checkpoint say which.
+      return "  stalled:    " + (kind == "peer" ? rest.substr(lead.size()) : rest) + "\n";
+    }
+  }
+  return "";
+}
+}  // namespace
+
 std::string format_failure_summary(const FailureFacts& f) {
   std::string s = "wireup-launch: worker failed (root cause)\n";
   s += "  rank:       " + std::to_string(f.rank) + " (local rank " + std::to_string(f.local_rank) +
@@ -82,14 +101,10 @@ std::string format_failure_summary(const FailureFacts& f) {
          "), exit code " + std::to_string(launcher_exit_code(f.exit)) + "\n";
   else
     s += "  exit code:  " + std::to_string(f.exit.code) + "\n";
-  // wireup-train's line for a peer that stalled (exit 3): which collective,
-  // which ranks never arrived; the failed rank is the one that waited.
-  constexpr std::string_view kStalled = "wireup-train: peer stalled: ";
-  for (const auto& l : f.log_tail)
-    if (const auto at = l.find(kStalled); at != std::string::npos) {
-      s += "  stalled:    " + l.substr(at + kStalled.size()) + "\n";
-      break;
-    }
+  // wireup-train's line for a stall (exit 3): a peer (which collective, which
+  // ranks never arrived; the failed rank is the one that waited), or this
+  // rank's data or checkpoint file (which file).
+  s += stall_line(f.log_tail);
   s += "  attempt:    " + std::to_string(f.attempt) + "\n";
   if (f.error_file) {
     s += "  error:      " + f.error_file->message + "\n";

@@ -1,6 +1,7 @@
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 #include <csignal>
-#include <sys/wait.h>
 
 #include "wireup/launch_output.hpp"
 #include "wireup/launch_report.hpp"
@@ -71,8 +72,18 @@ TEST_CASE("the summary repeats wireup-train's stalled-rank line") {
   CHECK_THAT(format_failure_summary(f),
              Catch::Contains("  stalled:    rank 0 (host a) waited 5.0 s in all_reduce #9 (group "
                              "world, 8 bytes); not arrived: rank 1 (host b)\n"));
-  f.log_tail = {"fatal: x"};
-  CHECK_THAT(format_failure_summary(f), !Catch::Contains("stalled:"));
+  f.log_tail = {
+      "wireup-train: data stalled: rank 1 (host b) waited 3.0 s for the batch of step "
+      "7; reading /d/train-00001.bin at byte 4096"};
+  CHECK_THAT(format_failure_summary(f),
+             Catch::Contains("  stalled:    data stalled: rank 1 (host b) waited 3.0 s for the "
+                             "batch of step 7; reading /d/train-00001.bin at byte 4096\n"));
+  f.log_tail = {"wireup-train: checkpoint stalled: rank 0 (host a) waited 3.0 s writing /c/x.tmp"};
+  CHECK_THAT(format_failure_summary(f),
+             Catch::Contains("  stalled:    checkpoint stalled: rank 0 (host a) waited 3.0 s "
+                             "writing /c/x.tmp\n"));
+  f.log_tail = {"fatal: x", "wireup-train: something stalled: no"};
+  CHECK_THAT(format_failure_summary(f), !Catch::Contains("stalled:    "));
 }
 
 TEST_CASE("LineTail keeps the last lines and the partial one") {

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <regex>
 
 #include "config/metrics.hpp"
@@ -266,4 +267,56 @@ TEST_CASE("config and summary lines") {
   s.step_time_s = 0;  // no step ran: no rate, no share
   CHECK(format_summary_line(s).find("mean_tokens_per_s=0.0 ") != std::string::npos);
   CHECK(format_summary_line(s).find("data_wait_pct=0.000") != std::string::npos);
+}
+
+TEST_CASE("--profile_steps A:B and the straggler flags: good values kept, bad ones named") {
+  auto o = parse({"--synthetic_data", "--profile_steps", "3:5", "--straggler_ratio", "1.5",
+                  "--straggler_steps", "4", "--profile_dir", "/tmp/x"});
+  CHECK(o.profile_first == 3);
+  CHECK(o.profile_last == 5);
+  CHECK(o.straggler_ratio == 1.5);
+  CHECK(o.straggler_steps == 4);
+  CHECK(o.profile_dir == "/tmp/x");
+  CHECK_NOTHROW(check_train_options(o, 1, 1));
+  const auto d = parse({"--synthetic_data"});
+  CHECK(d.profile_last < d.profile_first);  // off
+  CHECK(d.straggler_ratio == 1.3);
+  CHECK(d.straggler_steps == 10);
+  CHECK(parse_profile_steps("7:7") == std::pair<std::int64_t, std::int64_t>{7, 7});
+  for (const char* bad : {"", "5", "5:", ":5", "0:3", "5:3", "a:b", "-1:3", "1:2:3", "3 :4",
+                          "1:99999999999999999999"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_profile_steps(bad),
+                      Catch::Contains("--profile_steps") && Catch::Contains("expected A:B"));
+  }
+  TrainOptions past = d;
+  past.max_steps = 10;
+  past.profile_first = 11;
+  past.profile_last = 12;
+  CHECK_THROWS_WITH(check_train_options(past, 1, 1), Catch::Contains("after --max_steps 10"));
+  for (const double ratio : {1.0, 0.5, -2.0, 1e9, std::nan("")}) {
+    TrainOptions t = d;
+    t.straggler_ratio = ratio;
+    CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--straggler_ratio"));
+  }
+  TrainOptions zero = d;
+  zero.straggler_steps = 0;
+  CHECK_THROWS_WITH(check_train_options(zero, 1, 1), Catch::Contains("--straggler_steps 0"));
+}
+
+TEST_CASE("the [train] line and JSONL carry the compute spread when it is measured") {
+  StepMetrics m;
+  m.step = 3;
+  m.max_steps = 10;
+  CHECK(format_step_line(m).find("slowest_rank") == std::string::npos);
+  m.slowest_rank = 2;
+  m.compute_min_s = 0.1;
+  m.compute_median_s = 0.2;
+  m.compute_max_s = 0.5;
+  CHECK_THAT(format_step_line(m),
+             Catch::EndsWith(" slowest_rank=2 compute_min_s=0.1000 compute_median_s=0.2000 "
+                             "compute_max_s=0.5000"));
+  CHECK_THAT(format_step_json(m),
+             Catch::EndsWith(",\"slowest_rank\":2,\"compute_min_s\":0.1,\"compute_median_s\":0.2,"
+                             "\"compute_max_s\":0.5}"));
 }

@@ -191,7 +191,10 @@ def expected_points(logs):
                 if m:
                     for pair in m.group(2).split():
                         key, text = pair.split("=", 1)
-                        expected[("train/" + key, int(m.group(1)))] = text
+                        # The ranks' compute spread goes under straggler/.
+                        group = "straggler/" if key == "slowest_rank" or key.startswith("compute_") \
+                            else "train/"
+                        expected[(group + key, int(m.group(1)))] = text
                 m = VAL.match(line.strip())
                 if m:
                     expected[("val/loss", int(m.group(1)))] = m.group(2)

@@ -42,8 +42,9 @@ struct FailureFacts {
   std::vector<std::string> log_tail;  // last lines of the worker's stderr (then stdout)
   std::string log_path;               // where the whole log is, if kept
 };
-// The summary; a "stalled:" line repeats wireup-train's "peer stalled" line
-// when the log tail has one (docs/reliability.md, "A stalled rank").
+// The summary; a "stalled:" line repeats wireup-train's "peer stalled",
+// "data stalled" or "checkpoint stalled" line when the log tail has one
+// (docs/reliability.md, "A stalled rank").
 std::string format_failure_summary(const FailureFacts& f);
 
 // Keeps the last `capacity` complete lines fed to it, and the pending partial one.

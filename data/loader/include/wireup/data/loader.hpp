@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "wireup/data/manifest.hpp"
@@ -119,6 +120,11 @@ class TokenLoader {
   const LoaderConfig& config() const;
   // The tokenizer copy next to the manifest (for decoding samples).
   std::filesystem::path tokenizer_path() const;
+
+  // The shard rows being read now, "PATH at byte N" each (one per reading
+  // thread): what a batch that does not come waits for. Safe from any
+  // thread while next() runs; no I/O.
+  std::vector<std::string> reads_in_progress() const;
 
  private:
   struct Impl;

@@ -51,6 +51,10 @@ class ShardSet {
   // shard from another tokenizer, or damaged before its checksum was taken.
   void check_ids(std::uint64_t first, std::uint64_t count, const unsigned char* raw) const;
 
+  // Where token `token` of the split is stored: "PATH at byte N" (no I/O:
+  // safe from another thread while a read of it is stuck).
+  std::string locate(std::uint64_t token) const;
+
   // Where tokens [first, first+count) lie in memory when they are in one
   // mapped shard (the common case: a window crosses into the next shard
   // once per shard), so the loader can copy them without per-token-range
