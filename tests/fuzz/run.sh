@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
 # Builds the parser fuzzer with clang + libFuzzer + ASan/UBSan and runs it for
 # a bounded time. Usage: run.sh SOURCE_DIR WORK_DIR [SECONDS]
-set -euo pipefail
+source "$(dirname "$0")/fuzz_lib.sh"
 src=$1 work=$2 secs=${3:-20}
-secs=${secs:-20}
-cxx=$(command -v clang++ || command -v clang++-14 || true)
-if [[ -z $cxx ]]; then
-  echo "clang++ not found: install clang and libclang-rt-14-dev" >&2
-  exit 1
-fi
+cxx=$(fuzz_cxx)
 mkdir -p "$work/corpus"
 bin=$work/fuzz_parsers
-"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+"$cxx" "${FUZZ_FLAGS[@]}" -fsanitize=fuzzer \
   -I"$src/common/include" -I"$src/spank-plugin/logic/include" "$src/tests/fuzz/fuzz_parsers.cpp" \
   "$src"/common/src/{text,nodelist,env_plan,rendezvous,slurm_conf_nodes}.cpp "$src"/spank-plugin/logic/{settings,plugstack_conf,ofi_nccl_install}.cpp \
   -o "$bin"
