@@ -36,3 +36,18 @@ train_all() {
   shift
   "$WIREUP_LAUNCH" --standalone --nproc-per-node="$n" -- "$WIREUP_TRAIN" "$@"
 }
+
+# start2 PORT OUT ARGS...: wireup-train as ranks 0 and 1 of one node in the
+# background (no launcher: a test may stop either), their pids in R0 and R1,
+# their output in OUT.0 and OUT.1.
+# shellcheck disable=SC2034  # R0 and R1 are the caller's
+start2() {
+  local p=$1 out=$2
+  shift 2
+  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
+    "$WIREUP_TRAIN" "$@" >"$out.0" 2>&1 &
+  R0=$!
+  RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
+    "$WIREUP_TRAIN" "$@" >"$out.1" 2>&1 &
+  R1=$!
+}

@@ -10,18 +10,6 @@ args=(--preset tiny --synthetic_data --num_threads 1 --train_batch_size 2 --chec
       --keep_checkpoints 2 --comm_timeout 5)
 port=${WIREUP_TEST_PORT:-34861}
 
-# start2 PORT OUT ARGS...: ranks 0 and 1 in the background, their pids in
-# R0 and R1, their output in OUT.0 and OUT.1.
-start2() {
-  local p=$1 out=$2
-  shift 2
-  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
-    "$WIREUP_TRAIN" "$@" >"$out.0" 2>&1 &
-  R0=$!
-  RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
-    "$WIREUP_TRAIN" "$@" >"$out.1" 2>&1 &
-  R1=$!
-}
 # wait_saved FILE STEP: until FILE says the checkpoint of STEP is saved (60 s):
 # a stop right after it lands in training steps, which wait --comm_timeout,
 # not in a save, which waits --comm_init_timeout.

@@ -13,19 +13,8 @@ args=(--preset small --synthetic_data --num_threads 1 --train_batch_size 1 --str
 port=${WIREUP_TEST_PORT:-34871}
 host=$(hostname)
 
-start2() {
-  local out=$1
-  shift
-  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    "$WIREUP_TRAIN" "$@" >"$out.0" 2>&1 &
-  R0=$!
-  RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    "$WIREUP_TRAIN" "$@" >"$out.1" 2>&1 &
-  R1=$!
-}
-
 # Unslowed: the spread is printed, no warning at the default 1.3 over 10 steps.
-start2 "$WORK/even" --preset tiny --synthetic_data --num_threads 1 --max_steps 12 \
+start2 $port "$WORK/even" --preset tiny --synthetic_data --num_threads 1 --max_steps 12 \
   --metrics_file "$WORK/even.jsonl"
 wait $R0 && wait $R1 || fail "unslowed run: $(tail -3 "$WORK/even.0")"
 grep -Eq '^\[train\] step=12/12 .* slowest_rank=[01] compute_min_s=[0-9.]+ compute_median_s=[0-9.]+ compute_max_s=[0-9.]+$' \
@@ -35,7 +24,7 @@ grep -Eq '^\[train\] step=12/12 .* slowest_rank=[01] compute_min_s=[0-9.]+ compu
   fail "a warning without a straggler: $(grep straggler "$WORK/even.0")"
 
 # Rank 1 slowed by SIGSTOP/SIGCONT.
-start2 "$WORK/slow" "${args[@]}" --max_steps 100000 --metrics_file "$WORK/slow.jsonl" \
+start2 $((port + 1)) "$WORK/slow" "${args[@]}" --max_steps 100000 --metrics_file "$WORK/slow.jsonl" \
   --tensorboard_dir "$WORK/tb"
 # Until rank 0 logged its first step (start-up, 60 s at most): stops during
 # start-up would only delay it.

@@ -8,6 +8,7 @@
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "profile/step_trace.hpp"
+#include "watchdog/flight_recorder.hpp"
 #include "watchdog/stall_watch.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
@@ -57,6 +58,9 @@ void Checkpointer::wait() {
 
 void Checkpointer::save(const CheckpointInfo& info) {
   const TraceSpan span("checkpoint_save");  // in a --profile_steps window
+  // Its collectives may wait on slow storage: --comm_init_timeout for them
+  // (the vote of every step before it is a training collective).
+  const CollectiveTimeoutScope storage(io_timeout());
   const auto t0 = std::chrono::steady_clock::now();
   wait();  // at most one save in flight
   auto snap = std::make_shared<Snapshot>();

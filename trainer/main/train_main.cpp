@@ -340,11 +340,8 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               r.train.source().position()};
   };
   const wt::TraceSpan span("checkpoint");
-  // A save's collectives may wait on slow storage: --comm_init_timeout for them.
-  wt::set_comm_timeout_seconds(r.o.comm_init_timeout);
-  auto stop_line = r.ckpt->end_of_step(step, g_stop_signal.load() != 0, info);
-  wt::set_comm_timeout_seconds(r.o.comm_timeout);
-  return stop_line;
+  // A save raises the collective timeout to --comm_init_timeout itself.
+  return r.ckpt->end_of_step(step, g_stop_signal.load() != 0, info);
 }
 
 // --profile_steps: this rank's trace, once its window has passed or the run

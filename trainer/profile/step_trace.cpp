@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
@@ -22,21 +23,9 @@ int thread_number() {
   return t_tid;
 }
 
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+// A JSON string, quoted and escaped (bytes that are not UTF-8 replaced).
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -92,7 +81,8 @@ std::string chrome_trace_json(int rank, const std::string& host,
   const std::string pid = std::to_string(rank);
   std::string out = "{\"traceEvents\":[\n";
   out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
-         ",\"tid\":0,\"args\":{\"name\":\"rank " + pid + " (host " + escaped(host) + ")\"}}";
+         ",\"tid\":0,\"args\":{\"name\":" + json_string("rank " + pid + " (host " + host + ")") +
+         "}}";
   int threads = 1;
   for (const auto& e : events) threads = std::max(threads, e.tid + 1);
   for (int t = 0; t < threads; ++t)
@@ -102,7 +92,7 @@ std::string chrome_trace_json(int rank, const std::string& host,
   for (const auto& e : events) {
     std::string name = e.name;
     if (e.unit >= 0) name += " unit " + std::to_string(e.unit);
-    out += ",\n{\"name\":\"" + escaped(name) + "\",\"ph\":\"X\",\"ts\":" + std::to_string(e.ts_us) +
+    out += ",\n{\"name\":" + json_string(name) + ",\"ph\":\"X\",\"ts\":" + std::to_string(e.ts_us) +
            ",\"dur\":" + std::to_string(e.dur_us) + ",\"pid\":" + pid +
            ",\"tid\":" + std::to_string(e.tid) + ",\"args\":{\"step\":" + std::to_string(e.step) +
            ",\"unit\":" + std::to_string(e.unit) + "}}";

@@ -23,6 +23,21 @@ inline constexpr int kExitPeerStalled = 3;
 void set_collective_timeout(std::chrono::milliseconds t);
 std::chrono::milliseconds collective_timeout();
 
+// `t` for the scope's lifetime, then the timeout before it (a checkpoint
+// save's collectives wait on storage: --comm_init_timeout).
+class CollectiveTimeoutScope {
+ public:
+  explicit CollectiveTimeoutScope(std::chrono::milliseconds t) : previous_(collective_timeout()) {
+    set_collective_timeout(t);
+  }
+  ~CollectiveTimeoutScope() { set_collective_timeout(previous_); }
+  CollectiveTimeoutScope(const CollectiveTimeoutScope&) = delete;
+  CollectiveTimeoutScope& operator=(const CollectiveTimeoutScope&) = delete;
+
+ private:
+  std::chrono::milliseconds previous_;
+};
+
 // A collective that ended because ranks of its group did not arrive in time.
 // `missing`: their ranks in the group; `detail`: what the backend saw.
 class PeerStalled : public std::runtime_error {
