@@ -25,10 +25,13 @@ pid_of_rank() {
   for _ in $(seq 1500); do
     for p in $(pgrep -f -- "$1" || true); do
       grep -qxz "RANK=$2" "/proc/$p/environ" 2>/dev/null &&
-        [[ $(readlink "/proc/$p/exe" 2>/dev/null) == "$(readlink -f "$WIREUP_TRAIN")" ]] &&
+        [[ /proc/$p/exe -ef $WIREUP_TRAIN ]] &&  # the same file (a chroot shows other paths)
         { echo "$p"; return 0; }
     done
     sleep 0.02
+  done
+  for p in $(pgrep -f -- "$1" || true); do  # what was there, for the failure message
+    echo "pid $p: exe $(readlink "/proc/$p/exe") $(grep -az '^RANK=' "/proc/$p/environ" | tr '\0' ' ')" >&2
   done
   return 1
 }
@@ -47,7 +50,7 @@ timeout 300 srun -N2 --ntasks-per-node=1 --wireup --kill-on-bad-exit=1 "$WIREUP_
   "${args[@]}" --checkpoint_dir "$ck" >"$WORK/srun.out" 2>&1 &
 job=$!
 wait_for "$WORK/srun.out" '^\[checkpoint\] step=20 saved' || fail "srun: no checkpoint of step 20"
-r1=$(pid_of_rank "$ck" 1) || fail "srun: rank 1's process not found"
+r1=$(pid_of_rank "$ck" 1) || { fail "srun: rank 1's process not found"; finish; }
 kill -STOP "$r1"
 t0=$SECONDS
 set +e; wait $job; rc=$?; set -e
@@ -87,7 +90,7 @@ timeout 120 srun -N2 --ntasks-per-node=1 --wireup --kill-on-bad-exit=1 "$WIREUP_
   "${args[@]}" --stop_after_step 400 --checkpoint_dir "$ck2" >"$WORK/pause.out" 2>&1 &
 job=$!
 wait_for "$WORK/pause.out" '^\[checkpoint\] step=20 saved' || fail "pause: no checkpoint of step 20"
-r1=$(pid_of_rank "$ck2" 1) || fail "pause: rank 1's process not found"
+r1=$(pid_of_rank "$ck2" 1) || { fail "pause: rank 1's process not found"; finish; }
 kill -STOP "$r1"; sleep 2; kill -CONT "$r1"
 set +e; wait $job; rc=$?; set -e
 ((rc == 0)) && pass "srun --wireup: a rank stopped 2 s and continued, the run finishes" ||
@@ -99,7 +102,7 @@ timeout 300 srun -N2 --ntasks-per-node=1 --mpi=pmix "$WIREUP_LAUNCH" --nproc-per
   "$WIREUP_TRAIN" "${args[@]}" --checkpoint_dir "$ck3" >"$WORK/launch.out" 2>&1 &
 job=$!
 wait_for "$WORK/launch.out" '\[checkpoint\] step=20 saved' || fail "launch: no checkpoint of step 20"
-r3=$(pid_of_rank "$ck3" 3) || fail "launch: rank 3's process not found"
+r3=$(pid_of_rank "$ck3" 3) || { fail "launch: rank 3's process not found"; finish; }
 kill -STOP "$r3"
 t0=$SECONDS
 set +e; wait $job; rc=$?; set -e
