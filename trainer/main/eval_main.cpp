@@ -103,6 +103,13 @@ EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelC
                      d.manifest_file.string() + " (" +
                      std::to_string(d.manifest.tokenizer.vocab_size) +
                      " tokens): the data was tokenized for another model");
+  // eval's windows are the token stream's stride windows, positions from 0,
+  // every target counted: right for raw text only.
+  if (d.manifest.chat)
+    throw InputError(d.manifest_file.string() +
+                     " is a chat data set (wireup-prep --chat-template): wireup-train eval "
+                     "evaluates raw-text data sets; the masked loss of a chat set is "
+                     "wireup-train's [val] line (--validation_freq, --validation_batches)");
   const wd::SplitEntry& split = o.split == "train" ? d.manifest.train : d.manifest.validation;
   const std::string what = d.manifest_file.string() + " (" + o.split + " split)";
   if (split.shards.empty())
