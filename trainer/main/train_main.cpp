@@ -217,16 +217,14 @@ void to_tensorboard(Run& r, std::int64_t step, const std::vector<tb::Scalar>& va
   }
 }
 
-double world_mean(wt::Comm& world, double v, at::Device device) {
-  at::Tensor t = wt::scalar_tensor(v, device);
-  world.all_reduce_sum(t);
-  return t.item<double>() / world.size();
-}
-
 double world_sum(wt::Comm& world, double v, at::Device device) {
   at::Tensor t = wt::scalar_tensor(v, device);
   world.all_reduce_sum(t);
   return t.item<double>();
+}
+
+double world_mean(wt::Comm& world, double v, at::Device device) {
+  return world_sum(world, v, device) / world.size();
 }
 
 // Raw text: the ranks' mean of their batches' mean losses. Chat: the mean
@@ -269,7 +267,29 @@ struct StepResult {
   double compute = 0;    // seconds less data_wait and the time waiting in collectives
 };
 
-// One optimizer step: every micro-batch read, then forward and backward, the
+// The step's micro-batches, read before any forward (a chat set's loss needs
+// the step's trained-target count); nullopt when the data ran out first.
+std::optional<std::vector<wt::ModelBatch>> read_step_batches(Run& r, std::int64_t step,
+                                                             double& data_wait) {
+  std::vector<wt::ModelBatch> micro;
+  for (std::int64_t m = 0; m < r.o.grad_accum; ++m) {
+    const auto d0 = Clock::now();
+    std::optional<wt::ModelBatch> b;
+    {
+      const wt::TraceSpan span("data_wait");
+      // A read stuck on the file system ends the rank as a stalled peer does.
+      const wt::StallDeadline deadline("data", wt::collective_timeout(),
+                                       [&r, step] { return awaited_batch(r, step); });
+      b = r.train.next();
+    }
+    data_wait += seconds_since(d0);
+    if (!b) return std::nullopt;
+    micro.push_back(std::move(*b));
+  }
+  return micro;
+}
+
+// One optimizer step: the micro-batches read, then forward and backward, the
 // gradient norm and clipping, the update, the loss averaged over the world.
 // Chat data: the step's trained targets are counted on the host from the
 // masks and summed over the world first, so every micro-batch's loss is its
@@ -280,21 +300,9 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
   const auto t0 = Clock::now();
   const double in_collectives = wt::collective_seconds();
   StepResult s;
-  std::vector<wt::ModelBatch> micro;
-  for (std::int64_t m = 0; m < o.grad_accum; ++m) {
-    const auto d0 = Clock::now();
-    std::optional<wt::ModelBatch> b;
-    {
-      const wt::TraceSpan span("data_wait");
-      // A read stuck on the file system ends the rank as a stalled peer does.
-      const wt::StallDeadline deadline("data", wt::collective_timeout(),
-                                       [&r, step] { return awaited_batch(r, step); });
-      b = r.train.next();
-    }
-    s.data_wait += seconds_since(d0);
-    if (!b) return std::nullopt;
-    micro.push_back(std::move(*b));
-  }
+  const auto batches = read_step_batches(r, step, s.data_wait);
+  if (!batches) return std::nullopt;
+  const std::vector<wt::ModelBatch>& micro = *batches;
   const bool masked = micro.front().masked();
   wt::LossScaling scaling = wt::raw_text_scaling(o.grad_accum, r.w.world);
   if (masked) {

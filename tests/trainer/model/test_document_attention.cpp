@@ -6,9 +6,12 @@
 // other conversation's logits bit-identical; the masked head loss is the
 // sum of the trained targets' cross-entropy over the divisor.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "config/model_config.hpp"
@@ -136,7 +139,7 @@ TEST_CASE("document masking: a packed row computes each conversation as if alone
 
 TEST_CASE("document masking: changing one conversation leaves the others' logits bit-identical") {
   Stack s(at::kFloat);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   auto gen = at::detail::createCPUGenerator(6);
   const at::Tensor a = at::randint(97, {2, 100}, gen, at::kLong);
   at::Tensor b = a.clone();
