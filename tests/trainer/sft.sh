@@ -10,7 +10,7 @@
 #   its trained targets, whatever the split); the [train] lines and the JSONL
 #   carry trained_tokens, the same at every split;
 # - full and hybrid sharding, activation checkpointing agree;
-# - wireup-train eval refuses a chat data set by name.
+# - wireup-train eval gives the same masked loss (HF reference, world 1 = 2).
 source "$(dirname "$0")/hf/lib.sh"
 need_torch
 hf() { "$TORCH_PY" "$HERE/hf_llama.py" "$@"; }
@@ -80,11 +80,24 @@ steps=6 run_same "world 1, accumulation 4x1" 1 --train_batch_size 1 --grad_accum
 run_same "world 4 hybrid" 4 --train_batch_size 1 --sharding_strategy hybrid
 run_same "world 2, activation checkpointing" 2 --train_batch_size 2 --activation_checkpointing 1
 
-# eval reads stride windows of raw text: a chat set is refused, by name.
-if out=$("$WIREUP_TRAIN" eval --init_from_hf "$WORK/U" --data "$data" --split train \
-  --max_context_width 16 --eval_batches 2 2>&1); then
-  fail "eval accepted a chat data set: $out"
+# wireup-train eval on a chat set: its packed windows, document-masked, the
+# mean over the trained targets: the HF reference over every window, and the
+# same figure at world 2; a count of windows that does not divide is refused.
+jloss() { sed -n 's/.*"loss":\([^,}]*\).*/\1/p' "$1"; }
+ev() { "$WIREUP_TRAIN" eval --data "$data" --split train --max_context_width 64 "$@"; }
+ev --init_from_hf "$WORK/T" --eval_batches "$windows" --eval_batch_size "$windows" \
+  --metrics_file "$WORK/ev.json" >/dev/null
+close "eval, tied + rope-scaled: masked loss = HF per conversation" \
+  "$(jloss "$WORK/ev.json")" "$ref_t" $tol
+contains "eval counts the trained targets" "$(cat "$WORK/ev.json")" "\"tokens\":$trained_t"
+ev --init_from_hf "$WORK/U" --eval_batches 24 --eval_batch_size 12 --metrics_file "$WORK/e1.json" >/dev/null
+"$WIREUP_LAUNCH" --standalone --nproc-per-node=2 --no-prefix --local-ranks-filter=0 -- \
+  "$WIREUP_TRAIN" eval --data "$data" --split train --max_context_width 64 --init_from_hf "$WORK/U" \
+  --eval_batches 24 --eval_batch_size 6 --metrics_file "$WORK/e2.json" >/dev/null
+close "eval on 24 windows: world 2 = world 1" "$(jloss "$WORK/e2.json")" "$(jloss "$WORK/e1.json")" 1e-6
+if out=$(ev --init_from_hf "$WORK/U" --eval_batches 5 --eval_batch_size 2 2>&1); then
+  fail "eval accepted 5 windows in passes of 2: $out"
 else
-  contains "eval refuses a chat data set" "$out" "is a chat data set"
+  contains "eval: windows not a multiple of the pass refused" "$out" "must be a multiple of"
 fi
 finish

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "wireup/data/batch_source.hpp"
 
@@ -17,6 +18,8 @@ at::Tensor stored_tokens_to_long(const void* data, std::int64_t rows, std::int64
 
 // One micro-batch as the model takes it, on the host.
 struct ModelBatch {
+  ModelBatch() = default;
+  explicit ModelBatch(at::Tensor ids) : tokens(std::move(ids)) {}
   at::Tensor tokens;  // [B, T+1] int64 ids
   // Packed chat rows only (undefined otherwise; document_layout.hpp):
   at::Tensor trained;    // [n] int64: flat indices i*T + j of the targets in the loss
