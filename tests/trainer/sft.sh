@@ -47,6 +47,12 @@ train 1 "${l3[@]}" "${frozen[@]}" --init_from_hf "$WORK/T" --metrics_file "$WORK
 far_apart "--document_masking 0 (attention across conversations) is far from it" \
   "--document_masking 0 changed nothing" "$ref_t" "$(metric "$WORK/n.jsonl" train 1 loss)"
 
+if out=$(train 1 --preset tiny --dataset "$data" --max_steps 1 --document_masking 2 2>&1); then
+  fail "--document_masking 2 accepted"
+else
+  contains "--document_masking 2 refused by name" "$out" "--document_masking"
+fi
+
 # The same global batch of 4 windows, split over ranks and micro-steps.
 common=(--preset tiny --dataset "$data" --max_steps 8 --num_threads 1 --lr 1e-3 --warmup_steps 2
         --epochs 0 --validation_freq 4 --validation_batches 2 --val_batch_size 1)
