@@ -2,9 +2,12 @@
 """Writes a wireup-tokens data set (docs/data-format.md) of random tokens, for tests.
 
   token_data.py OUT --vocab V [--train N,N,...] [--validation N,...] [--seed S] [--bad_token I]
+                [--chat MAX]
 
 Each number is one shard's token count; a shard holds documents of 1 to 40
-tokens. An empty list leaves that split without shards. The manifest lists a
+tokens. --chat MAX: a chat data set instead (manifest and shards version 2):
+each document is a conversation of 2 to MAX tokens whose loss mask alternates
+untrained and trained turns of 1 to 6 tokens, the first token untrained. An empty list leaves that split without shards. The manifest lists a
 placeholder tokenizer file (the trainer never opens it). --bad_token I writes id V (one past
 the vocabulary) at position I of the first validation shard, with checksums that match.
 """
@@ -16,36 +19,62 @@ import random
 import struct
 
 
-def write_shard(path, tokens, doc_starts, vocab, width):
+def write_shard(path, tokens, doc_starts, vocab, width, mask=None):
     count, docs = len(tokens), len(doc_starts)
     index_offset = (4096 + count * width + 7) // 8 * 8
-    header = b"WUTOKENS" + struct.pack("<IIIIII", 1, width, vocab, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    version = 1 if mask is None else 2
+    header = b"WUTOKENS" + struct.pack("<IIIIII", version, width, vocab, 0xFFFFFFFF, 0xFFFFFFFF, 0)
     header += struct.pack("<QQQQ", count, docs, 4096, index_offset)
+    bits = b""
+    if mask is not None:
+        header += struct.pack("<QQ", index_offset + (docs + 1) * 8, sum(mask))
+        packed = bytearray((count + 7) // 8)
+        for i, m in enumerate(mask):
+            packed[i // 8] |= m << (i % 8)
+        bits = bytes(packed)
     header += b"\0" * (4096 - len(header))
     body = struct.pack("<%d%s" % (count, "H" if width == 2 else "I"), *tokens)
     pad = b"\0" * (index_offset - 4096 - len(body))
     index = struct.pack("<%dQ" % (docs + 1), *(doc_starts + [count]))
-    blob = header + body + pad + index
+    blob = header + body + pad + index + bits
     with open(path, "wb") as f:
         f.write(blob)
-    return {"file": os.path.basename(path), "bytes": len(blob), "tokens": count,
-            "documents": docs, "sha256": hashlib.sha256(blob).hexdigest()}
+    entry = {"file": os.path.basename(path), "bytes": len(blob), "tokens": count,
+             "documents": docs, "sha256": hashlib.sha256(blob).hexdigest()}
+    if mask is not None:
+        entry["trained_tokens"] = sum(mask)
+    return entry
 
 
-def write_split(out, name, sizes, vocab, width, rng, bad_token=None):
+def conversation_mask(n, rng):
+    """Untrained and trained turns of 1 to 6 tokens, the first token untrained."""
+    mask, trained = [0], 0
+    while len(mask) < n:
+        mask += [trained] * min(rng.randint(1, 6), n - len(mask))
+        trained ^= 1
+    return mask
+
+
+def write_split(out, name, sizes, vocab, width, rng, bad_token=None, chat=0):
     shards = []
     for i, n in enumerate(sizes):
         tokens = [rng.randrange(vocab) for _ in range(n)]
         if bad_token is not None and i == 0:
             tokens[bad_token] = vocab
-        starts, at = [], 0
+        starts, at, mask = [], 0, None if not chat else []
         while at < n:
             starts.append(at)
-            at += rng.randint(1, 40)
+            length = min(rng.randint(2, chat) if chat else rng.randint(1, 40), n - at)
+            if chat:
+                mask += conversation_mask(length, rng)
+            at += length
         shards.append(write_shard(os.path.join(out, "%s-%05d.bin" % (name, i)), tokens, starts,
-                                  vocab, width))
-    return {"tokens": sum(s["tokens"] for s in shards),
-            "documents": sum(s["documents"] for s in shards), "shards": shards}
+                                  vocab, width, mask))
+    split = {"tokens": sum(s["tokens"] for s in shards),
+             "documents": sum(s["documents"] for s in shards), "shards": shards}
+    if chat:
+        split["trained_tokens"] = sum(s["trained_tokens"] for s in shards)
+    return split
 
 
 def main():
@@ -56,6 +85,7 @@ def main():
     ap.add_argument("--validation", default="")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bad_token", type=int)
+    ap.add_argument("--chat", type=int, default=0)
     a = ap.parse_args()
     sizes = lambda s: [int(x) for x in s.split(",") if x]
     os.makedirs(a.out, exist_ok=True)
@@ -72,11 +102,20 @@ def main():
                       "vocab_size": a.vocab, "bos_id": -1, "eos_id": -1},
         "documents": {"add_bos": False, "add_eos": False},
         "split": {"validation_fraction": 0.5, "seed": a.seed},
-        "splits": {"train": write_split(a.out, "train", sizes(a.train), a.vocab, width, rng),
+        "splits": {"train": write_split(a.out, "train", sizes(a.train), a.vocab, width, rng,
+                                        chat=a.chat),
                    "validation": write_split(a.out, "validation", sizes(a.validation), a.vocab,
-                                             width, rng, a.bad_token)},
+                                             width, rng, a.bad_token, chat=a.chat)},
         "inputs": [],
     }
+    if a.chat:
+        sp = manifest["splits"]
+        manifest["version"] = 2
+        manifest["chat"] = {
+            "template": "llama3", "date_string": "", "train_on": "assistant", "skipped_rows": 0,
+            "conversations": sp["train"]["documents"] + sp["validation"]["documents"],
+            "tokens": sp["train"]["tokens"] + sp["validation"]["tokens"],
+            "trained_tokens": sp["train"]["trained_tokens"] + sp["validation"]["trained_tokens"]}
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
 

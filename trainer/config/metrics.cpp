@@ -14,6 +14,7 @@ std::string format_step_line(const StepMetrics& m) {
                 static_cast<long long>(m.step), static_cast<long long>(m.max_steps), m.loss, m.lr,
                 m.grad_norm, m.tokens_per_s, m.mfu, m.step_time_s, m.peak_mem_mib, m.data_wait_s);
   std::string line = buf;
+  if (m.trained_tokens >= 0) line += " trained_tokens=" + std::to_string(m.trained_tokens);
   if (m.slowest_rank >= 0) {
     std::snprintf(buf, sizeof buf,
                   " slowest_rank=%d compute_min_s=%.4f compute_median_s=%.4f compute_max_s=%.4f",
@@ -32,6 +33,10 @@ std::string format_step_json(const StepMetrics& m) {
                 static_cast<long long>(m.step), m.loss, m.lr, m.grad_norm, m.tokens_per_s, m.mfu,
                 m.step_time_s, m.peak_mem_mib, m.data_wait_s);
   std::string json = buf;
+  if (m.trained_tokens >= 0) {
+    json.pop_back();  // the closing brace
+    json += ",\"trained_tokens\":" + std::to_string(m.trained_tokens) + "}";
+  }
   if (m.slowest_rank >= 0) {
     json.pop_back();  // the closing brace
     std::snprintf(buf, sizeof buf,

@@ -21,6 +21,9 @@ struct StepMetrics {
   // waiting in collectives: profile/straggler.hpp); slowest_rank -1: not measured.
   double compute_min_s = 0, compute_median_s = 0, compute_max_s = 0;
   int slowest_rank = -1;
+  // Chat data sets: the step's targets in the loss, all ranks and micro-steps
+  // (-1: every target, not printed).
+  std::int64_t trained_tokens = -1;
 };
 
 // One stable line, key=value, for humans and for SageMaker metric regexes

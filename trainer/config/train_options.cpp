@@ -47,6 +47,7 @@ struct RawFlags {
   std::string rope_scaling;  // not empty: overrides the preset's
   int tie = -1;              // 0 or 1: overrides the preset's
   int bf16 = 0, activation_checkpointing = 0, prefetch = 1, async_checkpointing = 0;
+  int document_masking = 1;
   std::string sharding = "full";
   std::string float8 = "off";
   std::string profile_steps;  // A:B
@@ -125,6 +126,10 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");
   app.add_option("--data_readahead", o.data_readahead,
                  "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
+  app.add_option("--document_masking", f.document_masking,
+                 "1: packed conversations (chat data sets) attend within themselves, positions "
+                 "from 0 each; 0: across the row")
+      ->check(CLI::IsMember({0, 1}));
   app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
@@ -204,6 +209,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.float8 = parse_float8_recipe(f.float8);
   o.activation_checkpointing = f.activation_checkpointing != 0;
   o.prefetch = f.prefetch != 0;
+  o.document_masking = f.document_masking != 0;
   o.async_checkpointing = f.async_checkpointing != 0;
   if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
   o.sharding = parse_sharding(f.sharding);

@@ -31,7 +31,7 @@ struct TrainOptions {
   double grad_clip = 1.0;  // 0: off
   bool bf16 = false;
   Float8Recipe float8 = Float8Recipe::Off;  // --float8: the blocks' GEMMs in float8 (GPU, bf16)
-  std::string device = "cpu";  // cpu (Gloo) or cuda (NCCL, CUDA LibTorch builds)
+  std::string device = "cpu";               // cpu (Gloo) or cuda (NCCL, CUDA LibTorch builds)
   bool activation_checkpointing = false;
   Sharding sharding = Sharding::Full;
   bool prefetch = true;  // gather the next unit while this one computes
@@ -48,8 +48,11 @@ struct TrainOptions {
   bool start_fresh_if_unloadable = false;  // auto resume: step 1 when no checkpoint loads
   std::string init_from_hf;                // Hugging Face Llama dir: initial weights (fine-tuning)
 
-  std::string dataset;              // manifest.json (or its directory) from wireup-prep
-  bool synthetic_data = false;      // deterministic random tokens, for tests and benchmarks
+  std::string dataset;          // manifest.json (or its directory) from wireup-prep
+  bool synthetic_data = false;  // deterministic random tokens, for tests and benchmarks
+  // Chat data sets (packed conversations): each token attends only to its
+  // own conversation and its RoPE position counts from the conversation's start.
+  bool document_masking = true;
   std::int64_t data_readahead = 0;  // steps of shard data the kernel is asked to fetch ahead
   std::uint64_t seed = 1234;
   std::int64_t threads = 0;     // 0: leave LibTorch's default

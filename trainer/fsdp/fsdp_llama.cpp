@@ -154,7 +154,13 @@ std::int64_t FsdpLlama::state_bytes() const {
   return n * 4 * 4;  // fp32 master, gradient, exp_avg, exp_avg_sq
 }
 
-double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad_scale) {
+double FsdpLlama::step(const at::Tensor& tokens, bool backward, double grad_scale) {
+  return step(ModelBatch{tokens}, backward, grad_scale);
+}
+
+double FsdpLlama::step(const ModelBatch& batch, bool backward, double grad_scale,
+                       double loss_divisor) {
+  const at::Tensor& host_tokens = batch.tokens;
   // Ids index the embedding and pick the logits: check them here, on the host
   // (on a GPU a check there would stall the step on a device-to-host copy).
   const auto [lo, hi] = at::aminmax(host_tokens);
@@ -164,6 +170,13 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
   const auto T = tokens.size(1) - 1;
   at::Tensor inputs = tokens.narrow(1, 0, T);
   at::Tensor targets = tokens.narrow(1, 1, T);
+  const at::Tensor trained =
+      batch.masked() ? batch.trained.to(opt_.device) : at::Tensor();  // undefined: every target
+  const llama::Documents docs =
+      batch.segments.defined()
+          ? llama::make_documents(batch.positions.to(opt_.device), batch.segments.to(opt_.device),
+                                  opt_.compute_dtype)
+          : llama::Documents();
   const std::size_t n = units_.size();
   std::vector<UnitRun> runs(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -183,12 +196,13 @@ double FsdpLlama::step(const at::Tensor& host_tokens, bool backward, double grad
         return llama::embed(p, x);
       };
     } else if (i + 1 < n) {
-      r.compute = [this](const std::vector<at::Tensor>& p, const at::Tensor& x) {
-        return llama::block(p, x, rope_, cfg_, opt_.float8);
+      r.compute = [this, docs](const std::vector<at::Tensor>& p, const at::Tensor& x) {
+        return llama::block(p, x, rope_, cfg_, opt_.float8, docs);
       };
     } else {
-      r.compute = [this, targets](const std::vector<at::Tensor>& p, const at::Tensor& x) {
-        return llama::head_loss(p, x, targets, cfg_);
+      r.compute = [this, targets, trained, loss_divisor](const std::vector<at::Tensor>& p,
+                                                         const at::Tensor& x) {
+        return llama::head_loss(p, x, targets, cfg_, trained, loss_divisor);
       };
     }
   }

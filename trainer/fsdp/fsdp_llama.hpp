@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fsdp/flat_unit.hpp"
+#include "model/batch_tokens.hpp"
 #include "model/llama_model.hpp"
 
 namespace wireup::train {
@@ -14,7 +15,7 @@ struct FsdpOptions {
   bool prefetch = true;                       // gather unit i+1 (i-1 in backward) while i computes
   at::ScalarType compute_dtype = at::kFloat;  // bf16 on GPU
   at::Device device = at::kCPU;
-  Float8Recipe float8 = Float8Recipe::Off;    // the blocks' projections in float8 (GPU)
+  Float8Recipe float8 = Float8Recipe::Off;  // the blocks' projections in float8 (GPU)
 };
 
 // A Llama as FSDP units: [embedding] [block 0] ... [block L-1] [norm + output].
@@ -33,6 +34,10 @@ class FsdpLlama {
   // Mean loss of one micro-batch (tokens [B, T+1]); with `backward`, the
   // gradient of loss*grad_scale is added to every unit's grad().
   double step(const at::Tensor& tokens, bool backward, double grad_scale);
+  // The same for a micro-batch that may be packed: a masked one's loss is
+  // the sum of its trained targets' cross-entropy over `loss_divisor` (> 0),
+  // its positions and attention per conversation where it has segments.
+  double step(const ModelBatch& batch, bool backward, double grad_scale, double loss_divisor = 0);
 
   std::vector<std::unique_ptr<FlatUnit>>& units() { return units_; }
   const ModelConfig& config() const { return cfg_; }

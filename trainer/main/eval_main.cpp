@@ -4,10 +4,13 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/checkpoint_files.hpp"
@@ -21,6 +24,7 @@
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "optim/sharded_adamw.hpp"
+#include "wireup/data/loader.hpp"
 #include "wireup/data/manifest.hpp"
 #include "wireup/data/shard_set.hpp"
 #include "wireup/error.hpp"
@@ -90,7 +94,59 @@ struct EvalData {
   wd::Manifest manifest;
   EvalPlan plan;
   std::unique_ptr<wd::ShardSet> set;
+  std::unique_ptr<wd::TokenLoader> chat;  // a chat data set: its packed windows instead
+  std::uint64_t chat_passes = 0;          // per rank
 };
+
+// A chat data set: the first N of the split's packed windows (whole
+// conversations, data-format.md), in plan order, eval_batch_size rows a pass,
+// dealt to the ranks as the loader deals them (window s*B*W + r + j*W of pass
+// s to rank r); N must be a multiple of batch x world.
+void open_chat_windows(EvalData& d, const EvalOptions& o, const WorldLayout& w,
+                       const std::string& what) {
+  wd::LoaderConfig c;
+  c.manifest = d.manifest_file;
+  c.split = o.split == "train" ? wd::Split::Train : wd::Split::Validation;
+  c.context = static_cast<std::uint64_t>(o.context);
+  c.batch_size = static_cast<std::uint64_t>(o.eval_batch_size);
+  c.rank = static_cast<std::uint64_t>(w.rank);
+  c.world_size = static_cast<std::uint64_t>(w.world);
+  c.shuffle = false;
+  const std::uint64_t per_pass = c.batch_size * c.world_size;
+  const auto n = static_cast<std::uint64_t>(o.eval_batches);
+  if (n % per_pass != 0)
+    throw InputError(what + " is a chat data set: --eval_batches " + std::to_string(n) +
+                     " (packed windows) must be a multiple of --eval_batch_size x world size (" +
+                     std::to_string(per_pass) + ")");
+  d.chat_passes = n / per_pass;
+  c.max_steps = d.chat_passes;
+  d.chat = std::make_unique<wd::TokenLoader>(c);
+  if (d.chat->windows() < n)
+    throw InputError(what + ": " + std::to_string(d.chat->windows()) + " packed windows of " +
+                     std::to_string(o.context + 1) + " tokens, fewer than --eval_batches " +
+                     std::to_string(n));
+}
+
+// The chat windows' loss: every rank's sum of its trained targets'
+// cross-entropy (document masking: positions and attention per
+// conversation), all-reduced with the count; the mean and the count.
+std::pair<double, std::uint64_t> chat_loss(FsdpLlama& model, wd::TokenLoader& loader,
+                                           const CommGroups& groups) {
+  double sum = 0, trained = 0;
+  wd::Batch b;
+  while (loader.next(b)) {
+    ModelBatch mb{stored_tokens_to_long(b.data(), static_cast<std::int64_t>(b.rows),
+                                        static_cast<std::int64_t>(b.cols), b.token_bytes)};
+    add_document_layout(mb, b, true);
+    sum += model.step(mb, false, 0.0, 1.0);  // divisor 1: the sum
+    trained += static_cast<double>(mb.trained_count());
+  }
+  at::Tensor t = at::tensor(std::vector<double>{sum, trained}, at::kDouble).to(model.device());
+  groups.world->all_reduce_sum(t);
+  t = t.cpu();
+  const double count = t[1].item<double>();
+  return {t[0].item<double>() / std::max(count, 1.0), static_cast<std::uint64_t>(count)};
+}
 
 EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelConfig& m,
                         const Weights& weights) {
@@ -109,6 +165,10 @@ EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelC
     throw InputError(what + ": the split is empty (no shards); evaluate on --split " +
                      std::string(o.split == "train" ? "validation" : "train") +
                      " or prepare the data with a validation fraction");
+  if (d.manifest.chat) {
+    open_chat_windows(d, o, w, what);
+    return d;
+  }
   d.plan = plan_eval(split.tokens(), static_cast<std::uint64_t>(o.context),
                      static_cast<std::uint64_t>(o.eval_batches),
                      static_cast<std::uint64_t>(o.eval_batch_size),
@@ -187,12 +247,16 @@ int run_eval(int argc, char** argv) {
   load_weights(model, weights, groups, w);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<double> sums = chunk_loss_sums(model, data, groups, w);
   EvalResult r;
-  r.loss = mean_eval_loss(data.plan, sums);
-  r.tokens = data.plan.targets();
-  r.windows = data.plan.windows;
-  r.context = data.plan.context;
+  if (data.chat) {
+    std::tie(r.loss, r.tokens) = chat_loss(model, *data.chat, groups);
+    r.windows = static_cast<std::uint64_t>(o.eval_batches);
+  } else {
+    r.loss = mean_eval_loss(data.plan, chunk_loss_sums(model, data, groups, w));
+    r.tokens = data.plan.targets();
+    r.windows = data.plan.windows;
+  }
+  r.context = static_cast<std::uint64_t>(o.context);
   r.split = o.split;
   r.data = data.manifest_file.string();
   r.weights = weights.describe();
@@ -200,7 +264,9 @@ int run_eval(int argc, char** argv) {
   if (w.rank == 0) {
     std::fprintf(stderr, "wireup-train: eval took %.3f s (world %d, %llu passes per rank)\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                 w.world, static_cast<unsigned long long>(data.plan.forwards_per_rank()));
+                 w.world,
+                 static_cast<unsigned long long>(data.chat ? data.chat_passes
+                                                           : data.plan.forwards_per_rank()));
     if (!o.metrics_file.empty()) io::write_atomically(o.metrics_file, format_eval_json(r));
   }
   groups.world->barrier();

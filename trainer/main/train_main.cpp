@@ -25,6 +25,7 @@
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "model/cpu_gemm.hpp"
+#include "model/document_layout.hpp"
 #include "optim/sharded_adamw.hpp"
 #include "profile/step_trace.hpp"
 #include "profile/straggler_report.hpp"
@@ -70,7 +71,7 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
   c.grad_accum = static_cast<std::uint64_t>(o.grad_accum);
   c.epochs = static_cast<std::uint64_t>(o.epochs);
   c.readahead = static_cast<std::size_t>(o.data_readahead);
-  auto batches = std::make_unique<wt::TokenBatches>(c, o.model.vocab);
+  auto batches = std::make_unique<wt::TokenBatches>(c, o.model.vocab, o.document_masking);
   if (const wd::TokenLoader* loader = batches->source().loader()) {
     const auto vocab = loader->manifest().tokenizer.vocab_size;
     if (vocab > static_cast<std::uint64_t>(o.model.vocab))
@@ -78,14 +79,16 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
                                " is smaller than the vocabulary of " + o.dataset + " (" +
                                std::to_string(vocab) + " tokens): pass --vocab_size " +
                                std::to_string(vocab) + " or more");
-    // Chat data (wireup-prep --chat-template) comes packed with loss masks and
-    // conversation segments, which the model does not take yet: training on
-    // it would attend across conversations and learn the prompts too.
-    if (loader->packed())
-      throw wireup::InputError(
-          o.dataset +
-          " is a chat data set (wireup-prep --chat-template: packed conversations with loss "
-          "masks); wireup-train does not train on those yet: it trains on raw-text data sets");
+    // Chat data (wireup-prep --chat-template): packed conversations, each
+    // batch with its loss mask and segments (model/document_layout.hpp).
+    if (const wd::PackStats* p = loader->pack_stats(); p && split == wd::Split::Train) {
+      char eff[32];
+      std::snprintf(eff, sizeof eff, "%.4f", p->efficiency());
+      wt::say(w, "[data] chat data set: packed windows=" + std::to_string(p->windows) +
+                     " conversations=" + std::to_string(p->documents) + " efficiency=" + eff +
+                     " truncated=" + std::to_string(p->truncated) +
+                     " document_masking=" + std::to_string(o.document_masking ? 1 : 0));
+    }
   }
   return batches;
 }
@@ -214,22 +217,33 @@ void to_tensorboard(Run& r, std::int64_t step, const std::vector<tb::Scalar>& va
   }
 }
 
-double world_mean(wt::Comm& world, double v, at::Device device) {
+double world_sum(wt::Comm& world, double v, at::Device device) {
   at::Tensor t = wt::scalar_tensor(v, device);
   world.all_reduce_sum(t);
-  return t.item<double>() / world.size();
+  return t.item<double>();
 }
 
+double world_mean(wt::Comm& world, double v, at::Device device) {
+  return world_sum(world, v, device) / world.size();
+}
+
+// Raw text: the ranks' mean of their batches' mean losses. Chat: the mean
+// over every trained target of every rank's batches.
 double validation_loss(wt::FsdpLlama& model, wt::TokenBatches& val, std::int64_t batches,
                        wt::Comm& world) {
-  double sum = 0;
+  double sum = 0, trained = 0;
+  bool masked = false;
   std::int64_t n = 0;
   for (; n < batches; ++n) {
     auto b = val.next();
     if (!b) break;
-    sum += model.step(*b, false, 0.0);
+    masked = b->masked();
+    sum += model.step(*b, false, 0.0, masked ? 1.0 : 0.0);  // masked: the sum of the losses
+    trained += static_cast<double>(b->trained_count());
   }
-  return world_mean(world, n ? sum / static_cast<double>(n) : 0.0, model.device());
+  if (!masked) return world_mean(world, n ? sum / static_cast<double>(n) : 0.0, model.device());
+  const double total = world_sum(world, trained, model.device());
+  return world_sum(world, sum, model.device()) / std::max(total, 1.0);
 }
 
 // What a batch that does not come waits for: the shard rows being read.
@@ -247,24 +261,20 @@ std::string awaited_batch(const Run& r, std::int64_t step) {
 
 struct StepResult {
   double loss = 0, lr = 0, grad_norm = 0;
+  std::int64_t trained_tokens = -1;  // chat data: the step's targets in the loss, all ranks
   double seconds = 0;
   double data_wait = 0;  // this rank's time in train.next(): the loader plus widening
   double compute = 0;    // seconds less data_wait and the time waiting in collectives
 };
 
-// One optimizer step: every micro-batch forward and backward, the gradient
-// norm and clipping, the update, the loss averaged over the world. nullopt
-// when the data ran out first.
-std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
-  const wt::TrainOptions& o = r.o;
-  const auto t0 = Clock::now();
-  const double in_collectives = wt::collective_seconds();
-  const double grad_scale = 1.0 / static_cast<double>(o.grad_accum * r.w.world);
-  StepResult s;
-  double loss_sum = 0;
-  for (std::int64_t micro = 0; micro < o.grad_accum; ++micro) {
+// The step's micro-batches, read before any forward (a chat set's loss needs
+// the step's trained-target count); nullopt when the data ran out first.
+std::optional<std::vector<wt::ModelBatch>> read_step_batches(Run& r, std::int64_t step,
+                                                             double& data_wait) {
+  std::vector<wt::ModelBatch> micro;
+  for (std::int64_t m = 0; m < r.o.grad_accum; ++m) {
     const auto d0 = Clock::now();
-    std::optional<at::Tensor> b;
+    std::optional<wt::ModelBatch> b;
     {
       const wt::TraceSpan span("data_wait");
       // A read stuck on the file system ends the rank as a stalled peer does.
@@ -272,10 +282,39 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
                                        [&r, step] { return awaited_batch(r, step); });
       b = r.train.next();
     }
-    s.data_wait += seconds_since(d0);
+    data_wait += seconds_since(d0);
     if (!b) return std::nullopt;
-    loss_sum += r.model.step(*b, true, grad_scale);
+    micro.push_back(std::move(*b));
   }
+  return micro;
+}
+
+// One optimizer step: the micro-batches read, then forward and backward, the
+// gradient norm and clipping, the update, the loss averaged over the world.
+// Chat data: the step's trained targets are counted on the host from the
+// masks and summed over the world first, so every micro-batch's loss is its
+// part of the global batch's mean (document_layout.hpp: LossScaling).
+// nullopt when the data ran out first.
+std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
+  const wt::TrainOptions& o = r.o;
+  const auto t0 = Clock::now();
+  const double in_collectives = wt::collective_seconds();
+  StepResult s;
+  const auto batches = read_step_batches(r, step, s.data_wait);
+  if (!batches) return std::nullopt;
+  const std::vector<wt::ModelBatch>& micro = *batches;
+  const bool masked = micro.front().masked();
+  wt::LossScaling scaling = wt::raw_text_scaling(o.grad_accum, r.w.world);
+  if (masked) {
+    double trained = 0;
+    for (const auto& b : micro) trained += static_cast<double>(b.trained_count());
+    s.trained_tokens =
+        static_cast<std::int64_t>(world_sum(*r.groups.world, trained, r.model.device()));
+    scaling = wt::masked_scaling(s.trained_tokens);
+  }
+  double loss_sum = 0;
+  for (const auto& b : micro)
+    loss_sum += r.model.step(b, true, scaling.grad_scale, scaling.loss_divisor);
   {
     const wt::TraceSpan span("optimizer");
     s.grad_norm = wt::global_grad_norm(r.units, *r.groups.shard);
@@ -288,8 +327,9 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
     }
     r.opt.step(s.lr, clip);
   }
-  s.loss =
-      world_mean(*r.groups.world, loss_sum / static_cast<double>(o.grad_accum), r.model.device());
+  s.loss = masked ? world_sum(*r.groups.world, loss_sum, r.model.device())
+                  : world_mean(*r.groups.world, loss_sum / static_cast<double>(o.grad_accum),
+                               r.model.device());
   s.seconds = seconds_since(t0);
   s.compute = s.seconds - s.data_wait - (wt::collective_seconds() - in_collectives);
   return s;
@@ -301,6 +341,7 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
                      s.lr,       s.grad_norm,   static_cast<double>(tokens_per_step) / s.seconds,
                      0,          s.seconds,     wt::peak_mem_mib(r.model.device()),
                      s.data_wait};
+  sm.trained_tokens = s.trained_tokens;
   sm.mfu = wt::model_flops_utilization(sm.tokens_per_s, wt::flops_per_token(r.o.model),
                                        r.peak_flops, r.w.world);
   const auto ranks = r.stragglers->logged_step(step, s.compute);  // every rank: a collective

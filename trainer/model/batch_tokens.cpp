@@ -5,6 +5,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "model/document_layout.hpp"
 
 namespace wireup::train {
 
@@ -25,17 +28,44 @@ at::Tensor stored_tokens_to_long(const void* data, std::int64_t rows, std::int64
 
 namespace wireup::train {
 
-TokenBatches::TokenBatches(const data::BatchSourceConfig& c, std::int64_t vocab)
+namespace {
+
+template <typename T>
+at::Tensor host_tensor(const std::vector<T>& v, std::int64_t rows, at::ScalarType type) {
+  return at::from_blob(const_cast<T*>(v.data()), {rows, static_cast<std::int64_t>(v.size()) / rows},
+                       type)
+      .clone();
+}
+
+}  // namespace
+
+void add_document_layout(ModelBatch& mb, const data::Batch& b, bool document_masking) {
+  const auto rows = static_cast<std::int64_t>(b.rows);
+  const auto trained = trained_targets(b.loss_mask.data(), b.segments.data(), b.rows, b.cols);
+  mb.trained = trained.empty() ? at::empty({0}, at::kLong)
+                               : host_tensor(trained, 1, at::kLong).reshape({-1});
+  if (!document_masking) return;
+  mb.positions =
+      host_tensor(positions_from_segments(b.segments.data(), b.rows, b.cols), rows, at::kLong);
+  mb.segments = host_tensor(input_segments(b.segments.data(), b.rows, b.cols), rows, at::kInt);
+}
+
+TokenBatches::TokenBatches(const data::BatchSourceConfig& c, std::int64_t vocab,
+                           bool document_masking)
     : source_(c),
       vocab_(vocab),
+      document_masking_(document_masking),
       cols_(static_cast<std::int64_t>(c.context) + 1),
       rows_(static_cast<std::int64_t>(c.batch_size)) {}
 
-std::optional<at::Tensor> TokenBatches::next() {
+std::optional<ModelBatch> TokenBatches::next() {
   if (!source_.synthetic()) {
     if (!source_.next(stored_)) return std::nullopt;
-    return stored_tokens_to_long(stored_.data(), static_cast<std::int64_t>(stored_.rows),
-                                 static_cast<std::int64_t>(stored_.cols), stored_.token_bytes);
+    ModelBatch mb{stored_tokens_to_long(stored_.data(), static_cast<std::int64_t>(stored_.rows),
+                                        static_cast<std::int64_t>(stored_.cols),
+                                        stored_.token_bytes)};
+    if (stored_.packed()) add_document_layout(mb, stored_, document_masking_);
+    return mb;
   }
   const data::SyntheticDraw d = source_.next_synthetic();
   if (d.micro == 0) {
@@ -43,7 +73,7 @@ std::optional<at::Tensor> TokenBatches::next() {
     global_ =
         at::randint(vocab_, {static_cast<std::int64_t>(d.global_rows), cols_}, gen, at::kLong);
   }
-  return global_.narrow(0, static_cast<std::int64_t>(d.first_row), rows_).clone();
+  return ModelBatch{global_.narrow(0, static_cast<std::int64_t>(d.first_row), rows_).clone()};
 }
 
 }  // namespace wireup::train

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "wireup/data/batch_source.hpp"
 
@@ -15,20 +16,43 @@ namespace wireup::train {
 at::Tensor stored_tokens_to_long(const void* data, std::int64_t rows, std::int64_t cols,
                                  unsigned token_bytes);
 
+// One micro-batch as the model takes it, on the host.
+struct ModelBatch {
+  ModelBatch() = default;
+  explicit ModelBatch(at::Tensor ids) : tokens(std::move(ids)) {}
+  at::Tensor tokens;  // [B, T+1] int64 ids
+  // Packed chat rows only (undefined otherwise; document_layout.hpp):
+  at::Tensor trained;    // [n] int64: flat indices i*T + j of the targets in the loss
+  at::Tensor positions;  // [B, T] int64 RoPE positions (with document masking)
+  at::Tensor segments;   // [B, T] int32 conversation of each input (with document masking)
+  bool masked() const { return trained.defined(); }
+  // Targets in the loss: the trained ones, or all B*T.
+  std::int64_t trained_count() const {
+    return masked() ? trained.numel() : tokens.size(0) * (tokens.size(1) - 1);
+  }
+};
+
+// A packed loader batch's masks as the model takes them: the trained targets,
+// and with `document_masking` the positions and segments of the inputs.
+void add_document_layout(ModelBatch& mb, const data::Batch& b, bool document_masking);
+
 // A batch source's batches as [B, T+1] int64 ids: the loader's rows widened,
 // or synthetic tokens: each optimizer step's global batch drawn uniform in
 // [0, vocab) from LibTorch's CPU generator seeded as the draw says
 // (data::SyntheticDraw), this rank's rows cut out of it.
 class TokenBatches {
  public:
-  TokenBatches(const data::BatchSourceConfig& c, std::int64_t vocab);
+  // Packed (chat) rows come with their trained targets, and with
+  // `document_masking` their positions and segments (ModelBatch).
+  TokenBatches(const data::BatchSourceConfig& c, std::int64_t vocab, bool document_masking = true);
   // nullopt when the data is exhausted.
-  std::optional<at::Tensor> next();
+  std::optional<ModelBatch> next();
   data::BatchSource& source() { return source_; }
 
  private:
   data::BatchSource source_;
   std::int64_t vocab_;
+  bool document_masking_;
   std::int64_t cols_;
   std::int64_t rows_;
   data::Batch stored_;

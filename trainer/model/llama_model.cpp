@@ -327,15 +327,22 @@ struct Linear : public torch::autograd::Function<Linear> {
 // One complex multiplication in fp32 (a single pass each way); complex bf16
 // does not exist, so bf16 goes to fp32 and back around it, as Meta's
 // reference does: three kernels, where rotating the real pairs took seven.
-at::Tensor apply_rope(const at::Tensor& x, const Rope& rope) {
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope, const at::Tensor& positions) {
   const auto B = x.size(0), T = x.size(1), h = x.size(2), d = x.size(3);
-  at::Tensor cis = rope.cis.narrow(0, 0, T).view({1, T, 1, d / 2});
+  at::Tensor cis = positions.defined()
+                       ? rope.cis.index_select(0, positions.reshape({-1})).view({B, T, 1, d / 2})
+                       : rope.cis.narrow(0, 0, T).view({1, T, 1, d / 2});
   const bool reduced = x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble;
   const at::Tensor wide = reduced ? x.to(at::kFloat) : x;
   if (wide.scalar_type() == at::kDouble) cis = cis.to(at::kComplexDouble);  // tests' fp64
   at::Tensor out = at::view_as_real(at::view_as_complex(wide.view({B, T, h, d / 2, 2})) * cis);
   out = out.view({B, T, h, d});
   return reduced ? out.to(x.scalar_type()) : out;
+}
+
+Documents make_documents(const at::Tensor& positions, const at::Tensor& segments,
+                         at::ScalarType dtype) {
+  return {positions, document_mask(segments, dtype)};
 }
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
@@ -363,125 +370,12 @@ at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets) {
   return CrossEntropy::apply(logits, targets);
 }
 
-namespace {
-
-// The blocks of causal_attention as one autograd node. Autograd on the
-// per-block narrow() of Q, K and V would zero-pad each block's gradient to
-// full size and sum the pads (K and V: a full-size zero, copy and add per
-// block); here each block's gradient GEMMs write into slices of dQ or
-// accumulate into prefixes of dK and dV, and the outputs go straight into one
-// tensor (no cat). qg [BK, T*g, hd] (g query rows per token), kg and vg
-// [BK, T, hd], mask [T, T] additive.
-struct BlockedAttention : public torch::autograd::Function<BlockedAttention> {
-  struct Block {
-    std::int64_t t1, row0, rows;  // keys [0, t1); query rows [row0, row0 + rows)
-  };
-
-  // Blocks of 32 tokens or more, at most 8: n blocks compute (n + 1) / 2n of
-  // the full scores. At T = 256 (the bench's `small`) eight blocks of 32 ran
-  // ~1% faster than four of 64 (smaller GEMMs, but fewer of their FLOPs),
-  // two of 128 ~1.3% slower.
-  static std::vector<Block> blocks_of(std::int64_t T, std::int64_t g) {
-    const std::int64_t n = std::clamp<std::int64_t>(T / 32, 1, 8);
-    std::vector<Block> out;
-    for (std::int64_t b = 0; b < n; ++b) {
-      const std::int64_t t0 = T * b / n, t1 = T * (b + 1) / n;  // tokens [t0, t1)
-      out.push_back({t1, t0 * g, (t1 - t0) * g});
-    }
-    return out;
-  }
-
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& qg,
-                            const at::Tensor& kg, const at::Tensor& vg, const at::Tensor& mask,
-                            double scale) {
-    const auto T = kg.size(1), g = qg.size(1) / T;
-    at::Tensor out = at::empty_like(qg);
-    std::vector<at::Tensor> saved = {qg, kg, vg};
-    for (const Block& b : blocks_of(T, g)) {
-      // Keys before the block's first token are all visible: the mask is
-      // added to the diagonal square only, not copied under every score.
-      const std::int64_t t0 = b.row0 / g;
-      at::Tensor scores = at::empty({qg.size(0), b.rows, b.t1}, qg.options());
-      at::baddbmm_out(scores, scores, qg.narrow(1, b.row0, b.rows),
-                      kg.narrow(1, 0, b.t1).transpose(1, 2), 0.0, scale);  // beta 0: not read
-      scores.narrow(2, t0, b.t1 - t0)
-          .view({-1, b.t1 - t0, g, b.t1 - t0})
-          .add_(mask.narrow(0, t0, b.t1 - t0).narrow(1, t0, b.t1 - t0).unsqueeze(1));
-      at::Tensor p = at::_softmax(scores, -1, false);
-      at::Tensor o = out.narrow(1, b.row0, b.rows);
-      at::bmm_out(o, p, vg.narrow(1, 0, b.t1));
-      saved.push_back(p);
-    }
-    ctx->save_for_backward(saved);
-    ctx->saved_data["scale"] = scale;
-    return out;
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor &qg = saved[0], &kg = saved[1], &vg = saved[2];
-    const double scale = ctx->saved_data["scale"].toDouble();
-    const at::Tensor dout = grads[0].contiguous();
-    const auto T = kg.size(1), g = qg.size(1) / T;
-    at::Tensor dq = at::empty_like(qg), dk = at::empty_like(kg), dv = at::empty_like(vg);
-    // Last block first: it sees every key, so its GEMMs (beta 0) fill dK and
-    // dV whole and the others add to prefixes; nothing is zeroed.
-    const auto blocks = blocks_of(T, g);
-    for (std::size_t i = blocks.size(); i-- > 0;) {
-      const Block& b = blocks[i];
-      const double beta = i + 1 == blocks.size() ? 0.0 : 1.0;
-      const at::Tensor& p = saved[3 + i];  // [BK, rows, t1]
-      const at::Tensor dout_b = dout.narrow(1, b.row0, b.rows);
-      const at::Tensor k = kg.narrow(1, 0, b.t1), v = vg.narrow(1, 0, b.t1);
-      dv.narrow(1, 0, b.t1).baddbmm_(p.transpose(1, 2), dout_b, beta, 1.0);
-      at::Tensor ds =
-          at::_softmax_backward_data(at::bmm(dout_b, v.transpose(1, 2)), p, -1, p.scalar_type());
-      dq.narrow(1, b.row0, b.rows).baddbmm_(ds, k, 0.0, scale);  // beta 0: dq is not read
-      dk.narrow(1, 0, b.t1).baddbmm_(ds.transpose(1, 2), qg.narrow(1, b.row0, b.rows), beta, scale);
-    }
-    return {dq, dk, dv, at::Tensor(), at::Tensor()};
-  }
-};
-
-}  // namespace
-
-// Causal grouped-query attention; q [B,T,nh,hd], k and v [B,T,kv,hd] ->
-// [B,T,nh*hd]. Per KV head, the rows of its nh/kv query heads are stacked
-// (token-major) into one taller matrix, so K and V are never copied per query
-// head and the GEMMs are taller. The rows are cut into blocks of tokens and
-// each block meets only the keys up to its last token: the scores above the
-// diagonal are never computed. The 1/sqrt(hd) scale rides in the score GEMM
-// (baddbmm); the mask is added to each block's diagonal square only.
-// On CUDA with LibTorch 2.5 or newer, ATen's fused attention instead (flash
-// attention where the shapes allow; grouped KV heads natively): it never
-// materialises the scores, which at T = 4096 are GiBs per layer.
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const at::Tensor& causal) {
-  const auto B = q.size(0), T = q.size(1), nh = q.size(2), hd = q.size(3), kv = k.size(2);
-  const auto g = nh / kv;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
-  if (q.is_cuda()) {
-    const at::Tensor o = at::scaled_dot_product_attention(
-        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0, /*is_causal=*/true,
-        std::nullopt, /*enable_gqa=*/g > 1);
-    return o.transpose(1, 2).reshape({B, T, nh * hd});  // o [B, nh, T, hd]
-  }
-#endif
-  at::Tensor qg = q.reshape({B, T, kv, g, hd}).transpose(1, 2).reshape({B * kv, T * g, hd});
-  at::Tensor kg = k.transpose(1, 2).reshape({B * kv, T, hd});
-  at::Tensor vg = v.transpose(1, 2).reshape({B * kv, T, hd});
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  at::Tensor o = BlockedAttention::apply(qg, kg, vg, causal.to(q.scalar_type()), scale);
-  return o.view({B, kv, T, g, hd}).transpose(1, 2).reshape({B, T, nh * hd});  // o [B*kv, T*g, hd]
-}
-
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
   return at::embedding(p[0], tokens);
 }
 
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
-                 const ModelConfig& m, Float8Recipe float8) {
+                 const ModelConfig& m, Float8Recipe float8, const Documents& docs) {
   const auto B = x.size(0), T = x.size(1);
   const auto proj = [float8](const at::Tensor& in, const at::Tensor& w) {
     return float8 == Float8Recipe::Off ? llama::linear(in, w) : float8_linear(in, w, float8);
@@ -490,12 +384,15 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
   // attention
   // split, not narrow: its backward is one cat, where each narrow's would be
   // a zeroed full-size gradient summed with the others'.
-  const auto qkv = proj(rms_norm(x, p[0], m.norm_eps), p[1])
-                       .split_with_sizes({H, kv * hd, kv * hd}, -1);
+  const auto qkv =
+      proj(rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
   at::Tensor q = qkv[0].view({B, T, nh, hd});
   at::Tensor k = qkv[1].view({B, T, kv, hd});
   at::Tensor v = qkv[2].view({B, T, kv, hd});
-  at::Tensor a = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
+  at::Tensor a = docs.defined()
+                     ? document_attention(apply_rope(q, rope, docs.positions),
+                                          apply_rope(k, rope, docs.positions), v, docs.attend)
+                     : causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, rope.causal);
   at::Tensor h = x + proj(a, p[2]);
   // SwiGLU feed-forward
   const at::Tensor w13 = proj(rms_norm(h, p[3], m.norm_eps), p[4]);
@@ -503,9 +400,21 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Ro
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
-                     const at::Tensor& targets, const ModelConfig& m) {
-  at::Tensor logits = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
-  return cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
+                     const at::Tensor& targets, const ModelConfig& m, const at::Tensor& trained,
+                     double divisor) {
+  if (!trained.defined()) {
+    at::Tensor logits = llama::linear(rms_norm(x, p[0], m.norm_eps), p[1]);
+    return cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
+  }
+  TORCH_CHECK(divisor > 0, "head_loss: a masked loss needs a divisor above 0");
+  const at::Tensor rows = x.reshape({-1, x.size(-1)}), all_targets = targets.reshape({-1});
+  const std::int64_t n = trained.numel();
+  // No trained target: the first row's loss times zero, so that every
+  // parameter still gets its (zero) gradient.
+  const at::Tensor pick = n > 0 ? trained : at::zeros({1}, trained.options());
+  at::Tensor logits = llama::linear(rms_norm(rows.index_select(0, pick), p[0], m.norm_eps), p[1]);
+  const at::Tensor mean = cross_entropy(logits.to(at::kFloat), all_targets.index_select(0, pick));
+  return mean * (static_cast<double>(n) / divisor);
 }
 
 }  // namespace wireup::train::llama

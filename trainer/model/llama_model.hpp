@@ -5,6 +5,7 @@
 
 #include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
+#include "model/attention.hpp"
 #include "model/param_spec.hpp"
 
 // The Llama computation, written against plain tensors (the gathered views of
@@ -35,13 +36,22 @@ Rope make_rope(const ModelConfig& m, std::int64_t seq, bool with_causal = true);
 bool attention_needs_mask(at::Device device);
 Rope rope_to(const Rope& r, at::Device device);
 // Rotary embedding of x [B,T,h,head_dim] (Meta's interleaved pairs); bf16
-// computes in fp32 and rounds once.
-at::Tensor apply_rope(const at::Tensor& x, const Rope& rope);
+// computes in fp32 and rounds once. Token t of row b is at position t, or at
+// positions[b][t] when given ([B,T] int64, below the table's length).
+at::Tensor apply_rope(const at::Tensor& x, const Rope& rope,
+                      const at::Tensor& positions = at::Tensor());
 
-// Causal grouped-query attention: q [B,T,nh,hd], k and v [B,T,kv,hd] (RoPE
-// applied) -> [B,T,nh*hd]; `causal` as in Rope, at least [T, T].
-at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const at::Tensor& causal);
+// A micro-batch of packed conversations with document masking: each token's
+// position counts from its conversation's first token and it attends only to
+// its own conversation. Made once per micro-batch, on the device; a
+// default-constructed one (raw text, or --document_masking 0) changes nothing.
+struct Documents {
+  at::Tensor positions;  // [B,T] int64
+  DocumentMask attend;
+  bool defined() const { return positions.defined(); }
+};
+Documents make_documents(const at::Tensor& positions, const at::Tensor& segments,
+                         at::ScalarType dtype);
 
 // The elementwise pieces, each one autograd node with a written-out backward;
 // fp32 on the CPU runs the plain-C++ kernels (*_kernel.cpp), other dtypes and
@@ -58,11 +68,17 @@ at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
 // `float8`: the block's four projections in float8 (float8_linear.hpp).
+// `docs`: packed conversations (positions and attention per conversation).
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const Rope& rope,
-                 const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off);
+                 const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off,
+                 const Documents& docs = Documents());
 // Mean cross-entropy of the next-token logits against `targets`; p = {final
-// norm, output projection} (tied: the embedding matrix).
+// norm, output projection} (tied: the embedding matrix). With `trained`
+// (int64 flat indices into the B*T targets, document_layout.hpp's
+// trained_targets): the sum of those targets' cross-entropy over
+// `divisor` (> 0), only their logits computed; none: a zero with gradients.
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
-                     const at::Tensor& targets, const ModelConfig& m);
+                     const at::Tensor& targets, const ModelConfig& m,
+                     const at::Tensor& trained = at::Tensor(), double divisor = 0);
 
 }  // namespace wireup::train::llama

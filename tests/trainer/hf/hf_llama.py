@@ -12,6 +12,10 @@ header + torch.frombuffer).
         mean next-token loss on wireup's synthetic batch of step 1 (tokens regenerated
         exactly as the trainer does); --wrong_rope, --no_scaling: a second line, the loss
         without the import's RoPE permutation, or without rope_scaling
+  hf_llama.py sft_loss HF_DIR DATA_DIR --context T
+        a chat data set's train split (version 2 shards: tokens, conversations, loss
+        mask): each conversation (its first T+1 tokens) run on its own, positions from 0;
+        the mean cross-entropy over the targets whose token the mask trains
   hf_llama.py same A_DIR B_DIR [--bf16]   B's tensors equal A's bit for bit
         (--bf16: A's rounded to bfloat16)
   hf_llama.py make HF_DIR --preset tiny --seed S [--qk_scale X] [--dtype F32|BF16]
@@ -200,6 +204,39 @@ def cmd_loss(a):
             print(f"{model.loss(tokens):.9g}")
 
 
+def read_conversations(path):
+    """(tokens, mask) of each conversation of a version 2 shard (docs/data-format.md)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    magic, version, width = struct.unpack_from("<8sII", blob, 0)
+    assert magic == b"WUTOKENS" and version == 2, path
+    count, docs, tokens_off, index_off, mask_off = struct.unpack_from("<QQQQQ", blob, 32)
+    tokens = struct.unpack_from("<%d%s" % (count, "H" if width == 2 else "I"), blob, tokens_off)
+    index = struct.unpack_from("<%dQ" % (docs + 1), blob, index_off)
+    mask = [(blob[mask_off + i // 8] >> (i % 8)) & 1 for i in range(count)]
+    return [(list(tokens[index[d]:index[d + 1]]), mask[index[d]:index[d + 1]])
+            for d in range(docs)]
+
+
+def cmd_sft_loss(a):
+    torch.set_num_threads(1)
+    model = HfLlama(a.hf_dir)
+    with open(os.path.join(a.data_dir, "manifest.json")) as f:
+        shards = json.load(f)["splits"]["train"]["shards"]
+    total, trained = 0.0, 0
+    with torch.no_grad():
+        for shard in shards:
+            for tokens, mask in read_conversations(os.path.join(a.data_dir, shard["file"])):
+                tokens, mask = tokens[:a.context + 1], mask[:a.context + 1]
+                t = torch.tensor([tokens], dtype=torch.long)
+                logits = model.logits(t[:, :-1])[0]
+                ce = torch.nn.functional.cross_entropy(logits, t[0, 1:], reduction="none")
+                keep = torch.tensor(mask[1:], dtype=torch.bool)
+                total += ce[keep].double().sum().item()
+                trained += int(keep.sum())
+    print(f"{total / trained:.9g} {trained}")
+
+
 def cmd_same(a):
     """Exit 0 if B's tensors equal A's bit for bit (or A's rounded to bf16)."""
     ta, tb = read_weights(a.a), read_weights(a.b)
@@ -289,12 +326,16 @@ def main():
     m.add_argument("--override", nargs=2, action="append", metavar=("KEY", "JSON"))
     m.add_argument("--tied", action="store_true")
     m.add_argument("--shards", type=int, default=1)
+    f = sub.add_parser("sft_loss")
+    f.add_argument("hf_dir")
+    f.add_argument("data_dir")
+    f.add_argument("--context", type=int, required=True)
     s = sub.add_parser("same")
     s.add_argument("a")
     s.add_argument("b")
     s.add_argument("--bf16", action="store_true")
     a = ap.parse_args()
-    {"loss": cmd_loss, "make": cmd_make, "same": cmd_same}[a.cmd](a)
+    {"loss": cmd_loss, "make": cmd_make, "same": cmd_same, "sft_loss": cmd_sft_loss}[a.cmd](a)
 
 
 if __name__ == "__main__":
