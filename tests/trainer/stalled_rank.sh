@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # A rank stopped by SIGSTOP mid-training, 2 ranks on one node, shared memory
 # and Gloo (WIREUP_CPU_COMM=gloo): the other rank ends within --comm_timeout +
-# 20 s with exit status 3 and one line naming the collective and the stalled
-# rank, its flight record as JSON; a resubmission resumes exactly from the
+# 20 s (--comm_init_timeout + 20 s when the stop lands in a save) with exit
+# status 3 and one line naming the collective and the stalled rank, its flight
+# record as JSON; a resubmission resumes exactly from the
 # newest checkpoint; a rank stopped and continued within the timeout does not
 # fail the run (docs/reliability.md, "A stalled rank").
 source "$(dirname "$0")/checkpoint/lib.sh"
 args=(--preset tiny --synthetic_data --num_threads 1 --train_batch_size 2 --checkpoint_freq 20
-      --keep_checkpoints 2 --comm_timeout 5)
+      --keep_checkpoints 2 --comm_timeout 5 --comm_init_timeout 15)
+# A stop that lands in a save (the other rank still in its last collectives when this
+# one prints "saved"; wider under load) waits --comm_init_timeout: short here too.
 port=${WIREUP_TEST_PORT:-34861}
 
 # wait_saved FILE STEP: until FILE says the checkpoint of STEP is saved (60 s):
@@ -39,7 +42,7 @@ for comm in shm gloo; do
   took=$(($(date +%s) - t0))
   kill -9 $R1; wait $R1 2>/dev/null || true
   ((rc == 3)) && pass "$comm: rank 0 exits 3 (a peer stalled)" || fail "$comm: rank 0 exit $rc"
-  ((took <= 25)) && pass "$comm: ended ${took} s after the SIGSTOP" || fail "$comm: took ${took} s"
+  ((took <= 35)) && pass "$comm: ended ${took} s after the SIGSTOP" || fail "$comm: took ${took} s"
   line=$(grep '^wireup-train: peer stalled:' "$WORK/$comm.0" || true)
   echo "$line"
   [[ $line == *"not arrived: rank 1 (host "* && $line =~ in\ (all_gather|reduce_scatter|all_reduce|broadcast|barrier)\ \# ]] &&
@@ -89,7 +92,7 @@ t0=$(date +%s)
 set +e; wait $R1; rc=$?; set -e
 took=$(($(date +%s) - t0))
 kill -9 $R0; wait $R0 2>/dev/null || true
-((rc == 3 && took <= 25)) && grep -q "TCPStore did not answer" "$WORK/r0.1" &&
+((rc == 3 && took <= 35)) && grep -q "TCPStore did not answer" "$WORK/r0.1" &&
   pass "gloo, rank 0 stopped: rank 1 exits 3 after ${took} s, the store's silence named" ||
   fail "gloo, rank 0 stopped: exit $rc after ${took} s: $(tail -3 "$WORK/r0.1")"
 port=$((port + 1))
