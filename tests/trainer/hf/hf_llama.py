@@ -12,6 +12,9 @@ header + torch.frombuffer).
         mean next-token loss on wireup's synthetic batch of step 1 (tokens regenerated
         exactly as the trainer does); --wrong_rope, --no_scaling: a second line, the loss
         without the import's RoPE permutation, or without rope_scaling
+  hf_llama.py greedy HF_DIR --ids I,J,... --max_new N --stop S,T,...
+        greedy continuation of the prompt ids, each token from the full forward of the
+        whole sequence so far (no cache); the new ids, comma-separated, stop id left out
   hf_llama.py same A_DIR B_DIR [--bf16]   B's tensors equal A's bit for bit
         (--bf16: A's rounded to bfloat16)
   hf_llama.py make HF_DIR --preset tiny --seed S [--qk_scale X] [--dtype F32|BF16]
@@ -200,6 +203,23 @@ def cmd_loss(a):
             print(f"{model.loss(tokens):.9g}")
 
 
+def cmd_greedy(a):
+    torch.set_num_threads(1)
+    model = HfLlama(a.hf_dir)
+    ids = [int(i) for i in a.ids.split(",")]
+    stop = {int(i) for i in a.stop.split(",") if i}
+    out = []
+    with torch.no_grad():
+        while len(out) < a.max_new and len(ids) < model.cfg["max_position_embeddings"]:
+            logits = model.logits(torch.tensor([ids]))[0, -1]
+            nxt = int(torch.argmax(logits))  # the first of equal maxima, as wireup's
+            if nxt in stop:
+                break
+            out.append(nxt)
+            ids.append(nxt)
+    print(",".join(str(i) for i in out))
+
+
 def cmd_same(a):
     """Exit 0 if B's tensors equal A's bit for bit (or A's rounded to bf16)."""
     ta, tb = read_weights(a.a), read_weights(a.b)
@@ -289,12 +309,17 @@ def main():
     m.add_argument("--override", nargs=2, action="append", metavar=("KEY", "JSON"))
     m.add_argument("--tied", action="store_true")
     m.add_argument("--shards", type=int, default=1)
+    g = sub.add_parser("greedy")
+    g.add_argument("hf_dir")
+    g.add_argument("--ids", required=True)
+    g.add_argument("--max_new", type=int, required=True)
+    g.add_argument("--stop", default="")
     s = sub.add_parser("same")
     s.add_argument("a")
     s.add_argument("b")
     s.add_argument("--bf16", action="store_true")
     a = ap.parse_args()
-    {"loss": cmd_loss, "make": cmd_make, "same": cmd_same}[a.cmd](a)
+    {"loss": cmd_loss, "make": cmd_make, "same": cmd_same, "greedy": cmd_greedy}[a.cmd](a)
 
 
 if __name__ == "__main__":
