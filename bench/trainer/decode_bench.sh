@@ -27,23 +27,32 @@ gen=("$train" generate --init_from_hf "$dir/model" --tokenizer "$tok" --num_thre
 ids=$("$py" -c 'import json,sys; print(",".join(map(str, json.load(open(sys.argv[1]))["prompt_ids"])))' "$dir/ids.json")
 field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p" | head -n 1; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-declare -a w e
+# Peers: eager as users write it (F.linear), and eager with one-row
+# projections through torch.mv (faster in torch 1.13); wireup first in every
+# other repetition.
+declare -a w e m
 for ((i = 0; i < reps; i++)); do
-  order=(wireup eager)
-  ((i % 2 == 0)) || order=(eager wireup)
+  order=(wireup eager mv)
+  ((i % 2 == 0)) || order=(mv eager wireup)
   for side in "${order[@]}"; do
-    if [[ $side == wireup ]]; then
-      "${gen[@]}" >"$dir/w.$i" 2>"$dir/w.$i.err"
-      w+=("$(field "$dir/w.$i.err" tokens_per_s)")
-    else
-      "$py" "$here/decode_eager.py" run "$dir/model" --ids "$ids" --max_new "$new" >"$dir/e.$i"
-      e+=("$(field "$dir/e.$i" tokens_per_s)")
-    fi
+    case $side in
+      wireup)
+        "${gen[@]}" >"$dir/w.$i" 2>"$dir/w.$i.err"
+        w+=("$(field "$dir/w.$i.err" tokens_per_s)") ;;
+      eager)
+        "$py" "$here/decode_eager.py" run "$dir/model" --ids "$ids" --max_new "$new" >"$dir/e.$i"
+        e+=("$(field "$dir/e.$i" tokens_per_s)") ;;
+      mv)
+        "$py" "$here/decode_eager.py" run "$dir/model" --ids "$ids" --max_new "$new" --mv >"$dir/m.$i"
+        m+=("$(field "$dir/m.$i" tokens_per_s)") ;;
+    esac
   done
-  echo "  decode rep $((i + 1)): tokens/s wireup ${w[i]}, eager ${e[i]}" >&2
+  echo "  decode rep $((i + 1)): tokens/s wireup ${w[i]}, eager ${e[i]}, eager with mv ${m[i]}" >&2
 done
-W=$(median "${w[@]}") E=$(median "${e[@]}")
+W=$(median "${w[@]}") E=$(median "${e[@]}") M=$(median "${m[@]}")
 ratio=$(awk -v a="$W" -v b="$E" 'BEGIN { printf "%.3f", a / b }')
+ratio_mv=$(awk -v a="$W" -v b="$M" 'BEGIN { printf "%.3f", a / b }')
+pass() { awk -v r="$1" 'BEGIN { print (r >= 1.0) ? "PASS (>= 1.0)" : "FAIL (>= 1.0)" }'; }
 agree=$("$py" -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["ids"]
@@ -62,10 +71,11 @@ print(n)' "$dir/w.0" "$dir/e.0" 2>/dev/null || echo "?")
   echo
   echo "| run | tokens/s (median) | all runs |"
   echo "| --- | --- | --- |"
-  echo "| PyTorch eager, KV cache | $E | ${e[*]} |"
+  echo "| PyTorch eager, KV cache (F.linear) | $E | ${e[*]} |"
+  echo "| PyTorch eager, KV cache, one-row projections by torch.mv | $M | ${m[*]} |"
   echo "| wireup-train generate | $W | ${w[*]} |"
   echo
-  echo "- **Decoding** wireup / eager: **$ratio** — $(awk -v r="$ratio" 'BEGIN { print (r >= 1.0) ? "PASS (>= 1.0)" : "FAIL (>= 1.0)" }')."
+  echo "- **Decoding** wireup / eager: **$ratio** — $(pass "$ratio"); wireup / eager with torch.mv: **$ratio_mv** — $(pass "$ratio_mv")."
   echo "  Greedy ids identical for the first $agree of $new tokens (near-ties of a random model's flat"
   echo "  logits may part the two fp32 computations later; the tests check equality on sharper models)."
 } >"$out"

@@ -11,8 +11,10 @@ per layer; each step feeds one token. Weights from an HF directory
 
   decode_eager.py make DIR --vocab V --hidden H --layers L --heads N --kv_heads K
         --intermediate I --context C [--seed S]   write random F32 weights (N(0, 0.02))
-  decode_eager.py run DIR --ids I,J,... --max_new N [--threads 1]
-        prefill the prompt, then N greedy steps (no stop token); prints
+  decode_eager.py run DIR --ids I,J,... --max_new N [--threads 1] [--mv]
+        prefill the prompt, then N greedy steps (no stop token); --mv: a step's
+        one-row projections through torch.mv (a matrix-vector product) instead of
+        F.linear, which in torch 1.13 runs a one-row GEMM about 4x slower; prints
         [decode-eager] tokens=N seconds=S tokens_per_s=X ids=...
         seconds: from the prompt's prefill to the last token's argmax.
 
@@ -91,7 +93,8 @@ def cmd_make(a):
 
 
 class Decoder:
-    def __init__(self, hf_dir, capacity):
+    def __init__(self, hf_dir, capacity, mv=False):
+        self.mv = mv
         with open(os.path.join(hf_dir, "config.json")) as f:
             c = json.load(f)
         self.w = read_safetensors(os.path.join(hf_dir, "model.safetensors"))
@@ -117,6 +120,11 @@ class Decoder:
         h = x.shape[-1] // 2
         return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
+    def linear(self, x, w):
+        if self.mv and x.shape[1] == 1:
+            return torch.mv(w, x.reshape(-1)).view(1, 1, -1)
+        return F.linear(x, w)
+
     def feed(self, ids):
         w, T, P = self.w, len(ids), self.pos
         S = P + T
@@ -127,9 +135,9 @@ class Decoder:
         for i in range(self.c["num_hidden_layers"]):
             p = f"model.layers.{i}."
             h = self.norm(x, w[p + "input_layernorm.weight"])
-            q = F.linear(h, w[p + "self_attn.q_proj.weight"]).view(1, T, self.nh, self.hd).transpose(1, 2)
-            k = F.linear(h, w[p + "self_attn.k_proj.weight"]).view(1, T, self.kvh, self.hd).transpose(1, 2)
-            v = F.linear(h, w[p + "self_attn.v_proj.weight"]).view(1, T, self.kvh, self.hd).transpose(1, 2)
+            q = self.linear(h, w[p + "self_attn.q_proj.weight"]).view(1, T, self.nh, self.hd).transpose(1, 2)
+            k = self.linear(h, w[p + "self_attn.k_proj.weight"]).view(1, T, self.kvh, self.hd).transpose(1, 2)
+            v = self.linear(h, w[p + "self_attn.v_proj.weight"]).view(1, T, self.kvh, self.hd).transpose(1, 2)
             q = q * cos + self.rotate_half(q) * sin
             k = k * cos + self.rotate_half(k) * sin
             self.k[i][:, :, P:S] = k
@@ -140,19 +148,19 @@ class Decoder:
             if mask is not None:
                 s = s + mask
             a = (s.softmax(-1) @ V).transpose(1, 2).reshape(1, T, self.H)
-            x = x + F.linear(a, w[p + "self_attn.o_proj.weight"])
+            x = x + self.linear(a, w[p + "self_attn.o_proj.weight"])
             h = self.norm(x, w[p + "post_attention_layernorm.weight"])
-            x = x + F.linear(F.silu(F.linear(h, w[p + "mlp.gate_proj.weight"])) *
-                             F.linear(h, w[p + "mlp.up_proj.weight"]), w[p + "mlp.down_proj.weight"])
+            x = x + self.linear(F.silu(self.linear(h, w[p + "mlp.gate_proj.weight"])) *
+                                 self.linear(h, w[p + "mlp.up_proj.weight"]), w[p + "mlp.down_proj.weight"])
         self.pos = S
-        x = self.norm(x[:, -1], w["model.norm.weight"])
-        return F.linear(x, w["lm_head.weight"])[0]
+        x = self.norm(x[:, -1:], w["model.norm.weight"])
+        return self.linear(x, w["lm_head.weight"])[0, 0]
 
 
 def cmd_run(a):
     torch.set_num_threads(a.threads)
     ids = [int(i) for i in a.ids.split(",")]
-    dec = Decoder(a.dir, len(ids) + a.max_new)
+    dec = Decoder(a.dir, len(ids) + a.max_new, a.mv)
     out = []
     with torch.inference_mode():
         t0 = time.perf_counter()
@@ -164,7 +172,7 @@ def cmd_run(a):
                 logits = dec.feed([nxt])
         secs = time.perf_counter() - t0
     print(f"[decode-eager] tokens={len(out)} seconds={secs:.3f} tokens_per_s={len(out) / secs:.1f} "
-          f"torch={torch.__version__} ids={','.join(map(str, out))}")
+          f"mv={int(a.mv)} torch={torch.__version__} ids={','.join(map(str, out))}")
 
 
 def main():
@@ -180,6 +188,7 @@ def main():
     r.add_argument("--ids", required=True)
     r.add_argument("--max_new", type=int, required=True)
     r.add_argument("--threads", type=int, default=1)
+    r.add_argument("--mv", action="store_true")
     a = ap.parse_args()
     {"make": cmd_make, "run": cmd_run}[a.cmd](a)
 
