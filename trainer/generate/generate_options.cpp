@@ -48,15 +48,9 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
   CLI::App app{
       "wireup-train generate: complete prompts with a model, greedy (--temperature 0, the "
       "default) or sampled (--temperature T --top_p P --seed S), with a KV cache"};
-  app.allow_windows_style_options(false);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--init_from_hf", o.init_from_hf,
-                 "a Hugging Face Llama directory (config.json + safetensors)");
-  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
-                 "a wireup checkpoint: a step directory, or a checkpoint directory (its newest "
-                 "complete step)");
+  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint);
   app.add_option("--tokenizer", o.tokenizer,
-                 "the model's tokenizer: tokenizer.model (tiktoken or SentencePiece) or "
+                 "the model's tokenizer: Llama 3's tiktoken tokenizer.model or a byte-level BPE "
                  "tokenizer.json");
   app.add_flag("--chat", o.chat,
                "render each prompt as a user turn of the chat template plus the assistant's "
