@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint_files.hpp"
 #include "eval/model_size.hpp"
 #include "generate/generate_options.hpp"
 #include "generate/generation_io.hpp"
 #include "generate/sampling.hpp"
-#include "checkpoint/checkpoint_files.hpp"
 #include "hf/hf_config.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
@@ -108,8 +108,8 @@ void check_against_model(const gen::GenerateOptions& o, Weights& weights,
   check_model_size(m, weights.source, weights.hf_dir.empty() ? kCheckpointFields : kHfConfigFields,
                    1, physical_memory_bytes());
   if (!weights.hf_dir.empty()) {
-    const auto facts = hf::check_config(read_text(weights.source, hf::kMaxConfigBytes),
-                                        weights.source, m);
+    const auto facts =
+        hf::check_config(read_text(weights.source, hf::kMaxConfigBytes), weights.source, m);
     if (!facts.max_position_embeddings || *facts.max_position_embeddings < 1)
       throw InputError(weights.source +
                        ": no max_position_embeddings: the model's context is unknown");
@@ -233,10 +233,11 @@ int run_generate(int argc, char** argv) {
     c.prompt = prompts[i];
     c.text = decode_text(tok, c.ids);
     generated += static_cast<std::int64_t>(c.ids.size());
-    if (o.prompts_file.empty() && !o.show_ids)
-      std::printf("%s\n", c.text.c_str());
-    else
-      std::printf("%s\n", gen::completion_json(c, o.show_ids).c_str());
+    const std::string line = o.prompts_file.empty() && !o.show_ids
+                                 ? c.text  // as decoded, NUL bytes included
+                                 : gen::completion_json(c, o.show_ids);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
     std::fflush(stdout);
   }
   const double seconds =

@@ -3,6 +3,7 @@
 // the same logits at every position, to 1e-5, whether the sequence is fed
 // whole, in chunks or one token at a time; GQA, tied and rope-scaled shapes.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <catch2/catch.hpp>
 
@@ -43,7 +44,7 @@ llama::DecoderWeights random_weights(const ModelConfig& m, at::ScalarType dtype 
 // Every position's logits by the training forward, no cache.
 at::Tensor full_logits(const ModelConfig& m, const llama::DecoderWeights& w,
                        const at::Tensor& tokens) {
-  at::NoGradGuard no_grad;
+  c10::AutoGradMode no_grad(false);
   const auto T = tokens.size(0);
   const llama::Rope rope = llama::make_rope(m, T);
   at::Tensor x = llama::embed({w.embedding}, tokens.unsqueeze(0));
@@ -70,7 +71,7 @@ ModelConfig tiny(bool tied, bool scaled) {
 TEST_CASE("KV cache: the logits of full recomputation at every position", "[kv_decode]") {
   // fp32 (the plain-C++ kernels, oneDNN) to 1e-5 of the largest logit; double
   // (ATen; its rms_norm rounds to fp32 inside: seen ~4e-8) to 1e-6.
-  for (const auto [dtype, tol] : {std::pair{at::kFloat, 1e-5}, std::pair{at::kDouble, 1e-6}}) {
+  for (const auto& [dtype, tol] : {std::pair{at::kFloat, 1e-5}, std::pair{at::kDouble, 1e-6}}) {
     for (const bool tied : {false, true}) {
       for (const bool scaled : {false, true}) {
         const ModelConfig m = tiny(tied, scaled);
