@@ -121,4 +121,13 @@ hf make "$WORK/small-vocab"
 bad "tokenizer larger than the model's vocabulary" "more than the model's vocab_size 512" \
   --init_from_hf "$WORK/small-vocab" --tokenizer "$TOK" --prompt x --max_new_tokens 2
 bad "no weights" "exactly one of --init_from_hf" --tokenizer "$TOK" --prompt x --max_new_tokens 2
+# A SentencePiece model (wireup-prep trains one) is refused by name, not a crash.
+if [[ -x ${WIREUP_PREP:-} ]]; then
+  for i in $(seq 300); do echo "the quick brown fox $i jumps over the lazy dog, line $i of the corpus"; done >"$WORK/corpus.txt"
+  "$WIREUP_PREP" --vocab-size 320 --val-fraction 0 -q -o "$WORK/sp" "$WORK/corpus.txt"
+  bad "SentencePiece tokenizer" "--tokenizer $WORK/sp/tokenizer.model: a SentencePiece model" \
+    --init_from_hf "$WORK/small-vocab" --tokenizer "$WORK/sp/tokenizer.model" --prompt x --max_new_tokens 2
+else
+  echo "note: no wireup-prep built: the SentencePiece refusal is not checked"
+fi
 finish
