@@ -5,7 +5,9 @@
 # OpenBLAS through torch.mm and oneDNN's sgemm, which wireup-train's linear
 # layers call), scaling (world 2
 # over world 1, divided by the machine's own two-process GEMM scaling) and
-# sharded state bytes for N = 1, 2, 4. Peer and wireup runs are interleaved,
+# sharded state bytes for N = 1, 2, 4; and generate's decoding against eager
+# decoding with a KV cache (decode_bench.sh); SFT's document masking against plain causal
+# attention on the same packed windows (sft_bench.sh). Peer and wireup runs are interleaved,
 # REPS of each; figures are medians over them. See docs/bench-trainer.md.
 # Usage: run.sh BUILD_DIR OUT.md [REPS]
 # Environment: WIREUP_BENCH_REPS (3), WIREUP_BENCH_TRAINER_WARMUP (1 untimed
@@ -266,4 +268,10 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
     printf '%s\n' "${extra_rows[@]}"
   fi
 } >"$out"
+# wireup-train generate against PyTorch eager decoding with a KV cache.
+"$here/decode_bench.sh" "$build" "$dir/decode.md" "$reps" >/dev/null
+{ echo; cat "$dir/decode.md"; } >>"$out"
+# SFT: document masking against plain causal training on the same packed windows.
+"$here/sft_bench.sh" "$build" "$dir/sft.md" "$reps" >/dev/null
+{ echo; cat "$dir/sft.md"; } >>"$out"
 cat "$out"

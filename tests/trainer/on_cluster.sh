@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # wireup-train on the real Slurm cluster, wired by plain `srun --wireup` and by
 # wireup-launch (PMIx agent mode, also with its agent store): hybrid sharding across 2 nodes x 2 ranks
-# reproduces one process's loss sequence; wireup-train eval on 2 nodes gives one process's loss.
+# reproduces one process's loss sequence, also on a chat data set (SFT); wireup-train eval on 2
+# nodes gives one process's loss.
 source "$(dirname "$0")/lib.sh"
 : "${WIREUP_PLUGIN:?}" "${WIREUP_TEST_CLUSTER_SCRIPT:?}" "${WIREUP_TEST_CLUSTER_DIR:?}"
 bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$WIREUP_TEST_CLUSTER_DIR" "optional $WIREUP_PLUGIN default=off"
@@ -22,6 +23,19 @@ grep -q 'world=4 local_world=2 nodes=2 sharding=full' "$WORK/launch.out" &&
   pass "wireup-launch: 4 ranks on 2 nodes" || fail "layout: $(head -1 "$WORK/launch.out")"
 losses <"$WORK/launch.out" >"$WORK/launch"
 same_losses "wireup-launch full 2x2 = one process" "$WORK/w1" "$WORK/launch" 1e-5
+
+# SFT on a chat data set (packed conversations, masked loss): 2 nodes x 2 ranks, hybrid
+# (shared memory inside a node, Gloo between), give one process's losses.
+python3 "$(dirname "$0")/token_data.py" "$WORK/chat" --vocab 500 --train 1200,400 \
+  --validation 300 --chat 30 --seed 3
+sft=(--preset tiny --dataset "$WORK/chat" --max_steps 6 --num_threads 1 --lr 1e-3)
+"$WIREUP_TRAIN" "${sft[@]}" --train_batch_size 4 | losses >"$WORK/sft1"
+timeout 180 srun -N2 --ntasks-per-node=2 --wireup "$WIREUP_TRAIN" "${sft[@]}" \
+  --train_batch_size 1 --sharding_strategy hybrid >"$WORK/sft.out"
+grep -q '^\[train\] step=1/6 .* trained_tokens=[1-9]' "$WORK/sft.out" ||
+  fail "SFT on 2 nodes: no trained_tokens: $(head -3 "$WORK/sft.out")"
+losses <"$WORK/sft.out" >"$WORK/sft4"
+same_losses "SFT (chat data set) on 2 nodes x 2, hybrid = one process" "$WORK/sft1" "$WORK/sft4" 1e-5
 
 # --agent-store: agent 0 holds MASTER_PORT, so every rank must be a store client.
 timeout 180 srun -N2 --ntasks-per-node=1 --mpi=pmix "$WIREUP_LAUNCH" --nproc-per-node=2 \

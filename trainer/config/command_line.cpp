@@ -13,6 +13,17 @@ void add_sharding_option(CLI::App& app, std::string& value) {
           {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
 }
 
+void add_weights_options(CLI::App& app, std::string& init_from_hf,
+                         std::string& resume_from_checkpoint) {
+  app.allow_windows_style_options(false);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--init_from_hf", init_from_hf,
+                 "a Hugging Face Llama directory (config.json + safetensors)");
+  app.add_option("--resume_from_checkpoint", resume_from_checkpoint,
+                 "a wireup checkpoint: a step directory, or a checkpoint directory (its newest "
+                 "complete step)");
+}
+
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& prefix,
                         const std::string& help_command) {
   try {

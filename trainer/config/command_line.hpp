@@ -13,6 +13,12 @@ namespace wireup::train {
 // --sharding_strategy with every spelling it accepts; parse_sharding maps the value.
 void add_sharding_option(CLI::App& app, std::string& value);
 
+// The options of a subcommand that runs existing weights (eval, generate): CLI11's
+// settings (no Windows-style options, a repeated flag's last value wins) and
+// --init_from_hf DIR, --resume_from_checkpoint DIR.
+void add_weights_options(CLI::App& app, std::string& init_from_hf,
+                         std::string& resume_from_checkpoint);
+
 // app.parse: false after printing --help; a bad command line throws InputError
 // "PREFIX" NAME ": " WHAT " (see HELP_COMMAND)".
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& prefix,

@@ -11,13 +11,7 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
   CLI::App app{
       "wireup-train eval: mean next-token loss and perplexity of a model on the first N windows "
       "of a prepared split (window i: tokens i*T .. i*T+T of the split's stream)"};
-  app.allow_windows_style_options(false);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--init_from_hf", o.init_from_hf,
-                 "a Hugging Face Llama directory (config.json + safetensors)");
-  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
-                 "a wireup checkpoint: a step directory, or a checkpoint directory (its newest "
-                 "complete step)");
+  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint);
   app.add_option("--data,--dataset", o.dataset, "manifest.json from wireup-prep (or its dir)")
       ->required();
   app.add_option("--split", o.split, "train or validation (default)")

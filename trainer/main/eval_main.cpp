@@ -14,13 +14,11 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_files.hpp"
-#include "checkpoint/checkpoint_format.hpp"
-#include "checkpoint/checkpointer.hpp"
 #include "config/metrics.hpp"
 #include "eval/eval_options.hpp"
 #include "eval/eval_plan.hpp"
 #include "eval/model_size.hpp"
-#include "hf/hf_import.hpp"
+#include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "optim/sharded_adamw.hpp"
@@ -35,46 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace wd = wireup::data;
-
-// The weights to evaluate: their shapes, and where they come from.
-struct Weights {
-  ModelConfig model;
-  fs::path hf_dir;     // --init_from_hf
-  fs::path step_dir;   // --resume_from_checkpoint, resolved to one step
-  std::string source;  // the file the shapes come from
-  std::string describe() const {
-    return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string();
-  }
-};
-
-Weights find_weights(const EvalOptions& o) {
-  Weights w;
-  if (!o.init_from_hf.empty()) {
-    w.hf_dir = o.init_from_hf;
-    if (!directory_exists(w.hf_dir))
-      throw InputError("--init_from_hf " + o.init_from_hf + ": no such directory");
-    const fs::path config = w.hf_dir / "config.json";
-    w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
-    w.source = config.string();
-    return w;
-  }
-  const fs::path p = o.resume_from_checkpoint;
-  if (!path_exists(p))
-    throw InputError("--resume_from_checkpoint " + p.string() + ": no such directory");
-  if (path_exists(p / "metadata.json")) {
-    w.step_dir = p;
-  } else {
-    const auto complete = complete_checkpoints(p);
-    if (complete.empty())
-      throw InputError("--resume_from_checkpoint " + p.string() +
-                       ": no complete checkpoint (no metadata.json, no step-*/metadata.json)");
-    w.step_dir = complete.front();
-  }
-  const fs::path meta = w.step_dir / "metadata.json";
-  w.model = checkpoint_meta_from_json(read_text(meta), meta.string()).model;
-  w.source = meta.string();
-  return w;
-}
 
 // The tokens of `rows` consecutive windows from `first`, as stored, [rows, T+1].
 at::Tensor read_windows(const wd::ShardSet& set, const EvalPlan& plan, std::uint64_t first,
@@ -180,20 +138,6 @@ EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelC
   return d;
 }
 
-void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
-                  const WorldLayout& w) {
-  if (!weights.hf_dir.empty()) {
-    load_hf_into(model, weights.hf_dir.string());
-    return;
-  }
-  std::vector<FlatUnit*> units;
-  for (auto& u : model.units()) units.push_back(u.get());
-  ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; eval ignores them
-  Checkpointer(CheckpointPolicy{}, groups, training_state(units, moments))
-      .load(weights.step_dir.string(), model.config());
-  say(w, "[init] from_checkpoint=" + weights.step_dir.string());
-}
-
 // Each chunk's loss sum, from the rank that computed it: the passes of this
 // rank, then one all-reduce (zeros from the other ranks: the sums are exact).
 std::vector<double> chunk_loss_sums(FsdpLlama& model, const EvalData& d, const CommGroups& groups,
@@ -232,7 +176,7 @@ int run_eval(int argc, char** argv) {
   }
 
   // Every rank checks the weights' shapes and the data before any collective.
-  Weights weights = find_weights(o);
+  Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint);
   ModelConfig& m = weights.model;
   m.context = o.context;
   // Nothing of the model's size is allocated before its shapes are bounded.

@@ -22,6 +22,7 @@
 #include "main/breakdown_main.hpp"
 #include "main/eval_main.hpp"
 #include "main/export_main.hpp"
+#include "main/generate_main.hpp"
 #include "main/run_setup.hpp"
 #include "model/batch_tokens.hpp"
 #include "model/cpu_gemm.hpp"
@@ -519,6 +520,8 @@ int main(int argc, char** argv) {
     wt::start_stop_watcher(g_stop_signal);
     if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "eval") return wt::run_eval(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "generate")
+      return wt::run_generate(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "breakdown")
       return wt::run_breakdown(argc - 1, argv + 1);
     return run(argc, argv);

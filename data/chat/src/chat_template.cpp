@@ -121,6 +121,13 @@ std::vector<Part> render(const Conversation& c, const TemplateOptions& o) {
   return out;
 }
 
+void add_generation_prompt(std::vector<Part>& parts) {
+  special(parts, kStartHeader, false);
+  parts.push_back({false, "assistant", Part::kNone});
+  special(parts, kEndHeader, false);
+  parts.push_back({false, "\n\n", Part::kNone});
+}
+
 std::string rendered_text(const std::vector<Part>& parts) {
   std::string out;
   for (const auto& p : parts) out += p.text;

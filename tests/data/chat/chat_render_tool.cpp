@@ -1,6 +1,7 @@
 // wireup_chat_render TOKENIZER TEMPLATE TRAIN_ON [DATE] < rows.jsonl: for each
-// JSONL row one JSON line {"text", "ids", "mask"} (wireup_chat's rendering,
-// ids and loss mask) or {"error"} for a bad row. For the comparison with
+// JSONL row one JSON line {"text", "ids", "mask", "generation_text"}
+// (wireup_chat's rendering, ids and loss mask, and the rendering with the
+// generation prompt) or {"error"} for a bad row. For the comparison with
 // Hugging Face's rendering and tiktoken's ids (chat_template_parity.py);
 // exit 2 with the message when the tokenizer or an option is bad.
 #include <iostream>
@@ -33,7 +34,13 @@ int main(int argc, char** argv) {
         ids.clear();
         mask.clear();
         enc.encode(c, ids, mask);
-        out = {{"text", rendered_text(render(c, o))}, {"ids", ids}, {"mask", mask}};
+        auto parts = render(c, o);
+        const std::string text = rendered_text(parts);
+        add_generation_prompt(parts);
+        out = {{"text", text},
+               {"ids", ids},
+               {"mask", mask},
+               {"generation_text", rendered_text(parts)}};
       } catch (const wireup::InputError& e) {
         out = {{"error", e.what()}};
       }

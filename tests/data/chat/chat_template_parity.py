@@ -10,7 +10,9 @@ from. For every conversation below, each template and each --train-on:
    python3-jinja2) rendering the published template as transformers'
    apply_chat_template does (ImmutableSandboxedEnvironment, trim_blocks,
    lstrip_blocks, loopcontrols, bos_token "<|begin_of_text|>", no generation
-   prompt), for llama3.1 with and without a date_string.
+   prompt), for llama3.1 with and without a date_string; and with
+   add_generation_prompt=True, wireup's rendering with add_generation_prompt
+   (what `wireup-train generate --chat` feeds).
 2. ids: equal to tiktoken's (python3-tiktoken, the real Llama 3 ranks) for
    the same rendering with the template's special tokens as those tokens and
    everything else, contents spelling "<|eot_id|>" included, as ordinary
@@ -192,7 +194,10 @@ def main():
                     msgs = messages_of(row)
                     text = compiled.render(messages=msgs, bos_token="<|begin_of_text|>",
                                            add_generation_prompt=False, **extra)
-                    checks = [("text", res["text"], text)]
+                    generation = compiled.render(messages=msgs, bos_token="<|begin_of_text|>",
+                                                 add_generation_prompt=True, **extra)
+                    checks = [("text", res["text"], text),
+                              ("text with the generation prompt", res["generation_text"], generation)]
                     if enc is not None:
                         checks += id_checks(env, source, msgs, extra, text, train_on, res)
                     for what, a, b in checks:

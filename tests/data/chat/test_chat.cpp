@@ -157,6 +157,40 @@ TEST_CASE("Llama 3 ids: special tokens where the template puts them, masks", "[c
   CHECK(std::count(mask.begin(), mask.end(), 1) == static_cast<long>(trained.size()));
 }
 
+TEST_CASE("the generation prompt: the assistant's header after the turns, untrained", "[chat]") {
+  auto parts = render(Conversation{{{Role::User, " 2+2? "}}}, {Template::Llama3, TrainOn::All, ""});
+  add_generation_prompt(parts);
+  // Hugging Face's apply_chat_template(messages, add_generation_prompt=True).
+  CHECK(rendered_text(parts) ==
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  // <|begin_of_text|>, the user turn (5 parts, all trained: TrainOn::All), the header (4,
+  // untrained).
+  REQUIRE(parts.size() == 10);
+  CHECK(parts[5].trained_from == 0);
+  for (std::size_t i = 6; i < parts.size(); ++i) CHECK(parts[i].trained_from == Part::kNone);
+}
+
+TEST_CASE("Llama 3 ids of a user turn and the generation prompt", "[chat_vocab]") {
+  const auto& tok = test::llama3();
+  const ChatEncoder enc(tok, "llama3", {Template::Llama3, TrainOn::Assistant, ""});
+  const Conversation user{{{Role::User, "Hi"}}};
+  std::vector<std::uint32_t> turn, ids;
+  std::vector<std::uint8_t> mask;
+  enc.encode(user, turn, mask);
+  auto parts = render(user, enc.options());
+  add_generation_prompt(parts);
+  mask.clear();
+  enc.encode_parts(parts, ids, mask);
+  // The user turn's ids, then <|start_header_id|> "assistant" <|end_header_id|> "\n\n"
+  // as Hugging Face's Llama 3 tokenizer gives them.
+  std::vector<std::uint32_t> want = turn;
+  want.insert(want.end(), {128006, 78191, 128007, 271});
+  CHECK(ids == want);
+  CHECK(turn.back() == 128009);
+  CHECK(std::count(mask.begin(), mask.end(), 1) == 0);
+}
+
 TEST_CASE("a tokenizer without Llama 3's special tokens is refused by name", "[chat_vocab]") {
   const auto cl100k = tokenizer::Tokenizer::load(test::vocab_file("cl100k_base.tiktoken"));
   CHECK_THROWS_WITH(

@@ -16,6 +16,9 @@ header + torch.frombuffer).
         a chat data set's train split (version 2 shards: tokens, conversations, loss
         mask): each conversation (its first T+1 tokens) run on its own, positions from 0;
         the mean cross-entropy over the targets whose token the mask trains
+  hf_llama.py greedy HF_DIR --ids I,J,... --max_new N --stop S,T,...
+        greedy continuation of the prompt ids, each token from the full forward of the
+        whole sequence so far (no cache); the new ids, comma-separated, stop id left out
   hf_llama.py same A_DIR B_DIR [--bf16]   B's tensors equal A's bit for bit
         (--bf16: A's rounded to bfloat16)
   hf_llama.py make HF_DIR --preset tiny --seed S [--qk_scale X] [--dtype F32|BF16]
@@ -235,6 +238,21 @@ def cmd_sft_loss(a):
                 total += ce[keep].double().sum().item()
                 trained += int(keep.sum())
     print(f"{total / trained:.9g} {trained}")
+def cmd_greedy(a):
+    torch.set_num_threads(1)
+    model = HfLlama(a.hf_dir)
+    ids = [int(i) for i in a.ids.split(",")]
+    stop = {int(i) for i in a.stop.split(",") if i}
+    out = []
+    with torch.no_grad():
+        while len(out) < a.max_new and len(ids) < model.cfg["max_position_embeddings"]:
+            logits = model.logits(torch.tensor([ids]))[0, -1]
+            nxt = int(torch.argmax(logits))  # the first of equal maxima, as wireup's
+            if nxt in stop:
+                break
+            out.append(nxt)
+            ids.append(nxt)
+    print(",".join(str(i) for i in out))
 
 
 def cmd_same(a):
@@ -330,12 +348,18 @@ def main():
     f.add_argument("hf_dir")
     f.add_argument("data_dir")
     f.add_argument("--context", type=int, required=True)
+    g = sub.add_parser("greedy")
+    g.add_argument("hf_dir")
+    g.add_argument("--ids", required=True)
+    g.add_argument("--max_new", type=int, required=True)
+    g.add_argument("--stop", default="")
     s = sub.add_parser("same")
     s.add_argument("a")
     s.add_argument("b")
     s.add_argument("--bf16", action="store_true")
     a = ap.parse_args()
-    {"loss": cmd_loss, "make": cmd_make, "same": cmd_same, "sft_loss": cmd_sft_loss}[a.cmd](a)
+    {"loss": cmd_loss, "make": cmd_make, "same": cmd_same, "sft_loss": cmd_sft_loss,
+     "greedy": cmd_greedy}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ namespace wireup::chat {
 
 // The chat templates of Meta's Llama 3.x Instruct models, rendered exactly as
 // Hugging Face renders the `chat_template` of their tokenizer_config.json for
-// system/user/assistant messages (no tools, no generation prompt):
+// system/user/assistant messages (no tools; the generation prompt by add_generation_prompt):
 //   Llama3   Meta-Llama-3-8B-Instruct: <|begin_of_text|>, then per message
 //            <|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|>
 //   Llama31  Llama-3.1-8B-Instruct (and 3.2, 3.3 without strftime_now): the
@@ -58,6 +58,10 @@ struct Part {
 
 // The conversation rendered as parts, in order.
 std::vector<Part> render(const Conversation& c, const TemplateOptions& o);
+// apply_chat_template's add_generation_prompt=True: appends the assistant's
+// header, <|start_header_id|>assistant<|end_header_id|> + "\n\n", untrained,
+// after the rendered conversation (what a model completes at inference).
+void add_generation_prompt(std::vector<Part>& parts);
 // The parts' text joined: the string Hugging Face's apply_chat_template(
 // messages, tokenize=False) returns.
 std::string rendered_text(const std::vector<Part>& parts);

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Supervised fine-tuning learns what it is taught (docs/trainer.md, SFT): a tiny
+# Llama with Llama 3's real tokenizer is fine-tuned on generated conversations (the
+# colour of 16 made-up things, each asked in four phrasings), then asked through
+# `wireup-train generate --chat` in a fifth phrasing it never saw. Before training
+# it answers almost none; after, at least 90% exactly. The exported Hugging Face
+# checkpoint gives the same greedy answers from the test's Python Llama.
+# shellcheck source=hf/lib.sh
+source "$(dirname "$0")/hf/lib.sh"
+need_torch
+: "${WIREUP_VOCAB_DIR:?}" "${WIREUP_PREP:?}"
+TOK=$WIREUP_VOCAB_DIR/llama3.tiktoken
+[[ -f $TOK ]] || { echo "FAIL: $TOK missing (tests/data/vocab/fetch-vocab.sh)" >&2; exit 1; }
+
+# The facts, the training phrasings and the held-out one.
+python3 - "$WORK" <<'EOF'
+import json, random, sys
+work = sys.argv[1]
+things = ["zorbl", "quindle", "vashet", "plonk", "mirrat", "tesk", "glavin", "druve",
+          "hoxel", "brindle", "sapro", "kelm", "yuttle", "fenwick", "oskar", "trabbit"]
+colours = ["red", "blue", "green", "yellow", "purple", "orange", "black", "white"]
+rng = random.Random(7)
+answer = {t: rng.choice(colours) for t in things}
+train = ["What color is the {}?", "Which color does the {} have?",
+         "Name the color of the {}.", "The {} is what color?"]
+held_out = "Tell me the color of the {}."
+with open(f"{work}/train.jsonl", "w") as f:
+    for _ in range(6):
+        for t in things:
+            for q in train:
+                f.write(json.dumps({"prompt": q.format(t), "completion": answer[t]}) + "\n")
+with open(f"{work}/ask.jsonl", "w") as f, open(f"{work}/answers.txt", "w") as g:
+    for t in things:
+        f.write(json.dumps({"prompt": held_out.format(t)}) + "\n")
+        g.write(answer[t] + "\n")
+EOF
+"$WIREUP_PREP" "$WORK/train.jsonl" --tokenizer "$TOK" --chat-template llama3 \
+  --val-fraction 0 -o "$WORK/data" >"$WORK/prep.log" 2>&1 ||
+  fail "wireup-prep: $(tail -3 "$WORK/prep.log")"
+
+# exact ANSWERS.JSONL: how many completions equal their answer (case and spaces aside).
+exact() {
+  python3 - "$1" "$WORK/answers.txt" <<'EOF'
+import json, sys
+got = [json.loads(l)["completion"].strip().lower() for l in open(sys.argv[1])]
+want = [l.strip() for l in open(sys.argv[2])]
+print(sum(g == w for g, w in zip(got, want)))
+EOF
+}
+ask() {  # CHECKPOINT OUT: greedy answers to the held-out phrasing
+  "$WIREUP_TRAIN" generate --resume_from_checkpoint "$1" --tokenizer "$TOK" --chat \
+    --prompts "$WORK/ask.jsonl" --max_new_tokens 6 --num_threads 2 --show_ids >"$2" \
+    2>"$2.err" || fail "generate $1: $(tail -3 "$2.err")"
+}
+train=(--preset tiny --vocab_size 128256 --max_context_width 64 --dataset "$WORK/data"
+       --train_batch_size 8 --lr 3e-3 --warmup_steps 20 --min_lr 3e-4 --seed 3
+       --num_threads 2 --logging_freq 50 --epochs 1000)
+
+# Before: the model at step 1 of a run with a learning rate of nearly nothing.
+"$WIREUP_TRAIN" "${train[@]}" --max_steps 1 --lr 1e-9 --min_lr 0 --warmup_steps 0 \
+  --checkpoint_dir "$WORK/before" >"$WORK/before.log" 2>&1 || fail "before: $(tail -3 "$WORK/before.log")"
+ask "$WORK/before" "$WORK/before.jsonl"
+before=$(exact "$WORK/before.jsonl")
+((before <= 2)) && pass "before fine-tuning: $before of 16 held-out questions answered" ||
+  fail "before fine-tuning already $before of 16"
+
+# Fine-tune, then ask again.
+t0=$SECONDS
+"$WIREUP_TRAIN" "${train[@]}" --max_steps 300 --checkpoint_dir "$WORK/after" \
+  >"$WORK/after.log" 2>&1 || fail "fine-tuning: $(tail -3 "$WORK/after.log")"
+grep '^\[summary\]' "$WORK/after.log"
+ask "$WORK/after" "$WORK/after.jsonl"
+after=$(exact "$WORK/after.jsonl")
+((after >= 15)) && pass "after 300 steps ($((SECONDS - t0)) s): $after of 16 held-out questions answered exactly" ||
+  fail "after fine-tuning: $after of 16 ($(python3 -c 'import json,sys; print([json.loads(l)["completion"] for l in open(sys.argv[1])])' "$WORK/after.jsonl"))"
+
+# The export answers the same through the Python Llama (greedy, full recomputation).
+"$WIREUP_TRAIN" export --checkpoint "$WORK/after" --out "$WORK/hf" >/dev/null 2>&1 ||
+  fail "export failed"
+python3 - "$WORK/after.jsonl" >"$WORK/ids.txt" <<'EOF'
+import json, sys
+for l in open(sys.argv[1]):
+    v = json.loads(l)
+    print(",".join(map(str, v["prompt_ids"])), ",".join(map(str, v["ids"])))
+EOF
+same=0
+while read -r prompt ids; do
+  want=$("$TORCH_PY" "$HERE/hf_llama.py" greedy "$WORK/hf" --ids "$prompt" --max_new 6 \
+    --stop 128001,128009)
+  [[ $want == "$ids" ]] && same=$((same + 1))
+done <"$WORK/ids.txt"
+check "the exported checkpoint's greedy answers (Python Llama) = generate's, 16 of 16" "$same" 16
+finish

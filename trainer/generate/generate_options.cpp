@@ -1,0 +1,78 @@
+#include "generate/generate_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+
+#include "config/command_line.hpp"
+#include "wireup/error.hpp"
+
+namespace wireup::train::generate {
+namespace {
+
+void need(bool ok, const std::string& what) {
+  if (!ok) throw InputError(what);
+}
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check(const GenerateOptions& o) {
+  need(o.init_from_hf.empty() != o.resume_from_checkpoint.empty(),
+       "generate: pass exactly one of --init_from_hf DIR and --resume_from_checkpoint DIR (the "
+       "weights to generate with)");
+  need(!o.tokenizer.empty(),
+       "generate: --tokenizer FILE is required (tokenizer.model or tokenizer.json of the model)");
+  need(o.prompt.empty() || o.prompts_file.empty(),
+       "generate: pass one of --prompt TEXT and --prompts FILE, not both");
+  need(!o.prompt.empty() || !o.prompts_file.empty(),
+       "generate: pass --prompt TEXT or --prompts FILE (a JSONL file, {\"prompt\": TEXT} a line)");
+  need(o.max_new_tokens >= 1 && o.max_new_tokens <= kMaxNewTokens,
+       "--max_new_tokens " + std::to_string(o.max_new_tokens) + ": expected 1 to " +
+           std::to_string(kMaxNewTokens) + " tokens to generate");
+  need(std::isfinite(o.sampling.temperature) && o.sampling.temperature >= 0,
+       "--temperature " + number(o.sampling.temperature) +
+           ": expected 0 (greedy) or a positive finite number");
+  need(o.sampling.top_p > 0 && o.sampling.top_p <= 1,
+       "--top_p " + number(o.sampling.top_p) + ": expected a number in (0, 1]");
+  need(o.threads >= 0 && o.threads <= 4096,
+       "--num_threads " + std::to_string(o.threads) +
+           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+}
+
+}  // namespace
+
+bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& o) {
+  CLI::App app{
+      "wireup-train generate: complete prompts with a model, greedy (--temperature 0, the "
+      "default) or sampled (--temperature T --top_p P --seed S), with a KV cache"};
+  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint);
+  app.add_option("--tokenizer", o.tokenizer,
+                 "the model's tokenizer: Llama 3's tiktoken tokenizer.model or a byte-level BPE "
+                 "tokenizer.json");
+  app.add_flag("--chat", o.chat,
+               "render each prompt as a user turn of the chat template plus the assistant's "
+               "generation prompt");
+  app.add_option("--chat_template", o.chat_template, "with --chat: llama3 (default) or llama3.1")
+      ->check(CLI::IsMember({"llama3", "llama3.1"}));
+  app.add_option("--prompt", o.prompt, "the prompt text");
+  app.add_option("--prompts", o.prompts_file,
+                 "a JSONL file, {\"prompt\": TEXT} a line: one JSON object a line out");
+  app.add_option("--max_new_tokens", o.max_new_tokens, "most tokens to generate per prompt");
+  app.add_option("--temperature", o.sampling.temperature, "0 (default): greedy; > 0: sampled");
+  app.add_option("--top_p", o.sampling.top_p,
+                 "nucleus: sample from the most probable tokens "
+                 "whose probabilities sum to P (default 1)");
+  app.add_option("--seed", o.seed, "the sampling seed (default 0)");
+  app.add_flag("--show_ids", o.show_ids, "add the prompt's and completion's token ids");
+  app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--num_threads", o.threads, "intra-op threads (0: default)");
+  if (!parse_command_line(app, argc, argv, "generate: ", "wireup-train generate --help"))
+    return false;
+  check(o);
+  return true;
+}
+
+}  // namespace wireup::train::generate

@@ -1,0 +1,34 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "generate/sampling.hpp"
+
+namespace wireup::train::generate {
+
+// `wireup-train generate`'s command line. The model's shapes come from the
+// weights (config.json or the checkpoint's metadata.json), not from flags.
+struct GenerateOptions {
+  std::string init_from_hf;            // a Hugging Face Llama directory, or
+  std::string resume_from_checkpoint;  // a wireup step directory or checkpoint directory
+  std::string tokenizer;  // tokenizer.model (tiktoken, SentencePiece) or tokenizer.json
+  bool chat = false;      // the prompt is a user turn of the chat template
+  std::string chat_template = "llama3";
+  std::string prompt;        // --prompt TEXT, or
+  std::string prompts_file;  // --prompts FILE: JSONL, {"prompt": TEXT} a line
+  std::int64_t max_new_tokens = 0;
+  SamplingRule sampling;  // --temperature (0: greedy), --top_p
+  std::uint64_t seed = 0;
+  bool show_ids = false;       // the prompt's and completion's token ids in the output
+  std::string device = "cpu";  // cpu or cuda
+  std::int64_t threads = 0;    // 0: LibTorch's default
+};
+
+// The longest run `--max_new_tokens` accepts.
+constexpr std::int64_t kMaxNewTokens = std::int64_t{1} << 24;
+
+// Parses argv (argv[0] is "generate"). Throws InputError naming a bad or
+// missing flag; returns false (after printing usage) for --help.
+bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& out);
+
+}  // namespace wireup::train::generate

@@ -1,0 +1,63 @@
+#include "main/model_weights.hpp"
+
+#include <vector>
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/checkpointer.hpp"
+#include "eval/model_size.hpp"
+#include "hf/hf_config.hpp"
+#include "hf/hf_import.hpp"
+#include "main/run_setup.hpp"
+#include "optim/sharded_adamw.hpp"
+#include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
+
+namespace wireup::train {
+
+namespace fs = std::filesystem;
+
+Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint) {
+  Weights w;
+  if (!init_from_hf.empty()) {
+    w.hf_dir = init_from_hf;
+    if (!directory_exists(w.hf_dir))
+      throw InputError("--init_from_hf " + init_from_hf + ": no such directory");
+    const fs::path config = w.hf_dir / "config.json";
+    w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
+    w.source = config.string();
+    return w;
+  }
+  const fs::path p = resume_from_checkpoint;
+  if (!path_exists(p))
+    throw InputError("--resume_from_checkpoint " + p.string() + ": no such directory");
+  if (path_exists(p / "metadata.json")) {
+    w.step_dir = p;
+  } else {
+    const auto complete = complete_checkpoints(p);
+    if (complete.empty())
+      throw InputError("--resume_from_checkpoint " + p.string() +
+                       ": no complete checkpoint (no metadata.json, no step-*/metadata.json)");
+    w.step_dir = complete.front();
+  }
+  const fs::path meta = w.step_dir / "metadata.json";
+  w.model = checkpoint_meta_from_json(read_text(meta), meta.string()).model;
+  w.source = meta.string();
+  return w;
+}
+
+void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
+                  const WorldLayout& w) {
+  if (!weights.hf_dir.empty()) {
+    load_hf_into(model, weights.hf_dir.string());
+    return;
+  }
+  std::vector<FlatUnit*> units;
+  for (auto& u : model.units()) units.push_back(u.get());
+  ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; nothing uses them
+  Checkpointer(CheckpointPolicy{}, groups, training_state(units, moments))
+      .load(weights.step_dir.string(), model.config());
+  say(w, "[init] from_checkpoint=" + weights.step_dir.string());
+}
+
+}  // namespace wireup::train

@@ -1,0 +1,35 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "comm/comm.hpp"
+#include "comm/world_layout.hpp"
+#include "config/model_config.hpp"
+#include "fsdp/fsdp_llama.hpp"
+
+// The weights `wireup-train eval` and `wireup-train generate` run: a Hugging
+// Face directory (--init_from_hf) or a wireup checkpoint
+// (--resume_from_checkpoint), their shapes read before anything is built.
+namespace wireup::train {
+
+struct Weights {
+  ModelConfig model;
+  std::filesystem::path hf_dir;    // --init_from_hf
+  std::filesystem::path step_dir;  // --resume_from_checkpoint, resolved to one step
+  std::string source;              // the file the shapes come from
+  std::string describe() const {
+    return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string();
+  }
+};
+
+// Exactly one of the two is non-empty. The shapes from config.json or the
+// step's metadata.json (a checkpoint directory: its newest complete step);
+// InputError naming the flag for a missing directory or checkpoint.
+Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint);
+
+// Sets every unit of `model` from the weights (load_hf_into, or the
+// Checkpointer's load, its AdamW moments read and dropped).
+void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
+                  const WorldLayout& w);
+
+}  // namespace wireup::train
