@@ -44,21 +44,27 @@ wait_for() {
   return 1
 }
 
+# stop_rank WHAT OUT TAG RANK: once OUT shows the checkpoint of step 20, SIGSTOPs RANK
+# (found by TAG) and waits for the job ($job): the step must fail within 30 s.
+stop_rank() {
+  local what=$1 out=$2 tag=$3 rank=$4 pid rc t0 took
+  wait_for "$out" '\[checkpoint\] step=20 saved' || fail "$what: no checkpoint of step 20"
+  pid=$(pid_of_rank "$tag" "$rank") || { fail "$what: rank $rank's process not found"; finish; }
+  kill -STOP "$pid"
+  t0=$SECONDS
+  set +e; wait "$job"; rc=$?; set -e
+  took=$((SECONDS - t0))
+  kill -9 "$pid" 2>/dev/null || true
+  ((rc != 0)) && pass "$what: the step fails (exit $rc)" || fail "$what: exit 0"
+  ((took <= 30)) && pass "$what: ended $took s after the SIGSTOP" || fail "$what: took $took s"
+}
+
 # ---- srun --wireup, 2 nodes x 1 rank: SIGSTOP rank 1 after the checkpoint of step 20.
 ck=$WORK/srun-ck
 timeout 300 srun -N2 --ntasks-per-node=1 --wireup --kill-on-bad-exit=1 "$WIREUP_TRAIN" \
   "${args[@]}" --checkpoint_dir "$ck" >"$WORK/srun.out" 2>&1 &
 job=$!
-wait_for "$WORK/srun.out" '^\[checkpoint\] step=20 saved' || fail "srun: no checkpoint of step 20"
-r1=$(pid_of_rank "$ck" 1) || { fail "srun: rank 1's process not found"; finish; }
-kill -STOP "$r1"
-t0=$SECONDS
-set +e; wait $job; rc=$?; set -e
-took=$((SECONDS - t0))
-kill -9 "$r1" 2>/dev/null || true
-((rc != 0)) && pass "srun --wireup: the step fails (exit $rc)" || fail "srun --wireup: exit 0"
-((took <= 30)) && pass "srun --wireup: ended $took s after the SIGSTOP" ||
-  fail "srun --wireup: took $took s"
+stop_rank "srun --wireup" "$WORK/srun.out" "$ck" 1
 line=$(grep -m1 'peer stalled:' "$WORK/srun.out" || true)
 echo "$line"
 [[ $line == *"not arrived: rank 1 (node 1)"* && $line =~ in\ (all_gather|reduce_scatter|all_reduce|broadcast|barrier)\ \# ]] &&
@@ -101,15 +107,7 @@ ck3=$WORK/launch-ck
 timeout 300 srun -N2 --ntasks-per-node=1 --mpi=pmix "$WIREUP_LAUNCH" --nproc-per-node=2 -- \
   "$WIREUP_TRAIN" "${args[@]}" --checkpoint_dir "$ck3" >"$WORK/launch.out" 2>&1 &
 job=$!
-wait_for "$WORK/launch.out" '\[checkpoint\] step=20 saved' || fail "launch: no checkpoint of step 20"
-r3=$(pid_of_rank "$ck3" 3) || { fail "launch: rank 3's process not found"; finish; }
-kill -STOP "$r3"
-t0=$SECONDS
-set +e; wait $job; rc=$?; set -e
-took=$((SECONDS - t0))
-kill -9 "$r3" 2>/dev/null || true
-((rc != 0)) && pass "wireup-launch: the step fails (exit $rc)" || fail "wireup-launch: exit 0"
-((took <= 30)) && pass "wireup-launch: ended $took s after the SIGSTOP" || fail "wireup-launch: took $took s"
+stop_rank "wireup-launch" "$WORK/launch.out" "$ck3" 3
 grep -q 'not arrived: rank 3' "$WORK/launch.out" &&
   pass "wireup-launch: a rank's line names rank 3" ||
   fail "wireup-launch: no line naming rank 3: $(grep -m3 'stalled' "$WORK/launch.out")"
