@@ -88,7 +88,15 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
       wt::say(w, "[data] chat data set: packed windows=" + std::to_string(p->windows) +
                      " conversations=" + std::to_string(p->documents) + " efficiency=" + eff +
                      " truncated=" + std::to_string(p->truncated) +
+                     " untrained=" + std::to_string(p->untrained) +
                      " document_masking=" + std::to_string(o.document_masking ? 1 : 0));
+      // Cut to the window, a conversation whose prompt fills it trains nothing.
+      if (p->documents > 0 && p->untrained == p->documents)
+        throw wireup::InputError(
+            o.dataset + ": every conversation is longer than a window (--max_context_width " +
+            std::to_string(o.model.context) + " + 1 tokens) and keeps no trained token once " +
+            "cut to it: nothing would be trained; raise --max_context_width above the " +
+            "conversations' prompts");
     }
   }
   return batches;
@@ -520,8 +528,7 @@ int main(int argc, char** argv) {
     wt::start_stop_watcher(g_stop_signal);
     if (argc > 1 && std::string(argv[1]) == "export") return wt::run_export(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "eval") return wt::run_eval(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "generate")
-      return wt::run_generate(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "generate") return wt::run_generate(argc - 1, argv + 1);
     if (argc > 1 && std::string(argv[1]) == "breakdown")
       return wt::run_breakdown(argc - 1, argv + 1);
     return run(argc, argv);

@@ -1,6 +1,8 @@
 #include "wireup/data/loader.hpp"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "loader_impl.hpp"
 #include "wireup/error.hpp"
@@ -52,6 +54,21 @@ void TokenLoader::Impl::readahead_window(std::uint64_t w) const {
 
 namespace {
 
+// The documents longer than `capacity` whose first `capacity` tokens (what
+// Overlong::Truncate keeps) hold no trained target: no mask bit after their
+// first token, the one that is never a target.
+std::uint64_t count_untrained(const ShardSet& set, const std::vector<std::uint64_t>& starts,
+                              std::uint64_t capacity) {
+  std::uint64_t n = 0;
+  std::vector<std::uint8_t> mask(capacity);
+  for (std::size_t d = 0; d + 1 < starts.size(); ++d) {
+    if (starts[d + 1] - starts[d] <= capacity) continue;
+    set.read_mask(starts[d], capacity, mask.data());
+    if (std::find(mask.begin() + 1, mask.end(), std::uint8_t{1}) == mask.end()) ++n;
+  }
+  return n;
+}
+
 // Packed rows: the plan over the split's documents, or an InputError when
 // it leaves no window.
 std::unique_ptr<PackPlan> plan_packing(const ShardSet& set, const LoaderConfig& c,
@@ -63,6 +80,8 @@ std::unique_ptr<PackPlan> plan_packing(const ShardSet& set, const LoaderConfig& 
                      std::to_string(c.context + 1) + " tokens (context + 1) with --overlong " +
                      overlong_name(c.overlong) + " (" + std::to_string(plan->stats().dropped) +
                      " dropped as longer than a row)");
+  if (c.overlong == Overlong::Truncate && set.has_mask() && plan->stats().truncated > 0)
+    plan->set_untrained(count_untrained(set, starts, c.context + 1));
   return plan;
 }
 

@@ -32,6 +32,7 @@ struct PackPiece {
 struct PackStats {
   std::uint64_t documents = 0;    // in the split
   std::uint64_t truncated = 0;    // Overlong::Truncate: documents cut to a window
+  std::uint64_t untrained = 0;    // of those, the ones whose kept tokens train no target
   std::uint64_t split = 0;        // Overlong::Split: documents cut into pieces
   std::uint64_t dropped = 0;      // Overlong::Drop: documents left out
   std::uint64_t tokens = 0;       // in the split
@@ -64,6 +65,9 @@ class PackPlan {
     return {pieces_.data() + window_starts_[w], window_starts_[w + 1] - window_starts_[w]};
   }
   const PackStats& stats() const { return stats_; }
+  // The loader counts the truncated documents left without a trained target
+  // (it reads their masks; the plan sees lengths only).
+  void set_untrained(std::uint64_t n) { stats_.untrained = n; }
 
  private:
   std::vector<PackPiece> pieces_;             // window by window
