@@ -16,37 +16,11 @@ tok=$WIREUP_VOCAB_DIR/llama3.tiktoken
 here=$(cd "$(dirname "$0")" && pwd)
 train=$WIREUP_BIN_DIR/wireup-train
 
-"$PYTHON" - "$WORK" <<'EOF'
-import json, random, sys
-work = sys.argv[1]
-things = ["zorbl", "quindle", "vashet", "plonk", "mirrat", "tesk", "glavin", "druve",
-          "hoxel", "brindle", "sapro", "kelm", "yuttle", "fenwick", "oskar", "trabbit"]
-colours = ["red", "blue", "green", "yellow", "purple", "orange", "black", "white"]
-rng = random.Random(7)
-answer = {t: rng.choice(colours) for t in things}
-train = ["What color is the {}?", "Which color does the {} have?",
-         "Name the color of the {}.", "The {} is what color?"]
-held_out = "Tell me the color of the {}."
-with open(f"{work}/chats.jsonl", "w") as f:
-    for _ in range(7):
-        for t in things:
-            for q in train:
-                f.write(json.dumps({"messages": [{"role": "user", "content": q.format(t)},
-                                                 {"role": "assistant", "content": answer[t]}]}) + "\n")
-with open(f"{work}/ask.jsonl", "w") as f, open(f"{work}/answers.txt", "w") as g:
-    for t in things:
-        f.write(json.dumps({"prompt": held_out.format(t)}) + "\n")
-        g.write(answer[t] + "\n")
-EOF
+# The facts (tests/trainer/sft_facts.py: as trainer_sft_learns teaches them).
+facts() { "$PYTHON" "$here/../trainer/sft_facts.py" "$@"; }
+facts make "$WORK" --repeat 7 --rows messages --out chats.jsonl
 # exact ANSWERS.JSONL: how many completions equal their answer (case and spaces aside).
-exact() {
-  "$PYTHON" - "$1" "$WORK/answers.txt" <<'EOF'
-import json, sys
-got = [json.loads(l)["completion"].strip().lower() for l in open(sys.argv[1])]
-want = [l.strip() for l in open(sys.argv[2])]
-print(sum(g == w for g, w in zip(got, want)) if len(got) == len(want) else -1)
-EOF
-}
+exact() { facts score "$1" "$WORK/answers.txt"; }
 
 # The starting checkpoint: a random tiny Llama with Llama 3's vocabulary.
 "$PYTHON" "$here/../trainer/hf/hf_llama.py" make "$WORK/hf-in" --override vocab_size 128256 \

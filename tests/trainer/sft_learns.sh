@@ -13,40 +13,14 @@ TOK=$WIREUP_VOCAB_DIR/llama3.tiktoken
 [[ -f $TOK ]] || { echo "FAIL: $TOK missing (tests/data/vocab/fetch-vocab.sh)" >&2; exit 1; }
 
 # The facts, the training phrasings and the held-out one.
-python3 - "$WORK" <<'EOF'
-import json, random, sys
-work = sys.argv[1]
-things = ["zorbl", "quindle", "vashet", "plonk", "mirrat", "tesk", "glavin", "druve",
-          "hoxel", "brindle", "sapro", "kelm", "yuttle", "fenwick", "oskar", "trabbit"]
-colours = ["red", "blue", "green", "yellow", "purple", "orange", "black", "white"]
-rng = random.Random(7)
-answer = {t: rng.choice(colours) for t in things}
-train = ["What color is the {}?", "Which color does the {} have?",
-         "Name the color of the {}.", "The {} is what color?"]
-held_out = "Tell me the color of the {}."
-with open(f"{work}/train.jsonl", "w") as f:
-    for _ in range(6):
-        for t in things:
-            for q in train:
-                f.write(json.dumps({"prompt": q.format(t), "completion": answer[t]}) + "\n")
-with open(f"{work}/ask.jsonl", "w") as f, open(f"{work}/answers.txt", "w") as g:
-    for t in things:
-        f.write(json.dumps({"prompt": held_out.format(t)}) + "\n")
-        g.write(answer[t] + "\n")
-EOF
+facts() { python3 "$(dirname "$0")/sft_facts.py" "$@"; }
+facts make "$WORK" --repeat 6 --rows prompt --out train.jsonl
 "$WIREUP_PREP" "$WORK/train.jsonl" --tokenizer "$TOK" --chat-template llama3 \
   --val-fraction 0 -o "$WORK/data" >"$WORK/prep.log" 2>&1 ||
   fail "wireup-prep: $(tail -3 "$WORK/prep.log")"
 
 # exact ANSWERS.JSONL: how many completions equal their answer (case and spaces aside).
-exact() {
-  python3 - "$1" "$WORK/answers.txt" <<'EOF'
-import json, sys
-got = [json.loads(l)["completion"].strip().lower() for l in open(sys.argv[1])]
-want = [l.strip() for l in open(sys.argv[2])]
-print(sum(g == w for g, w in zip(got, want)))
-EOF
-}
+exact() { facts score "$1" "$WORK/answers.txt"; }
 ask() {  # CHECKPOINT OUT: greedy answers to the held-out phrasing
   "$WIREUP_TRAIN" generate --resume_from_checkpoint "$1" --tokenizer "$TOK" --chat \
     --prompts "$WORK/ask.jsonl" --max_new_tokens 6 --num_threads 2 --show_ids >"$2" \

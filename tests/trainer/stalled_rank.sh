@@ -24,6 +24,17 @@ wait_saved() {
   return 1
 }
 
+# stop_and_wait STOPPED WAITER: SIGSTOPs pid STOPPED and waits for WAITER; sets rc (WAITER's
+# exit status) and took (seconds), then kills STOPPED.
+stop_and_wait() {
+  kill -STOP "$1"
+  local t0
+  t0=$(date +%s)
+  set +e; wait "$2"; rc=$?; set -e
+  took=$(($(date +%s) - t0))
+  kill -9 "$1"; wait "$1" 2>/dev/null || true
+}
+
 # Bad timeouts: exit 2 before any collective, the flag named.
 for bad in "--comm_timeout 0" "--comm_timeout nan" "--comm_init_timeout 0.5" "--comm_timeout 1e9"; do
   set +e; "$WIREUP_TRAIN" --preset tiny --synthetic_data $bad >/dev/null 2>"$WORK/bad"; rc=$?; set -e
@@ -36,11 +47,7 @@ for comm in shm gloo; do
   ckpt=$WORK/$comm
   start2 $port "$WORK/$comm" "${args[@]}" --max_steps 100000 --checkpoint_dir "$ckpt"
   wait_saved "$WORK/$comm.0" 20 || fail "$comm: no checkpoint of step 20 within 60 s"
-  kill -STOP $R1
-  t0=$(date +%s)
-  set +e; wait $R0; rc=$?; set -e
-  took=$(($(date +%s) - t0))
-  kill -9 $R1; wait $R1 2>/dev/null || true
+  stop_and_wait $R1 $R0
   ((rc == 3)) && pass "$comm: rank 0 exits 3 (a peer stalled)" || fail "$comm: rank 0 exit $rc"
   ((took <= 35)) && pass "$comm: ended ${took} s after the SIGSTOP" || fail "$comm: took ${took} s"
   line=$(grep '^wireup-train: peer stalled:' "$WORK/$comm.0" || true)
@@ -87,11 +94,7 @@ done
 # either; rank 1 still ends in time, exit 3, and says so.
 start2 $port "$WORK/r0" "${args[@]}" --max_steps 100000 --checkpoint_dir "$WORK/r0"
 wait_saved "$WORK/r0.0" 20 || fail "rank 0 stopped: no checkpoint of step 20 within 60 s"
-kill -STOP $R0
-t0=$(date +%s)
-set +e; wait $R1; rc=$?; set -e
-took=$(($(date +%s) - t0))
-kill -9 $R0; wait $R0 2>/dev/null || true
+stop_and_wait $R0 $R1
 ((rc == 3 && took <= 35)) && grep -q "TCPStore did not answer" "$WORK/r0.1" &&
   pass "gloo, rank 0 stopped: rank 1 exits 3 after ${took} s, the store's silence named" ||
   fail "gloo, rank 0 stopped: exit $rc after ${took} s: $(tail -3 "$WORK/r0.1")"

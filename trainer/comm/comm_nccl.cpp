@@ -86,7 +86,7 @@ class NcclComm final : public Comm {
   int size() const override { return size_; }
 
   std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) override {
-    const auto n = before("all_gather");
+    const auto n = before();
     watch_->call(
         ncclAllGather(shard.data_ptr(), full.data_ptr(), static_cast<size_t>(shard.numel()),
                       nccl_type(shard), watch_->comm(), stream_),
@@ -95,7 +95,7 @@ class NcclComm final : public Comm {
   }
   std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
                                               const at::Tensor& shard) override {
-    const auto n = before("reduce_scatter");
+    const auto n = before();
     watch_->call(
         ncclReduceScatter(full.data_ptr(), shard.data_ptr(), static_cast<size_t>(shard.numel()),
                           nccl_type(full), ncclSum, watch_->comm(), stream_),
@@ -104,21 +104,21 @@ class NcclComm final : public Comm {
                                            watch_->watch_async(stream_, "reduce_scatter", n));
   }
   void all_reduce_sum(const at::Tensor& t) override {
-    const auto n = before("all_reduce");
+    const auto n = before();
     watch_->call(ncclAllReduce(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
                                nccl_type(t), ncclSum, watch_->comm(), stream_),
                  "ncclAllReduce", n);
     watch_->wait_host(stream_, "all_reduce", n);
   }
   void broadcast(const at::Tensor& t, int root) override {
-    const auto n = before("broadcast");
+    const auto n = before();
     watch_->call(ncclBroadcast(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
                                nccl_type(t), root, watch_->comm(), stream_),
                  "ncclBroadcast", n);
     watch_->wait_host(stream_, "broadcast", n);
   }
   void barrier() override {
-    const auto n = before("barrier");
+    const auto n = before();
     watch_->call(
         ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, watch_->comm(), stream_),
         "barrier", n);
@@ -128,8 +128,7 @@ class NcclComm final : public Comm {
  private:
   // A failed communicator takes no more work; inputs were produced on the
   // compute (default) stream. Returns the collective's number in this group.
-  std::uint64_t before(const char* kind) {
-    (void)kind;
+  std::uint64_t before() {
     watch_->throw_if_failed();
     CudaEvent ev;
     nccl_check(cudaEventRecord(ev.get(), nullptr), "cudaEventRecord");

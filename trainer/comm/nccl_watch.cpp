@@ -19,6 +19,18 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// A communicator's state in one read: ncclSuccess (ready), ncclInProgress (an
+// init or a call still running), or the error that ended it.
+ncclResult_t comm_state(ncclComm_t c) {
+  ncclResult_t state = ncclInProgress;
+  const ncclResult_t r = ncclCommGetAsyncError(c, &state);
+  return r != ncclSuccess ? r : state;
+}
+
+std::string error_text(ncclComm_t c, ncclResult_t s) {
+  return std::string("NCCL error: ") + ncclGetErrorString(s) + " (" + ncclGetLastError(c) + ")";
+}
+
 // How long the watchdog thread leaves the main thread to end the process
 // after an abort, before it ends it itself.
 constexpr auto kMainThreadGrace = std::chrono::seconds(15);
@@ -42,13 +54,12 @@ void await_nccl_init(ncclComm_t c, c10d::Store& store, const std::string& arrive
                      int size, const std::string& key) {
   const auto t0 = Clock::now();
   for (;;) {
-    ncclResult_t state = ncclInProgress;
-    const ncclResult_t r = ncclCommGetAsyncError(c, &state);
-    if (r == ncclSuccess && state == ncclSuccess) return;
-    if ((r != ncclSuccess && r != ncclInProgress) || (state != ncclInProgress)) {
+    const ncclResult_t s = comm_state(c);
+    if (s == ncclSuccess) return;
+    if (s != ncclInProgress) {
       ncclCommAbort(c);
-      throw std::runtime_error("NCCL communicator " + key + " failed to start: " +
-                               ncclGetErrorString(r != ncclSuccess ? r : state));
+      throw std::runtime_error("NCCL communicator " + key +
+                               " failed to start: " + ncclGetErrorString(s));
     }
     if (Clock::now() - t0 > collective_timeout()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -95,19 +106,15 @@ void NcclWatch::call(ncclResult_t r, const char* what, std::uint64_t n) {
   if (r == ncclSuccess) return;
   if (r != ncclInProgress) {
     throw_if_failed();  // the watchdog aborted it under us: the stall is the story
-    throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r) + " (" +
-                             ncclGetLastError(comm_) + ")");
+    throw std::runtime_error(std::string(what) + ": " + error_text(comm_, r));
   }
   const auto t0 = Clock::now();
   for (;;) {
     throw_if_failed();
-    std::string why;
-    ncclResult_t state = ncclInProgress;
-    const ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
-    if (q == ncclSuccess && state == ncclSuccess) return;
-    if ((q != ncclSuccess && q != ncclInProgress) || state != ncclInProgress) {
-      abort_stalled(what, n, seconds_since(t0),
-                    std::string("NCCL error: ") + ncclGetErrorString(q != ncclSuccess ? q : state));
+    const ncclResult_t s = comm_state(comm_);
+    if (s == ncclSuccess) return;
+    if (s != ncclInProgress) {
+      abort_stalled(what, n, seconds_since(t0), error_text(comm_, s));
       throw_if_failed();
     }
     if (Clock::now() - t0 > collective_timeout()) {
@@ -156,18 +163,10 @@ void NcclWatch::wait_host(cudaStream_t s, const char* kind, std::uint64_t n) {
 }
 
 bool NcclWatch::poll_async_error(std::string* why) {
-  ncclResult_t state = ncclSuccess;
-  const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
-  if (r != ncclSuccess && r != ncclInProgress) {
-    *why = std::string("ncclCommGetAsyncError: ") + ncclGetErrorString(r);
-    return true;
-  }
-  if (state != ncclSuccess && state != ncclInProgress) {
-    *why = std::string("NCCL error: ") + ncclGetErrorString(state) + " (" +
-           ncclGetLastError(comm_) + ")";
-    return true;
-  }
-  return false;
+  const ncclResult_t s = comm_state(comm_);
+  if (s == ncclSuccess || s == ncclInProgress) return false;
+  *why = error_text(comm_, s);
+  return true;
 }
 
 void NcclWatch::throw_if_failed() {

@@ -179,6 +179,13 @@ std::shared_ptr<Comm> wrap(const std::shared_ptr<Comm>& c, const char* name,
   return std::make_shared<RecordedComm>(c, GroupInfo{name, std::move(world_rank), w, host});
 }
 
+// The world group's ranks: 0, 1, ..., world - 1.
+std::vector<int> world_ranks(const WorldLayout& w) {
+  std::vector<int> all(static_cast<std::size_t>(w.world));
+  for (int r = 0; r < w.world; ++r) all[r] = r;
+  return all;
+}
+
 }  // namespace
 
 CommGroups started_groups(const WorldLayout& w, const char* kind,
@@ -190,22 +197,18 @@ CommGroups started_groups(const WorldLayout& w, const char* kind,
     return groups;
   } catch (const PeerStalled& e) {
     flight_recorder().end(seq, CollectiveState::TimedOut);
-    std::vector<int> all(static_cast<std::size_t>(w.world));
-    for (int r = 0; r < w.world; ++r) all[r] = r;
     CollectiveRecord c;
     c.seq = seq;
     c.kind = kind;
     c.group = "world";
-    end_stalled(GroupInfo{"world", all, w, this_host()}, c, e);
+    end_stalled(GroupInfo{"world", world_ranks(w), w, this_host()}, c, e);
   }
 }
 
 CommGroups recorded_groups(const CommGroups& g, const WorldLayout& w, Sharding sharding) {
   const std::string host = this_host();
-  std::vector<int> all(static_cast<std::size_t>(w.world));
-  for (int r = 0; r < w.world; ++r) all[r] = r;
   CommGroups out;
-  out.world = wrap(g.world, "world", all, w, host);
+  out.world = wrap(g.world, "world", world_ranks(w), w, host);
   const auto same_as_world = [&](const std::shared_ptr<Comm>& c) { return c == g.world; };
   if (sharding != Sharding::Hybrid) {
     out.shard = same_as_world(g.shard) ? out.world : g.shard;
