@@ -36,11 +36,12 @@ mkdir -p "$BARE"
 echo PYTORCH_VERSION=2.1.0 >"$BARE/environment"
 
 # plugstack.conf in one of the two orders: `after` lists wireup after pyxis.
-# HOOK=off leaves out enroot's PyTorch hook.
+# HOOK=off leaves out enroot's PyTorch hook; RECORD=FILE: the stand-in's record
+# of each task (tests/containers/record.sh reads it).
 order() { # after|before [WIREUP_ARGS...]
   local which=$1 pyxis wireup
   shift
-  pyxis="required $WIREUP_PYXIS_STANDIN opt_root=$NODE pytorch_hook=${HOOK:-on}"
+  pyxis="required $WIREUP_PYXIS_STANDIN opt_root=$NODE pytorch_hook=${HOOK:-on}${RECORD:+ record=$RECORD}"
   wireup="optional $WIREUP_PLUGIN default=off sysroot=$NODE $*"
   if [[ $which == after ]]; then
     bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$CLUSTER" "$pyxis" "$wireup"
@@ -49,6 +50,22 @@ order() { # after|before [WIREUP_ARGS...]
   fi
 }
 trap 'plugstack default=off; rm -rf "$WORK"' EXIT
+
+# run NAME SBATCH_ARGS... TEMPLATE: submits from $WORK/submit, waits for the end,
+# output in $OUT (also printed), job id in $ID, its final state in $STATE.
+run() {
+  local name=$1
+  shift
+  ID=$(cd "$WORK/submit" && sbatch --parsable -o "$WORK/$name.out" "$@")
+  ID=${ID%%;*}
+  for _ in $(seq 600); do
+    STATE=$(scontrol -o show job "$ID" 2>/dev/null | sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p')
+    [[ $STATE =~ ^(PENDING|CONFIGURING|RUNNING|COMPLETING|)$ ]] || break
+    sleep 0.2
+  done
+  OUT=$(cat "$WORK/$name.out")
+  echo "$OUT"
+}
 
 # What a task has, one line per task.
 # shellcheck disable=SC2034,SC2016  # used by the scripts; expanded by the task's shell

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
-#include "wireup/sha256.hpp"
 #include "wireup/data/shard_writer.hpp"
+#include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 namespace wireup::test {
 namespace fs = std::filesystem;
@@ -23,6 +26,18 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+std::string quick_error(const std::function<void()>& what) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string message = "(no error)";
+  try {
+    what();
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
+  return message;
 }
 
 std::string read_file(const fs::path& p) {
@@ -50,7 +65,8 @@ data::SplitEntry write_split(const fs::path& dir, const std::string& prefix, con
     for (std::uint64_t left = spec.shard_tokens[k]; left > 0;) {
       const auto n = std::min(left, spec.doc_tokens);
       doc.clear();
-      for (std::uint64_t i = 0; i < n; ++i) doc.push_back(static_cast<std::uint32_t>(next++ % vocab));
+      for (std::uint64_t i = 0; i < n; ++i)
+        doc.push_back(static_cast<std::uint32_t>(next++ % vocab));
       w.add_document(doc);
       left -= n;
     }

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ inline bool expected_trained(std::uint64_t i, bool first_of_document) {
 inline std::uint64_t expected_token(std::uint64_t i, std::uint32_t vocab = 50000) {
   return i % vocab;
 }
+
+// The message of the InputError `what` throws ("(no error)" when it throws none),
+// checking that it came within a few seconds: input from outside is refused
+// unread, never waited on.
+std::string quick_error(const std::function<void()>& what);
 
 std::string read_file(const std::filesystem::path& p);
 void write_file(const std::filesystem::path& p, const std::string& bytes);

@@ -5,10 +5,8 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include "fixtures.hpp"
 #include "wireup/data/loader.hpp"
@@ -40,18 +38,7 @@ LoaderConfig config(const Fixture& f) {
   return c;
 }
 
-// `what` throws within a few seconds (never blocks) with an InputError.
-std::string quick_error(const std::function<void()>& what) {
-  const auto start = std::chrono::steady_clock::now();
-  std::string message = "(no error)";
-  try {
-    what();
-  } catch (const InputError& e) {
-    message = e.what();
-  }
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
-  return message;
-}
+using test::quick_error;
 
 void replace_with_fifo(const fs::path& p) {
   fs::remove(p);

@@ -51,7 +51,8 @@ ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)
 # A --master-port that is taken: said so, and nothing starts.
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TMP/port" &
 holder=$!
-for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -s "$TMP/port" ] && break; sleep 0.05; done
+[ -s "$TMP/port" ] || fail "the port holder printed no port within 30 s"
 run --nproc-per-node=2 --master-port="$(cat "$TMP/port")" -- "$PROGS/store_client.py" >"$TMP/taken" 2>&1
 rc=$?
 kill $holder

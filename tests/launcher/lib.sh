@@ -73,3 +73,16 @@ wait_for_count() {  # SECONDS PATTERN COUNT
 }
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# Fail-fast timing, counted from the failure rather than from the launch (the
+# launch's start-up on a loaded machine is not what these tests bound): a
+# failing worker script runs "$FAILED_AT" just before it fails, and
+# ms_since_failure START prints the ms from that moment to now, or from START
+# (ms) when no worker wrote it. clear_failure before each run.
+FAILED_AT="echo \$(( \$(date +%s%N) / 1000000 )) >$TMP/failed_at"
+clear_failure() { rm -f "$TMP/failed_at"; }
+ms_since_failure() {
+  local from=$1
+  [ -s "$TMP/failed_at" ] && from=$(cat "$TMP/failed_at")
+  echo $(( $(now_ms) - from ))
+}

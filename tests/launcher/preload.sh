@@ -120,6 +120,8 @@ srv.kill()
 EOS
 timeout 30 "$PY" "$TMP/orphan.py" "$HERE/../../launcher/src/agent/preload_server.py" "$W" >"$TMP/orphan" 2>&1 ||
   { cat "$TMP/orphan"; fail "orphan check"; }
-file_contains "orphan" "$TMP/orphan" "ORPHAN status=137 seconds=0."  # under a second, not the 10 s limit
+# Killed at once, well before the 10 s limit (under 5 s on a loaded machine).
+[[ $(cat "$TMP/orphan") =~ ORPHAN\ status=137\ seconds=[0-4]\. ]] ||
+  { cat "$TMP/orphan"; fail "orphan: not SIGKILLed within 5 s"; }
 file_contains "orphan" "$TMP/orphan" "output=b''"
 pass "--preload: env, exit codes, signals, agent SIGKILL, restarts, logs, -m, bad input, orphans"

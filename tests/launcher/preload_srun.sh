@@ -62,6 +62,6 @@ children=$(pgrep -P "$victim" | paste -sd' ')
 # shellcheck disable=SC2086 # one PID per word
 kill_agent_children_follow "$victim" $children
 scancel --name="wl-$$-k"
-wait_gone 5 "$W"
+wait_gone 15 "$W"
 wait $srun_pid
 pass "srun --preload: env, fail fast ($elapsed ms), failed import ($import_ms ms), restarts, agent SIGKILL"

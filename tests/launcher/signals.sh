@@ -25,8 +25,9 @@ elapsed=$(( $(now_ms) - start ))
 file_count "out1" "$TMP/out1" 'rank [0-2] got TERM' 3
 file_contains "out1" "$TMP/out1" "grace period over; killing 3 worker(s)"
 wait_gone 1 "sleep $TOKEN"  # the workers' own children went with their groups
-if [ "$elapsed" -lt 900 ] || [ "$elapsed" -ge 4000 ]; then
-  fail "SIGTERM to exit took $elapsed ms, expected about the 1 s grace"
+# At least the 1 s grace; well under the 30 s default even on a loaded machine.
+if [ "$elapsed" -lt 900 ] || [ "$elapsed" -ge 10000 ]; then
+  fail "SIGTERM to exit took $elapsed ms, expected the 1 s grace (under 10 s)"
 fi
 
 # 1b. A stopped worker (SIGSTOP: a hung rank, a debugger) ends at SIGTERM, not at the

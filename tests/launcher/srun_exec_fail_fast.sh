@@ -1,19 +1,21 @@
 #!/bin/bash
 # Exec mode under srun --mpi=pmix (2 nodes x 2 tasks): one rank's failure ends
-# the step on every node within 5 s and srun exits with that rank's code (an
+# the step on every node within 5 s of that failure (not of srun's start) and srun exits with that rank's code (an
 # exit code, a signal, a program that ignores SIGTERM); a clean run waits for
 # every rank; a signal sent to one launcher reaches its program once, one sent
 # to the step (scancel) reaches each program once.
 . "$(dirname "$0")/lib.sh" "$@"
 T="timeout 60"
 
-# run_step NAME SCRIPT: srun's exit code in $rc, the wall time in $elapsed (ms).
+# run_step NAME SCRIPT: srun's exit code in $rc, and in $elapsed the ms from
+# the failing rank's failure to srun's end.
 run_step() {
   local start; start=$(now_ms)
+  clear_failure
   chmod +x "$2"
   $T srun --mpi=pmix -N2 --ntasks-per-node=2 "$WL" -- "$2" >"$TMP/$1" 2>&1
   rc=$?
-  elapsed=$(( $(now_ms) - start ))
+  elapsed=$(ms_since_failure "$start")
 }
 ended_fast() {  # NAME CODE
   [ "$rc" -eq "$2" ] || cat "$TMP/$1"
@@ -29,7 +31,7 @@ wait_lines() {  # FILE REGEX N
 # 1. Rank 2 exits 3; the others sleep.
 cat >"$TMP/exit3.sh" <<EOS
 #!/bin/sh
-[ "\$RANK" = 2 ] && { sleep 0.3; echo "rank 2 fails" >&2; exit 3; }
+[ "\$RANK" = 2 ] && { sleep 0.3; echo "rank 2 fails" >&2; $FAILED_AT; exit 3; }
 exec sleep $TOKEN
 EOS
 run_step exit3 "$TMP/exit3.sh"
@@ -46,7 +48,7 @@ exit3_ms=$elapsed
 # 2. Rank 1 dies of SIGKILL: srun reports the signal (137).
 cat >"$TMP/killed.sh" <<EOS
 #!/bin/sh
-[ "\$RANK" = 1 ] && { sleep 0.3; kill -KILL \$\$; }
+[ "\$RANK" = 1 ] && { sleep 0.3; $FAILED_AT; kill -KILL \$\$; }
 exec sleep $TOKEN
 EOS
 run_step killed "$TMP/killed.sh"
@@ -58,7 +60,7 @@ killed_ms=$elapsed
 cat >"$TMP/stubborn.sh" <<EOS
 #!/bin/bash
 trap '' TERM
-[ "\$RANK" = 3 ] && { sleep 0.3; exit 5; }
+[ "\$RANK" = 3 ] && { sleep 0.3; $FAILED_AT; exit 5; }
 sleep $TOKEN
 EOS
 run_step stubborn "$TMP/stubborn.sh"

@@ -5,6 +5,8 @@
 # the uninstall takes the options away again. Installed files go to a temp
 # directory; the cluster's plugstack.conf is restored at the end.
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/cluster_nodes.sh
+source "$(dirname "$0")/../lib/cluster_nodes.sh"
 : "${WIREUP_TEST_CLUSTER_DIR:?run through ctest}"
 eval "$(bash "$WIREUP_TEST_CLUSTER_SCRIPT" env "$WIREUP_TEST_CLUSTER_DIR")"
 CLUSTER=$WIREUP_TEST_CLUSTER_DIR
@@ -59,8 +61,7 @@ out=$(timeout 30 srun -N1 -n1 bash -c 'echo "rank=${RANK-unset}"')
 check "default=off: a job without --wireup is not wired" "$out" "rank=unset"
 out=$(timeout 30 srun -N1 -n1 --wireup "$WORK/usr/bin/wireup-env" --plugstack "$PS" 2>&1)
 contains "the installed wireup-env reads the managed line" "$out" "MASTER_PORT"
-states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
-check "nodes idle, none drained" "$states" "idle "
+nodes_idle
 
 sum=$(sha256sum <"$PS")
 : >"$WORK/daemons"

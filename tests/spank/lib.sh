@@ -20,23 +20,14 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 # shellcheck source=../lib/assert.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
+# shellcheck source=../lib/cluster_nodes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster_nodes.sh"
 
 # The plugin line the test wants; srun and slurmstepd re-read it per step.
 plugstack() {
   bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$CLUSTER" "optional $WIREUP_PLUGIN $*"
 }
 
-# Nodes must stay in service whatever a test did. A node still finishing the
-# last job ("comp") gets a few seconds; drained or down never passes.
-nodes_idle() {
-  local states
-  for _ in $(seq 50); do
-    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
-    [[ $states == *comp* || $states == *mix* || $states == *alloc* ]] || break
-    sleep 0.2
-  done
-  check "nodes idle, none drained" "$states" "idle "
-}
 
 # Per-task KEY=VALUE lines of chosen variables, one task per line, by rank.
 # shellcheck disable=SC2034  # used by the scripts that source this

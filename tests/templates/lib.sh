@@ -32,6 +32,8 @@ export PYTHON=/usr/bin/python3   # Debian's PyTorch (the first python3 on PATH m
 
 # shellcheck source=../lib/assert.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
+# shellcheck source=../lib/cluster_nodes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster_nodes.sh"
 
 # submit NAME SBATCH_ARGS... TEMPLATE: sbatch, then a background watcher (job_exit_code);
 # the job id is in $WORK/NAME.id once accepted, its exit code in $WORK/NAME.rc at the end,
@@ -114,17 +116,6 @@ kill_ranks() {
   [[ -n $step ]] || { fail "job $1 has no running step to kill"; return 1; }
   echo "killing step $step (SIGKILL)"
   scancel --signal=KILL "$step"
-}
-
-# Nodes must stay in service whatever a test did.
-nodes_idle() {
-  local states i
-  for ((i = 0; i < 50; i++)); do
-    states=$(sinfo -h -N -o '%t' | sort -u | tr '\n' ' ')
-    [[ $states == "idle " ]] && break
-    sleep 0.2
-  done
-  check "nodes idle, none drained" "$states" "idle "
 }
 
 # expect DESCRIPTION COMMAND...: pass when COMMAND succeeds.

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <nlohmann/json.hpp>
 
+#include "fixtures.hpp"
 #include "wireup/error.hpp"
 #include "wireup/tokenizer/byte_level.hpp"
 #include "wireup/tokenizer/hf_tokenizer_json.hpp"
@@ -32,18 +32,7 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
-// The InputError `what` throws, which it must do within a few seconds.
-std::string quick_error(const std::function<void()>& what) {
-  const auto start = std::chrono::steady_clock::now();
-  std::string message = "(no error)";
-  try {
-    what();
-  } catch (const InputError& e) {
-    message = e.what();
-  }
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(3));
-  return message;
-}
+using test::quick_error;
 
 long peak_rss_kib() {
   rusage u{};
