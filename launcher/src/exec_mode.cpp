@@ -158,8 +158,7 @@ void ExecSupervisor::on_child_exit(int status) {
   }
   const int code = launcher_exit_code(e);
   say("rank " + std::to_string(job_.task_rank) + " on " + job_.host + " failed (" +
-      (e.signaled ? signal_name(e.code) : "exit code " + std::to_string(e.code)) +
-      "); stopping every rank");
+      describe_exit(e) + "); stopping every rank");
   if (hub_) {
     peer_failed(0, code);
   } else {

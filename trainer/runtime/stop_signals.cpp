@@ -3,13 +3,17 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "wireup/stop_reason.hpp"
+
 namespace wireup::train {
+using wireup::kStopReasonVar;
 namespace {
 
 std::atomic<bool> g_graceful{false};
@@ -39,6 +43,19 @@ sigset_t stop_set() {
 
 }  // namespace
 
+std::string launcher_stop_reason() {
+  const char* path = std::getenv(kStopReasonVar);
+  if (path == nullptr || *path == '\0') return {};
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return {};
+  char line[512] = {};
+  const bool got = std::fgets(line, sizeof line, f) != nullptr;
+  std::fclose(f);
+  std::string why = got ? line : "";
+  while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
+  return why.empty() ? "wireup-launch stops the workers after a failure" : why;
+}
+
 void block_stop_signals() {
   const sigset_t s = stop_set();
   const int rc = ::pthread_sigmask(SIG_BLOCK, &s, nullptr);
@@ -52,6 +69,13 @@ void start_stop_watcher(std::atomic<int>& flag) {
       int sig = 0;
       if (::sigwait(&s, &sig) != 0) continue;
       if (!g_graceful.load()) die_by(sig);
+      if (const std::string why = launcher_stop_reason(); !why.empty()) {
+        std::fprintf(stderr,
+                     "wireup-train: %s; ending without a checkpoint (a rank is gone, so "
+                     "none could complete; the newest saved one stands)\n",
+                     why.c_str());
+        die_by(sig);
+      }
       flag.store(sig);
     }
   }).detach();

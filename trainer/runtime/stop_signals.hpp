@@ -1,5 +1,6 @@
 #pragma once
 #include <atomic>
+#include <string>
 
 // SIGTERM (scancel, preemption) and SIGUSR1 without a signal handler.
 //
@@ -17,8 +18,15 @@ void block_stop_signals();
 
 // Starts the watcher. Until graceful_stop() is called a signal ends the
 // process as if it had no handler (killed by that signal); afterwards its
-// number is stored in `flag` and training stops at the end of the step.
+// number is stored in `flag` and training stops at the end of the step,
+// unless wireup-launch said the stop ends a failed attempt (below): then the
+// process ends as without graceful_stop(), after one line saying why.
 void start_stop_watcher(std::atomic<int>& flag);
+
+// The line in the file named by WIREUP_LAUNCH_STOP_REASON
+// (wireup/stop_reason.hpp), or empty when the variable is unset or the file
+// absent: the launcher stops the workers because something failed.
+std::string launcher_stop_reason();
 void graceful_stop();
 
 }  // namespace wireup::train

@@ -6,6 +6,7 @@
 #include "wireup/env_plan.hpp"
 #include "wireup/error.hpp"
 #include "wireup/rendezvous.hpp"
+#include "wireup/stop_reason.hpp"
 
 namespace wireup {
 
@@ -23,7 +24,7 @@ std::vector<std::string> build_worker_env(const WorkerSpec& w,
   if (w.master_port == 0 || w.master_port > 65535)
     throw InputError("worker environment: MASTER_PORT " + std::to_string(w.master_port) +
                      " is not a port");
-  for (const auto* v : {&w.role, &w.run_id, &w.error_file, &w.master_addr})
+  for (const auto* v : {&w.role, &w.run_id, &w.error_file, &w.stop_reason, &w.master_addr})
     if (!valid_env_value(*v)) throw InputError("worker environment: value with a newline or NUL");
 
   const auto u = [](std::uint32_t n) { return std::to_string(n); };
@@ -47,12 +48,13 @@ std::vector<std::string> build_worker_env(const WorkerSpec& w,
       {"TORCHELASTIC_USE_AGENT_STORE", w.agent_store ? "True" : "False"},
   };
   if (!w.error_file.empty()) forced.emplace_back("TORCHELASTIC_ERROR_FILE", w.error_file);
+  if (!w.stop_reason.empty()) forced.emplace_back(kStopReasonVar, w.stop_reason);
   std::vector<std::pair<std::string, std::string>> if_unset = {
       {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}};
   if (w.local_world_size > 1) if_unset.emplace_back("OMP_NUM_THREADS", "1");
 
   auto forced_name = [&](std::string_view n) {
-    return n == "TORCHELASTIC_ERROR_FILE" ||
+    return n == "TORCHELASTIC_ERROR_FILE" || n == kStopReasonVar ||
            std::any_of(forced.begin(), forced.end(), [&](auto& f) { return f.first == n; });
   };
   std::vector<std::string> env;

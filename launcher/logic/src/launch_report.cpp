@@ -51,6 +51,10 @@ WorkerExit decode_wait_status(int status) {
 
 int launcher_exit_code(const WorkerExit& e) { return e.signaled ? 128 + e.code : e.code; }
 
+std::string describe_exit(const WorkerExit& e) {
+  return e.signaled ? signal_name(e.code) : "exit code " + std::to_string(e.code);
+}
+
 std::optional<ErrorFileReport> parse_error_file(std::string_view text) {
   const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("message")) return std::nullopt;

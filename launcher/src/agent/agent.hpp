@@ -37,7 +37,7 @@ struct Worker {
   bool running = false;
   WorkerExit exit;
   Stream out, err;
-  std::string error_file, dir;
+  std::string error_file, stop_reason, dir;
 };
 
 class Agent {
@@ -84,6 +84,7 @@ class Agent {
   // or (as Phase::Restarting) to restart; a stop under way only forwards
   // `sig`, and becomes a restart if asked to.
   void begin_stop(int sig, Phase as = Phase::Stopping);
+  void write_stop_reasons() const;
   bool stopping() const { return phase_ == Phase::Stopping || phase_ == Phase::Restarting; }
   void kill_all(int sig);
   void finish(int code);

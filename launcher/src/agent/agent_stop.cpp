@@ -30,10 +30,26 @@ void Agent::begin_stop(int sig, Phase as) {
     kill_all(sig);  // a second signal is forwarded too
     return;
   }
-  phase_ = as;  // from Starting too: never spawned, nothing to stop
+  phase_ = as;                                  // from Starting too: never spawned, nothing to stop
+  if (term_signal_ == 0) write_stop_reasons();  // our own stop: something failed
   kill_all(sig);
   grace_.arm(o_.grace_period);
   if (running_count() == 0) on_all_exited();
+}
+
+// A stop the agent makes on its own (not a signal it forwards) ends a failed
+// attempt: each running worker's stop-reason file says so before the SIGTERM
+// (wireup/stop_reason.hpp), so a trainer does not try to save with a rank gone.
+void Agent::write_stop_reasons() const {
+  std::string why = "a failure elsewhere in the job";
+  if (failure_)
+    why = "rank " + std::to_string(failure_->rank) + " on " + failure_->host + " failed (" +
+          describe_exit(failure_->exit) + ")";
+  for (const Worker& wk : workers_) {
+    if (!wk.running || wk.stop_reason.empty()) continue;
+    std::ofstream out(wk.stop_reason);
+    out << "wireup-launch stops the workers: " << why << "\n";
+  }
 }
 
 FailureFacts Agent::failure_of(const Worker& wk) const {
@@ -66,10 +82,8 @@ void Agent::on_worker_exit(Worker& wk) {
   const bool can_restart = attempt_ < o_.max_restarts;
   if (can_restart) {
     say("rank " + std::to_string(wk.rank) + " on " + job_.host + " failed (" +
-        (wk.exit.signaled ? signal_name(wk.exit.code)
-                          : "exit code " + std::to_string(wk.exit.code)) +
-        "); restarting every worker (restart " + std::to_string(attempt_ + 1) + " of " +
-        std::to_string(o_.max_restarts) + ")");
+        describe_exit(wk.exit) + "); restarting every worker (restart " +
+        std::to_string(attempt_ + 1) + " of " + std::to_string(o_.max_restarts) + ")");
     begin_stop(SIGTERM, Phase::Restarting);
     if (coordinator_)
       coordinator_event(ControlVerb::Fail, nullptr);

@@ -68,6 +68,9 @@ void Agent::spawn(Worker& wk) {
   wk.error_file = wk.dir + "/error.json";
   fs::remove(wk.error_file);
   spec.error_file = wk.error_file;
+  wk.stop_reason = wk.dir + "/stop-reason";
+  fs::remove(wk.stop_reason);
+  spec.stop_reason = wk.stop_reason;
 
   const Program prog{worker_argv(o_), build_worker_env(spec, base_env_)};
   int outp[2], errp[2];

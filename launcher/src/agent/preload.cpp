@@ -14,6 +14,7 @@
 
 #include "preload_server_code.hpp"
 #include "supervision/spawn.hpp"
+#include "wireup/stop_reason.hpp"
 
 namespace wireup {
 
@@ -37,7 +38,7 @@ std::vector<std::string> PreloadServer::shared_env(const std::vector<std::string
   for (const auto& kv : worker_env) {
     const std::string_view name = std::string_view(kv).substr(0, kv.find('='));
     if (name == "RANK" || name == "LOCAL_RANK" || name == "ROLE_RANK" ||
-        name == "TORCHELASTIC_ERROR_FILE")
+        name == "TORCHELASTIC_ERROR_FILE" || name == kStopReasonVar)
       continue;
     env.push_back(kv);
   }

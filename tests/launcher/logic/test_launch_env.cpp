@@ -35,23 +35,34 @@ static WorkerSpec spec() {
 TEST_CASE("the full torchrun worker set") {
   auto m = as_map(build_worker_env(spec(), {"PATH=/bin", "HOME=/root"}));
   const std::map<std::string, std::string> want = {
-      {"RANK", "5"}, {"GROUP_RANK", "2"}, {"ROLE_RANK", "5"}, {"ROLE_NAME", "default"},
-      {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"WORLD_SIZE", "8"},
-      {"GROUP_WORLD_SIZE", "4"}, {"ROLE_WORLD_SIZE", "8"}, {"MASTER_ADDR", "127.0.0.2"},
-      {"MASTER_PORT", "61234"}, {"TORCHELASTIC_RESTART_COUNT", "1"},
-      {"TORCHELASTIC_MAX_RESTARTS", "3"}, {"TORCHELASTIC_RUN_ID", "42.0"},
+      {"RANK", "5"},
+      {"GROUP_RANK", "2"},
+      {"ROLE_RANK", "5"},
+      {"ROLE_NAME", "default"},
+      {"LOCAL_RANK", "1"},
+      {"LOCAL_WORLD_SIZE", "2"},
+      {"WORLD_SIZE", "8"},
+      {"GROUP_WORLD_SIZE", "4"},
+      {"ROLE_WORLD_SIZE", "8"},
+      {"MASTER_ADDR", "127.0.0.2"},
+      {"MASTER_PORT", "61234"},
+      {"TORCHELASTIC_RESTART_COUNT", "1"},
+      {"TORCHELASTIC_MAX_RESTARTS", "3"},
+      {"TORCHELASTIC_RUN_ID", "42.0"},
       {"TORCHELASTIC_USE_AGENT_STORE", "False"},
       {"TORCHELASTIC_ERROR_FILE", "/tmp/e/5/error.json"},
-      {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}, {"OMP_NUM_THREADS", "1"},
-      {"PATH", "/bin"}, {"HOME", "/root"}};
+      {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+      {"OMP_NUM_THREADS", "1"},
+      {"PATH", "/bin"},
+      {"HOME", "/root"}};
   CHECK(m == want);
 }
 
 TEST_CASE("the launcher's PMIx/MPI identity and stale torchrun values do not leak") {
   auto m = as_map(build_worker_env(
-      spec(), {"PMIX_RANK=0", "PMIX_NAMESPACE=x", "PMIX_SERVER_URI41=y", "OMPI_COMM_WORLD_RANK=0",
-               "PMI_FD=3", "RANK=99", "MASTER_PORT=1", "TORCHELASTIC_ERROR_FILE=/old",
-               "PMIXY=kept"}));
+      spec(),
+      {"PMIX_RANK=0", "PMIX_NAMESPACE=x", "PMIX_SERVER_URI41=y", "OMPI_COMM_WORLD_RANK=0",
+       "PMI_FD=3", "RANK=99", "MASTER_PORT=1", "TORCHELASTIC_ERROR_FILE=/old", "PMIXY=kept"}));
   CHECK(m.count("PMIX_RANK") == 0);
   CHECK(m.count("PMIX_NAMESPACE") == 0);
   CHECK(m.count("PMIX_SERVER_URI41") == 0);
@@ -64,7 +75,8 @@ TEST_CASE("the launcher's PMIx/MPI identity and stale torchrun values do not lea
 }
 
 TEST_CASE("user values for OMP_NUM_THREADS and NCCL error handling win") {
-  auto m = as_map(build_worker_env(spec(), {"OMP_NUM_THREADS=8", "TORCH_NCCL_ASYNC_ERROR_HANDLING=0"}));
+  auto m =
+      as_map(build_worker_env(spec(), {"OMP_NUM_THREADS=8", "TORCH_NCCL_ASYNC_ERROR_HANDLING=0"}));
   CHECK(m["OMP_NUM_THREADS"] == "8");
   CHECK(m["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "0");
 }
@@ -103,4 +115,17 @@ TEST_CASE("--agent-store: every rank is told to connect to the agent's store") {
   w.agent_store = true;
   auto m = as_map(build_worker_env(w, {"TORCHELASTIC_USE_AGENT_STORE=False"}));
   CHECK(m["TORCHELASTIC_USE_AGENT_STORE"] == "True");
+}
+
+TEST_CASE("the stop-reason file: set per worker; an inherited one never leaks") {
+  auto w = spec();
+  w.stop_reason = "/tmp/e/5/stop-reason";
+  auto m = as_map(build_worker_env(w, {"WIREUP_LAUNCH_STOP_REASON=/outer/stop-reason"}));
+  CHECK(m["WIREUP_LAUNCH_STOP_REASON"] == "/tmp/e/5/stop-reason");
+  // A wireup-launch inside a worker of another: its own workers must not read
+  // the outer launcher's file.
+  m = as_map(build_worker_env(spec(), {"WIREUP_LAUNCH_STOP_REASON=/outer/stop-reason"}));
+  CHECK(m.count("WIREUP_LAUNCH_STOP_REASON") == 0);
+  w.stop_reason = "/tmp/a\nb";
+  CHECK_THROWS_WITH(build_worker_env(w, {}), Catch::Contains("newline"));
 }

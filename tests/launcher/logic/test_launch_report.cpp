@@ -25,10 +25,12 @@ TEST_CASE("exit codes: the worker's own, 128+signal") {
   auto e = decode_wait_status(exited3);
   CHECK_FALSE(e.signaled);
   CHECK(launcher_exit_code(e) == 3);
+  CHECK(describe_exit(e) == "exit code 3");
   e = decode_wait_status(killed9);
   CHECK(e.signaled);
   CHECK(e.code == 9);
   CHECK(launcher_exit_code(e) == 137);
+  CHECK(describe_exit(e) == "SIGKILL");
 }
 
 TEST_CASE("torch error.json, as @record writes it") {

@@ -7,9 +7,11 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -76,16 +78,56 @@ TEST_CASE("before graceful_stop a SIGTERM ends the process killed by SIGTERM") {
 }
 
 TEST_CASE("after graceful_stop SIGUSR1 and SIGTERM land in the flag and the process goes on") {
-  const pid_t c = spawn(true, [] {
+  // The child says when it has seen SIGUSR1, so SIGTERM never overtakes it.
+  int seen[2];
+  REQUIRE(::pipe(seen) == 0);
+  const pid_t c = spawn(true, [seen] {
     if (flag_becomes(SIGUSR1) != 0) return 3;
+    const char one = 1;
+    if (::write(seen[1], &one, 1) != 1) return 4;
     return flag_becomes(SIGTERM) == 0 ? 0 : 5;
   });
+  ::close(seen[1]);
   REQUIRE(::kill(c, SIGUSR1) == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  char got = 0;
+  CHECK(::read(seen[0], &got, 1) == 1);
+  ::close(seen[0]);
   REQUIRE(::kill(c, SIGTERM) == 0);
   const int st = wait_status(c);
   REQUIRE(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);
+}
+
+TEST_CASE("after graceful_stop a stop that wireup-launch says ends a failed attempt ends at once") {
+  char dir[] = "/tmp/wireup-stop-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string file = std::string(dir) + "/stop-reason";
+  ::setenv("WIREUP_LAUNCH_STOP_REASON", file.c_str(), 1);
+  // The file absent (the launcher only forwards a signal): graceful as ever.
+  CHECK(wt::launcher_stop_reason().empty());
+  pid_t c = spawn(true, [] { return flag_becomes(SIGTERM) == 0 ? 0 : 5; });
+  REQUIRE(::kill(c, SIGTERM) == 0);
+  int st = wait_status(c);
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  // The file written before the SIGTERM: killed by it, the flag never set.
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("wireup-launch stops the workers: rank 1 on h failed (SIGKILL)\n", f);
+  std::fclose(f);
+  CHECK(wt::launcher_stop_reason() ==
+        "wireup-launch stops the workers: rank 1 on h failed (SIGKILL)");
+  c = spawn(true, [] {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    return g_flag.load() == 0 ? 4 : 6;
+  });
+  REQUIRE(::kill(c, SIGTERM) == 0);
+  st = wait_status(c);
+  ::unsetenv("WIREUP_LAUNCH_STOP_REASON");
+  std::remove(file.c_str());
+  ::rmdir(dir);
+  REQUIRE(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == SIGTERM);
 }
 
 // oneDNN's JIT sgemm moves the stack pointer into the heap: with a handler,

@@ -20,7 +20,8 @@ struct WorkerSpec {
   std::uint32_t restart_count = 0;
   std::uint32_t max_restarts = 0;
   std::string run_id = "none";
-  std::string error_file;  // TORCHELASTIC_ERROR_FILE ("" = unset)
+  std::string error_file;   // TORCHELASTIC_ERROR_FILE ("" = unset)
+  std::string stop_reason;  // WIREUP_LAUNCH_STOP_REASON's file ("" = unset; wireup/stop_reason.hpp)
   // TORCHELASTIC_USE_AGENT_STORE: True when agent 0 serves the TCPStore at
   // MASTER_ADDR:MASTER_PORT (every rank a client), False when rank 0 hosts it.
   bool agent_store = false;

@@ -20,6 +20,8 @@ WorkerExit decode_wait_status(int status);
 
 // The launcher's own exit code for a worker's end: its code, 128+signal.
 int launcher_exit_code(const WorkerExit& e);
+// How it ended, for a line: "exit code 3" or "SIGKILL".
+std::string describe_exit(const WorkerExit& e);
 
 // What torch's @record wrote to TORCHELASTIC_ERROR_FILE.
 struct ErrorFileReport {
