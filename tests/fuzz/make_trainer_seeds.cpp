@@ -7,6 +7,7 @@
 #include <string>
 
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint_meta_fixture.hpp"
 #include "config/model_config.hpp"
 #include "hf/hf_config.hpp"
 
@@ -31,29 +32,6 @@ std::string safetensors_file() {
   return out + header + std::string(22, '\x01');
 }
 
-CheckpointMeta metadata() {
-  CheckpointMeta m;
-  m.step = 4;
-  m.model = preset("tiny");
-  m.preset = "tiny";
-  m.sharding = "full";
-  m.world_size = 2;
-  m.shard_group_size = 2;
-  m.data_position = "synthetic:4";
-  m.units.push_back({"embed", 10, {"tok_embeddings.weight"}, {{5, 2}}});
-  for (int r = 0; r < 2; ++r) {
-    RankFile f;
-    f.file = r == 0 ? "rank-00000.bin" : "rank-00001.bin";
-    const char* kinds[] = {"param", "exp_avg", "exp_avg_sq"};
-    for (int k = 0; k < 3; ++k)
-      f.chunks.push_back({0, kinds[k], 6 * r, 6, static_cast<std::uint64_t>(24 * k),
-                          std::string(64, static_cast<char>('a' + k))});
-    f.bytes = 72;
-    m.files.push_back(f);
-  }
-  return m;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,7 +43,7 @@ int main(int argc, char** argv) {
       R"("b":"model-00002-of-00002.safetensors"}})");
   put(corpus / "fuzz_hf_config", "config.json", hf::config_json(preset("tiny"), "float32"));
   put(corpus / "fuzz_hf_config", "llama3.json", hf::config_json(preset("llama3.1-8b"), "bfloat16"));
-  const CheckpointMeta m = metadata();
+  const CheckpointMeta m = test::two_rank_meta();
   put(corpus / "fuzz_checkpoint_meta", "metadata.json", to_json(m));
   put(corpus / "fuzz_checkpoint_meta", "rank.json", "r" + to_json(m.files[1]));
   return 0;

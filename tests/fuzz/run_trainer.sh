@@ -7,7 +7,7 @@
 source "$(dirname "$0")/fuzz_lib.sh"
 SRC=$1
 TARGETS=(fuzz_safetensors fuzz_hf_config fuzz_checkpoint_meta)
-INCLUDES=(-I"$SRC/common/include" -I"$SRC/trainer")
+INCLUDES=(-I"$SRC/common/include" -I"$SRC/trainer" -I"$SRC/tests/trainer/checkpoint")
 LIBS=()
 SOURCES=("$SRC"/trainer/hf/{safetensors_header,hf_config}.cpp "$SRC"/trainer/eval/model_size.cpp
   "$SRC"/trainer/config/model_config.cpp "$SRC"/trainer/checkpoint/checkpoint_format.cpp

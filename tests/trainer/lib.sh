@@ -51,3 +51,22 @@ start2() {
     "$WIREUP_TRAIN" "$@" >"$out.1" 2>&1 &
   R1=$!
 }
+
+# stall_of FILE RANK WHERE: where the first stall line in FILE (a rank that gave up
+# on rank RANK, docs/reliability.md) says RANK is missing: "collective" for
+# "peer stalled: ... in KIND #N ...; not arrived: rank RANK (WHERE...", "commit"
+# for rank 0's "checkpoint stalled: ... committing DIR; not arrived: rank RANK
+# (rank-0000RANK.json)" (the stop landed in a save: rank RANK never wrote its
+# part); nothing when neither names RANK. The line itself goes to stderr.
+stall_of() {
+  local line json
+  line=$(grep -m1 -E '^wireup-train: (peer stalled:|checkpoint stalled: rank 0 .* committing )' "$1" || true)
+  echo "$line" >&2
+  printf -v json 'rank-%05d.json' "$2"
+  if [[ $line == *"peer stalled:"* && $line == *"not arrived: rank $2 ($3"* &&
+    $line =~ in\ (all_gather|reduce_scatter|all_reduce|broadcast|barrier)\ \# ]]; then
+    echo collective
+  elif [[ $line == *"checkpoint stalled:"* && $line == *"; not arrived: rank $2 ($json)"* ]]; then
+    echo commit
+  fi
+}

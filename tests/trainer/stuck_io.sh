@@ -10,9 +10,11 @@
 #   step 4 writes metadata.json.tmp (opening a FIFO to write waits for a
 #   reader that never comes); the rank ends naming that file; the run resumes
 #   from the checkpoint of step 2 and finishes; with --async_checkpointing
-#   the writer thread's file (a FIFO at rank-00000.json.tmp) is named.
+#   the writer thread's file (a FIFO at rank-00000.json.tmp) is named; with
+#   two ranks and rank 1's file stuck, rank 0 (which commits the save) ends
+#   too, naming the file it waits for.
 source "$(dirname "$0")/lib.sh"
-port=${WIREUP_TEST_PORT:-34881}
+port=${WIREUP_TEST_PORT:-27881}
 host=$(hostname)
 
 # ---- data: a shard read that never returns.
@@ -54,7 +56,9 @@ fi
 # ---- checkpoint: a write that blocks, on a real FIFO.
 ckpt=$WORK/ckpt
 cargs=(--preset small --synthetic_data --num_threads 1 --train_batch_size 1 --max_steps 4
-       --checkpoint_dir "$ckpt" --checkpoint_freq 2 --comm_init_timeout 3 --peak_tflops 1)
+       --checkpoint_dir "$ckpt" --checkpoint_freq 2 --comm_init_timeout 10 --peak_tflops 1)
+# --comm_init_timeout bounds each file of a save, the 240 MB rank file of a
+# healthy save included: 10 s, so a loaded machine's fsync is not a "stall".
 # fifo_at STEP_DIR FILE: once STEP_DIR appears (its save began), a FIFO named
 # FILE in it; the save writes its rank file (some 240 MB) first, so FILE is
 # opened well after.
@@ -79,7 +83,7 @@ took=$(($(date +%s) - t0))
 line=$(grep '^wireup-train: checkpoint stalled:' "$WORK/ckpt.out" || true)
 echo "$line"
 ((rc == 3)) && pass "checkpoint: exit 3" || fail "checkpoint: exit $rc: $(tail -3 "$WORK/ckpt.out")"
-((took <= 15)) && pass "checkpoint: ended ${took} s after the save began (timeout 3 s)" ||
+((took <= 30)) && pass "checkpoint: ended ${took} s after the save began (timeout 10 s)" ||
   fail "checkpoint: took ${took} s"
 [[ $line =~ ^wireup-train:\ checkpoint\ stalled:\ rank\ 0\ \(host\ $host\)\ waited\ [0-9.]+\ s\ writing\ $ckpt/step-00000004/metadata.json.tmp\ \(--comm_init_timeout\) ]] &&
   pass "checkpoint: the line names the file" || fail "checkpoint: $(tail -3 "$WORK/ckpt.out")"
@@ -100,7 +104,86 @@ fifo_at "$WORK/ackpt/step-00000004" rank-00000.json.tmp
 t0=$(date +%s)
 set +e; wait $T; rc=$?; set -e
 took=$(($(date +%s) - t0))
-((rc == 3 && took <= 15)) && grep -q "^wireup-train: checkpoint stalled: rank 0 (host $host) waited [0-9.]* s writing $WORK/ackpt/step-00000004/rank-00000.json.tmp" "$WORK/ackpt.out" &&
+((rc == 3 && took <= 30)) && grep -q "^wireup-train: checkpoint stalled: rank 0 (host $host) waited [0-9.]* s writing $WORK/ackpt/step-00000004/rank-00000.json.tmp" "$WORK/ackpt.out" &&
   pass "async checkpoint: exit 3 after ${took} s naming the writer's file" ||
   fail "async checkpoint: exit $rc after ${took} s: $(tail -3 "$WORK/ackpt.out")"
+
+# Two ranks, rank 1's side description stuck (a FIFO at rank-00001.json.tmp): rank 1
+# names its file; rank 0, which commits the save, waits for that file no longer than
+# --comm_init_timeout either and names the file it is missing.
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+    MASTER_PORT=$((port + 1)) "$WIREUP_TRAIN" "${cargs[@]}" --checkpoint_dir "$WORK/two" \
+    >"$WORK/two.$r" 2>&1 &
+  eval "T$r=\$!"
+done
+fifo_at "$WORK/two/step-00000004" rank-00001.json.tmp
+t0=$(date +%s)
+set +e; wait "$T0"; rc0=$?; wait "$T1"; rc1=$?; set -e
+took=$(($(date +%s) - t0))
+((rc1 == 3)) && grep -q "^wireup-train: checkpoint stalled: rank 1 (host $host) waited [0-9.]* s writing $WORK/two/step-00000004/rank-00001.json.tmp" "$WORK/two.1" &&
+  pass "two ranks: rank 1 exits 3 naming its stuck file" || fail "two ranks: rank 1 exit $rc1: $(tail -3 "$WORK/two.1")"
+# Rank 0's own deadline and rank 1's run out at about the same time: rank 0 either
+# stalls itself (exit 3) or sees rank 1's process gone first (exit 1); both name
+# rank 1 and the file.
+if ((rc0 == 3 && took <= 30)) && grep -q "^wireup-train: checkpoint stalled: rank 0 (host $host) waited [0-9.]* s committing $WORK/two/step-00000004; not arrived: rank 1 (rank-00001.json)" "$WORK/two.0"; then
+  pass "two ranks: rank 0 exits 3 after ${took} s naming the file it waits for"
+elif ((rc0 == 1 && took <= 30)) && grep -q "checkpoint: rank 1 (pid $T1) exited while rank 0 waited for rank-00001.json committing $WORK/two/step-00000004" "$WORK/two.0"; then
+  pass "two ranks: rank 0 ends after ${took} s, rank 1 gone first, naming the file it waited for"
+else
+  fail "two ranks: rank 0 exit $rc0 after ${took} s: $(tail -3 "$WORK/two.0")"
+fi
+[[ -f $WORK/two/step-00000002/metadata.json && ! -e $WORK/two/step-00000004/metadata.json ]] &&
+  pass "two ranks: step 2 is complete, step 4 never committed" || fail "two ranks: $(ls -R "$WORK/two")"
+
+# The same stuck rank 1, now killed (SIGKILL) while rank 0 waits to commit: rank 0
+# sees the process of its shared-memory peer gone and ends at once, naming it,
+# long before its 60 s --comm_init_timeout (a launcher stopping the survivors of
+# a failure would otherwise wait out its grace period).
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+    MASTER_PORT=$((port + 2)) "$WIREUP_TRAIN" "${cargs[@]}" --comm_init_timeout 60 --checkpoint_dir "$WORK/dead" \
+    >"$WORK/dead.$r" 2>&1 &
+  eval "T$r=\$!"
+done
+fifo_at "$WORK/dead/step-00000004" rank-00001.json.tmp
+for _ in $(seq 1200); do [[ -e $WORK/dead/step-00000004/rank-00000.json ]] && break; sleep 0.05; done
+sleep 0.5  # rank 0 is in its commit wait now
+kill -9 "$T1"
+t0=$(date +%s)
+set +e; wait "$T0"; rc0=$?; wait "$T1"; set -e
+took=$(($(date +%s) - t0))
+((rc0 != 0 && rc0 != 3 && took <= 10)) &&
+  grep -q "checkpoint: rank 1 (pid $T1) exited while rank 0 waited for rank-00001.json committing $WORK/dead/step-00000004" "$WORK/dead.0" &&
+  pass "rank 1 killed during the commit: rank 0 ends after ${took} s (exit $rc0) naming it" ||
+  fail "rank 1 killed during the commit: rank 0 exit $rc0 after ${took} s: $(tail -3 "$WORK/dead.0")"
+[[ -f $WORK/dead/step-00000002/metadata.json && ! -e $WORK/dead/step-00000004/metadata.json ]] &&
+  pass "rank 1 killed: step 2 is complete, step 4 never committed" || fail "rank 1 killed: $(ls -R "$WORK/dead")"
+
+# The same under wireup-launch over Gloo (nothing tells rank 0 its peer is gone):
+# the launcher sees rank 1 die and stops rank 0 with SIGTERM, saying in rank 0's
+# stop-reason file that the attempt failed; rank 0 ends at once instead of trying
+# to finish the save, long before its 60 s timeout and the 60 s grace period.
+WIREUP_CPU_COMM=gloo "$WIREUP_LAUNCH" --standalone --nproc-per-node=2 --grace-period=60 -- \
+  "$WIREUP_TRAIN" "${cargs[@]}" --comm_init_timeout 60 --checkpoint_dir "$WORK/gone" >"$WORK/gone.out" 2>&1 &
+L=$!
+fifo_at "$WORK/gone/step-00000004" rank-00001.json.tmp
+for _ in $(seq 1200); do [[ -e $WORK/gone/step-00000004/rank-00000.json ]] && break; sleep 0.05; done
+sleep 0.5  # rank 0 is in its commit wait now
+victim=""
+for p in $(pgrep -P "$L"); do
+  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx RANK=1; then victim=$p; fi
+done
+[[ -n $victim ]] || fail "under wireup-launch: rank 1's process not found"
+kill -9 "$victim"
+t0=$(date +%s)
+set +e; wait "$L"; rc=$?; set -e
+took=$(($(date +%s) - t0))
+((rc == 137 && took <= 10)) &&
+  grep -q "^\[rank0\]: wireup-train: wireup-launch stops the workers: rank 1 on .* failed (SIGKILL); ending without a checkpoint" "$WORK/gone.out" &&
+  pass "under wireup-launch, rank 1 killed during the commit: the step ends after ${took} s (exit $rc), rank 0 saving nothing" ||
+  fail "under wireup-launch: exit $rc after ${took} s: $(tail -5 "$WORK/gone.out")"
+grep -q "^\[rank0\]: \[stop\]" "$WORK/gone.out" && fail "rank 0 took the stop for a planned one" || true
+[[ -f $WORK/gone/step-00000002/metadata.json && ! -e $WORK/gone/step-00000004/metadata.json ]] &&
+  pass "under wireup-launch: step 2 is complete, step 4 never committed" || fail "under wireup-launch: $(ls -R "$WORK/gone")"
 finish

@@ -66,7 +66,11 @@ class ChunkReader {
 
  private:
   int file(std::size_t i);
+  std::uint64_t chunk_bytes(std::size_t file, std::size_t chunk) const;
+  void check_digest(std::size_t file, std::size_t chunk, const std::string& hex);
+  void read_chunk(std::size_t file, std::size_t chunk, float* into);
   const std::vector<float>& chunk(std::size_t file, std::size_t chunk);
+  void verify_chunk(std::size_t file, std::size_t chunk);
 
   std::filesystem::path dir_;
   const CheckpointMeta& meta_;

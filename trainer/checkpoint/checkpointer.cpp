@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "profile/step_trace.hpp"
@@ -57,6 +58,10 @@ void Checkpointer::wait() {
 }
 
 void Checkpointer::save(const CheckpointInfo& info) {
+  for (const UnitShard& u : state_.units)
+    if (!u.exp_avg.defined() || !u.exp_avg_sq.defined())
+      throw std::logic_error("Checkpointer::save: unit " + u.layout.name +
+                             " has no AdamW moments (a weights-only state loads, never saves)");
   const TraceSpan span("checkpoint_save");  // in a --profile_steps window
   // Its collectives may wait on slow storage: --comm_init_timeout for them
   // (the vote of every step before it is a training collective).
@@ -155,11 +160,44 @@ StallWatch::Describe writing(const fs::path& file) {
     return "writing " + f + " (--comm_init_timeout); the checkpoints saved before it are untouched";
   };
 }
+
+// Rank 0's wait for the shard ranks' descriptions: the ones not there yet,
+// looked up when the deadline passes (the file system only: nothing the
+// waiting thread changes). Shard rank r's copy is written by world rank r
+// (replica 0 holds world ranks 0..shard_size-1), so the line names ranks the
+// way a collective's stall does: "not arrived: rank 1 (rank-00001.json)".
+StallWatch::Describe awaiting_side_files(const fs::path& step_dir, int shard_size) {
+  return [step_dir, shard_size] {
+    std::string missing;
+    for (int r = 0; r < shard_size; ++r) {
+      if (fs::exists(step_dir / rank_name(r, "json"))) continue;
+      missing += (missing.empty() ? "rank " : ", rank ") + std::to_string(r) + " (" +
+                 rank_name(r, "json") + ")";
+    }
+    return "committing " + step_dir.string() + "; not arrived: " + missing +
+           " (each shard rank writes its own; --comm_init_timeout); the checkpoints saved " +
+           "before it are untouched";
+  };
+}
 }  // namespace
 
 // Each file of a save (writing, fsync and rename) has --comm_init_timeout.
 std::chrono::milliseconds Checkpointer::io_timeout() const {
   return std::chrono::milliseconds(static_cast<std::int64_t>(policy_.io_timeout_s * 1000));
+}
+
+// The commit's wait for a file whose writer died (killed, out of memory) ends
+// at once when its group can tell (ranks on this node, over shared memory),
+// not at --comm_init_timeout: the launcher's stop of the survivors would
+// otherwise wait out its grace period.
+void Checkpointer::fail_if_a_rank_exited(const fs::path& step_dir, const fs::path& awaited) const {
+  std::string who = groups_.world->exited_member();
+  if (who.empty() && groups_.shard) who = groups_.shard->exited_member();
+  if (who.empty()) return;
+  throw std::runtime_error("checkpoint: " + who + " exited while rank " +
+                           std::to_string(groups_.world->rank()) + " waited for " +
+                           awaited.filename().string() + " committing " + step_dir.string() +
+                           "; the checkpoints saved before it are untouched");
 }
 
 void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::path& step_dir) {
@@ -182,17 +220,21 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
   }
   if (snap->world_rank != 0) return;
 
-  // The commit: wait until every shard rank's description is durable.
+  // The commit: wait until every shard rank's description is durable. A rank
+  // whose file never comes (its write stuck, the rank stopped) ends this one
+  // after --comm_init_timeout too, naming the files still missing.
   CheckpointMeta meta = snap->meta;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  for (int r = 0; r < snap->shard_size; ++r) {
-    const fs::path side = step_dir / rank_name(r, "json");
-    while (!fs::exists(side)) {
-      if (std::chrono::steady_clock::now() > deadline)
-        throw InputError(side.string() + ": never appeared; checkpoint not committed");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    const StallDeadline deadline("checkpoint", io_timeout(),
+                                 awaiting_side_files(step_dir, snap->shard_size));
+    for (int r = 0; r < snap->shard_size; ++r) {
+      const fs::path side = step_dir / rank_name(r, "json");
+      while (!fs::exists(side)) {
+        fail_if_a_rank_exited(step_dir, side);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
     }
-    meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
   }
   {
     const StallDeadline deadline("checkpoint", io_timeout(),
@@ -282,10 +324,15 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
                        std::to_string(unit.layout.numel));
     at::Tensor dests[3] = {unit.param, unit.exp_avg, unit.exp_avg_sq};
     for (int k = 0; k < 3; ++k) {
-      at::Tensor staging = at::zeros({unit.numel}, at::kFloat);  // on the host
-      reader.read(static_cast<int>(u), kKinds[k], unit.offset, unit.numel,
-                  staging.data_ptr<float>());
-      dests[k].copy_(staging);
+      at::Tensor& dest = dests[k];
+      if (!dest.defined()) continue;  // weights only: the moments stay unread
+      // Straight into a host slice; a device one through the host. Padding
+      // past the unit's parameters reads as zero.
+      const bool host = dest.is_cpu() && dest.is_contiguous() && dest.scalar_type() == at::kFloat &&
+                        dest.numel() == unit.numel;
+      at::Tensor into = host ? dest.zero_() : at::zeros({unit.numel}, at::kFloat);
+      reader.read(static_cast<int>(u), kKinds[k], unit.offset, unit.numel, into.data_ptr<float>());
+      if (!host) dest.copy_(into);
     }
   }
 }
@@ -296,6 +343,7 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
   std::vector<fs::path> candidates =
       automatic ? complete_checkpoints(policy_.dir) : std::vector<fs::path>{fs::path(spec)};
   std::string faults;
+  bool touched = false;  // a failed load may have written part of the state
   for (const auto& step_dir : candidates) {
     std::string error;
     CheckpointMeta meta;
@@ -311,6 +359,7 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
         throw InputError(step_dir.string() + ": saved with --rope_scaling " +
                          rope_scaling_str(m.rope_scaling) + ", this run has " +
                          rope_scaling_str(expect.rope_scaling));
+      touched = true;
       load_from(step_dir, meta);
     } catch (const std::exception& e) {
       error = e.what();
@@ -345,6 +394,11 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
                  "wireup-train: WARNING: %s\n--start_fresh_if_unloadable: training from "
                  "step 1\n",
                  what.c_str());
+  if (touched) {
+    if (!state_.start_over)
+      throw std::logic_error("Checkpointer: a failed load wrote into a state without start_over");
+    state_.start_over();
+  }
   return std::nullopt;
 }
 

@@ -28,7 +28,9 @@ struct CheckpointInfo {
 
 // One unit's part of the training state on this rank, as a checkpoint holds
 // it: the unit's layout, and this rank's fp32 slices (live tensors, written in
-// place on load) of its parameters and both AdamW moments.
+// place on load) of its parameters and both AdamW moments. Moments left
+// undefined are not read on load (eval and generate load weights only); such
+// a state cannot be saved.
 struct UnitShard {
   UnitMeta layout;          // name, real parameters, parameter names and shapes
   std::int64_t offset = 0;  // of this rank's slice in the unit's flat buffer
@@ -44,6 +46,10 @@ struct TrainingState {
   std::function<std::int64_t()> optimizer_steps;
   // After a load: the optimizer's step count set, the gradients zeroed.
   std::function<void(std::int64_t optimizer_steps)> restored;
+  // The state a run starts from without a checkpoint (parameters initialised
+  // as at start, moments zero), put back when checkpoints were read into it
+  // but none loaded and the run starts at step 1 (--start_fresh_if_unloadable).
+  std::function<void()> start_over;
 };
 
 // When to save and when to stop (the flags of docs/checkpoints.md).
@@ -102,6 +108,8 @@ class Checkpointer {
  private:
   struct Snapshot;
   void write(const std::shared_ptr<Snapshot>& snap);
+  void fail_if_a_rank_exited(const std::filesystem::path& step_dir,
+                             const std::filesystem::path& awaited) const;
   void write_files(const std::shared_ptr<Snapshot>& snap, const std::filesystem::path& step_dir);
   std::chrono::milliseconds io_timeout() const;
   void load_from(const std::filesystem::path& step_dir, const CheckpointMeta& meta);

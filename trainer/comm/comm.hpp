@@ -33,6 +33,12 @@ class Comm {
   virtual void all_reduce_sum(const at::Tensor& t) = 0;
   virtual void broadcast(const at::Tensor& t, int root) = 0;
   virtual void barrier() = 0;
+
+  // A member of this group known to have ended (its process gone, or a
+  // zombie), as "rank K (pid P)"; empty when none is known. Only a group
+  // whose members share this node can tell (shared memory); the others
+  // return empty. Safe to call from another thread during a collective.
+  virtual std::string exited_member() const { return {}; }
 };
 
 // The groups a rank talks to: everyone, the ranks that share its parameters'

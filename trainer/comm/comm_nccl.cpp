@@ -6,8 +6,12 @@
 // ncclInProgress, every collective the host waits for and, from a watchdog
 // thread, every collective the compute stream waits for end within
 // collective_timeout() or the communicator is aborted (ncclCommAbort) and the
-// rank ends as a stalled one (PeerStalled: watchdog/recorded_comm.hpp prints
+// rank ends as a stalled one (PeerStalled: comm/recorded_comm.hpp prints
 // the line, exit status 3), naming the ranks that did not arrive.
+//
+// In a --profile_steps window each collective's work on the NCCL stream is a
+// device span (profile/device_trace.hpp), from after the stream's wait for its
+// inputs to after the NCCL call, on the track "cuda nccl".
 #include "comm/comm_nccl.hpp"
 
 #include <cuda_runtime_api.h>
@@ -23,6 +27,7 @@
 
 #include "comm/job_store.hpp"
 #include "nccl_watch.hpp"  // private to this library
+#include "profile/device_trace.hpp"
 #include "watchdog/flight_recorder.hpp"
 #include "wireup/error.hpp"
 
@@ -52,6 +57,10 @@ ncclDataType_t nccl_type(const at::Tensor& t) {
   }
 }
 
+// The compute stream: the default one, which LibTorch's kernels run on (the
+// device trace's compute_stream()).
+cudaStream_t compute_cuda_stream() { return static_cast<cudaStream_t>(compute_stream().handle); }
+
 // The compute stream waits for the collective; the host does not (the
 // watchdog thread watches it). A collective that was aborted throws here.
 class StreamPending final : public Pending {
@@ -60,7 +69,7 @@ class StreamPending final : public Pending {
       : watch_(std::move(watch)), done_(std::move(done)) {}
   void wait() override {
     watch_->throw_if_failed();
-    nccl_check(cudaStreamWaitEvent(nullptr, done_->get(), 0), "cudaStreamWaitEvent");
+    nccl_check(cudaStreamWaitEvent(compute_cuda_stream(), done_->get(), 0), "cudaStreamWaitEvent");
   }
 
  private:
@@ -87,41 +96,51 @@ class NcclComm final : public Comm {
 
   std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) override {
     const auto n = before();
+    DeviceSpan span("all_gather", nccl_stream());
     watch_->call(
         ncclAllGather(shard.data_ptr(), full.data_ptr(), static_cast<size_t>(shard.numel()),
                       nccl_type(shard), watch_->comm(), stream_),
         "ncclAllGather", n);
+    span.end();
     return std::make_unique<StreamPending>(watch_, watch_->watch_async(stream_, "all_gather", n));
   }
   std::unique_ptr<Pending> reduce_scatter_sum(const at::Tensor& full,
                                               const at::Tensor& shard) override {
     const auto n = before();
+    DeviceSpan span("reduce_scatter", nccl_stream());
     watch_->call(
         ncclReduceScatter(full.data_ptr(), shard.data_ptr(), static_cast<size_t>(shard.numel()),
                           nccl_type(full), ncclSum, watch_->comm(), stream_),
         "ncclReduceScatter", n);
+    span.end();
     return std::make_unique<StreamPending>(watch_,
                                            watch_->watch_async(stream_, "reduce_scatter", n));
   }
   void all_reduce_sum(const at::Tensor& t) override {
     const auto n = before();
+    DeviceSpan span("all_reduce", nccl_stream());
     watch_->call(ncclAllReduce(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
                                nccl_type(t), ncclSum, watch_->comm(), stream_),
                  "ncclAllReduce", n);
+    span.end();
     watch_->wait_host(stream_, "all_reduce", n);
   }
   void broadcast(const at::Tensor& t, int root) override {
     const auto n = before();
+    DeviceSpan span("broadcast", nccl_stream());
     watch_->call(ncclBroadcast(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
                                nccl_type(t), root, watch_->comm(), stream_),
                  "ncclBroadcast", n);
+    span.end();
     watch_->wait_host(stream_, "broadcast", n);
   }
   void barrier() override {
     const auto n = before();
+    DeviceSpan span("barrier", nccl_stream());
     watch_->call(
         ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, watch_->comm(), stream_),
         "barrier", n);
+    span.end();
     watch_->wait_host(stream_, "barrier", n);
   }
 
@@ -131,10 +150,11 @@ class NcclComm final : public Comm {
   std::uint64_t before() {
     watch_->throw_if_failed();
     CudaEvent ev;
-    nccl_check(cudaEventRecord(ev.get(), nullptr), "cudaEventRecord");
+    nccl_check(cudaEventRecord(ev.get(), compute_cuda_stream()), "cudaEventRecord");
     nccl_check(cudaStreamWaitEvent(stream_, ev.get(), 0), "cudaStreamWaitEvent");
     return ++count_;
   }
+  DeviceStream nccl_stream() const { return {"nccl", stream_}; }
   int rank_, size_;
   cudaStream_t stream_{};
   void* scratch_ = nullptr;

@@ -73,6 +73,7 @@ class ShmComm final : public Comm {
     g_->broadcast(t.data_ptr(), t.nbytes(), root);
   }
   void barrier() override { g_->barrier(); }
+  std::string exited_member() const override { return g_->exited_member(); }
 
  private:
   std::unique_ptr<ShmGroup> g_;

@@ -55,12 +55,14 @@ std::vector<int> ranks_not_at(c10d::Store& store, const std::string& prefix, int
                               std::uint64_t n, std::chrono::milliseconds grace) {
   const auto key = [&prefix](int r) { return prefix + std::to_string(r); };
   const std::string mine = std::to_string(n);
+  // The answer of the last complete look: the store's server (rank 0, itself
+  // timing out) may exit during the grace period; what was read before stands.
   std::vector<int> missing;
   try {
     store.set(key(rank), std::vector<std::uint8_t>(mine.begin(), mine.end()));
     const auto until = std::chrono::steady_clock::now() + grace;
     for (;;) {
-      missing.clear();
+      std::vector<int> look;
       for (int r = 0; r < size; ++r) {
         if (r == rank) continue;
         bool there = false;
@@ -68,13 +70,14 @@ std::vector<int> ranks_not_at(c10d::Store& store, const std::string& prefix, int
           const auto v = store.get(key(r));
           there = std::stoull(std::string(v.begin(), v.end())) >= n;
         }
-        if (!there) missing.push_back(r);
+        if (!there) look.push_back(r);
       }
+      missing = std::move(look);
       if (missing.empty() || std::chrono::steady_clock::now() > until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   } catch (const std::exception&) {
-    missing.clear();  // the store is gone too: the line names no rank
+    // The store is gone: the last complete look, else no rank named.
   }
   return missing;
 }

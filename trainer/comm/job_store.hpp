@@ -27,9 +27,10 @@ c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w);
 // under PREFIX + RANK; the live ranks stuck in the same collective time out
 // too and do the same; a rank that has not written at least `n` within
 // `grace` has not arrived. Only a timeout talks to the store: nothing is
-// published per collective. A store that does not answer (its server, rank 0
-// or the launcher, stalled or gone) gives an empty list. Gloo and NCCL both
-// name the missing ranks this way.
+// published per collective. A store that stops answering during the grace
+// (its server, rank 0, timed out too and exited) leaves the last complete
+// look's list; one that never answers (its server stalled or gone) gives an
+// empty list. Gloo and NCCL both name the missing ranks this way.
 std::vector<int> ranks_not_at(c10d::Store& store, const std::string& prefix, int rank, int size,
                               std::uint64_t n, std::chrono::milliseconds grace);
 

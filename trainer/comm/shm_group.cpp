@@ -220,6 +220,15 @@ void ShmGroup::wait_all(std::uint32_t phase) {
 
 void ShmGroup::barrier() { wait_all(publish()); }
 
+std::string ShmGroup::exited_member() const {
+  for (int k = 0; k < size_; ++k) {
+    const std::int32_t pid = header_->ranks[k].pid.load();
+    if (k != rank_ && pid > 0 && exited(pid))
+      return "rank " + std::to_string(k) + " (pid " + std::to_string(pid) + ")";
+  }
+  return {};
+}
+
 void ShmGroup::all_gather(const void* shard, void* full, std::size_t bytes) {
   const auto* in = static_cast<const unsigned char*>(shard);
   auto* out = static_cast<unsigned char*>(full);

@@ -63,6 +63,10 @@ class ShmGroup {
   void broadcast(void* data, std::size_t bytes, int root);
   void barrier();
 
+  // Another rank whose process has ended ("rank K (pid P)"), else empty.
+  // Reads only the ranks' pids: safe beside a collective in another thread.
+  std::string exited_member() const;
+
  private:
   struct Header;
   ShmGroup(void* base, std::size_t bytes, int rank, int size, std::size_t slot_bytes,

@@ -50,6 +50,13 @@ dir_is "checkpoints left as they were" "step-00000100 step-00000200"
 # With the flag: step 1, saves 50 and 60; the broken ones go aside, not the good ones.
 out=$(train_all 2 "${args[@]}" "${rerun[@]}" --start_fresh_if_unloadable 2>&1)
 check "flag: starts at step 1" "[resume] no loadable checkpoint"
+# From what a run without checkpoints starts from: each rank had read a checkpoint into its
+# state before the other rank's fault was known (step 200 on rank 0, 100 on rank 1).
+fresh=$(train 2 "${args[@]/#$WORK\/ck/$WORK/fresh}" --max_steps 200 --checkpoint_freq 50 --stop_after_step 60 |
+  losses | tr '\n' ' ')
+started=$(grep -o '\[train\] step=[0-9/]* loss=[0-9.]*' <<<"$out" | sed 's/.*loss=//' | tr '\n' ' ')
+if [[ -n $fresh && $started == "$fresh" ]]; then pass "flag: the losses of a run without checkpoints ($fresh)"
+else fail "flag: losses '$started', a run without checkpoints: '$fresh'"; fi
 check "flag: stops at 60" "[stop] --stop_after_step: checkpoint of step 60 saved"
 check "flag: says what it moved aside" "step-00000200 fails verification" \
   "moved aside to $WORK/ck/step-00000200.corrupt"

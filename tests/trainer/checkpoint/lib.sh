@@ -36,3 +36,15 @@ for f in m["files"]:
         print(f["file"], c["unit"], c["kind"], c["sha256"])
 ' "$1"
 }
+
+# resumed_as_uninterrupted N LOG A B: the last N losses of the uninterrupted run
+# ($WORK/a.loss) are LOG's (a run resumed N steps before the end), and checkpoints A and B
+# hold bit-identical weights.
+resumed_as_uninterrupted() {
+  tail -n "$1" "$WORK/a.loss" >"$WORK/a.tail"
+  losses <"$2" >"$WORK/resumed.loss"
+  if cmp -s "$WORK/a.tail" "$WORK/resumed.loss"; then pass "losses after resume are identical"; else
+    fail "losses after resume differ"; paste "$WORK/a.tail" "$WORK/resumed.loss" >&2; fi
+  if diff <(fingerprint "$3") <(fingerprint "$4") >/dev/null; then
+    pass "final weights bit-identical"; else fail "final weights differ"; fi
+}

@@ -116,6 +116,25 @@ TEST_CASE("a flipped byte, a truncated file or a chunk past the end fail verific
   CHECK_THAT(verify_checkpoint(step), Catch::Contains("metadata.json"));
 }
 
+TEST_CASE("a whole chunk read into place is checked; verification reads a chunk in pieces") {
+  TempDir t;
+  const std::int64_t numel = (std::int64_t{17} << 20) / 4;  // 17 MiB: two 16 MiB pieces
+  const fs::path step = save_step(t.path, 5, numel);
+  const fs::path bin = step / "rank-00000.bin";
+  const auto meta = checkpoint_meta_from_json(read_text(step / "metadata.json"), "m");
+  std::vector<float> out(static_cast<std::size_t>(numel), -1.0f);
+  ChunkReader(step, meta).read(0, "exp_avg_sq", 0, numel, out.data());
+  CHECK(out[1] == 3.0f);
+  CHECK(out.back() == static_cast<float>(3 * (numel - 1)));
+  CHECK(verify_checkpoint(step).empty());
+
+  const long last_piece = 4 * numel + (16L << 20) + 8;  // exp_avg's second piece
+  flip_byte(bin, last_piece);
+  CHECK_THAT(verify_checkpoint(step), Catch::Contains("checksum mismatch in embed exp_avg"));
+  CHECK_THROWS_WITH(ChunkReader(step, meta).read(0, "exp_avg", 0, numel, out.data()),
+                    Catch::Contains(bin.string() + ": checksum mismatch in embed exp_avg"));
+}
+
 TEST_CASE("listing, moving aside, durable text") {
   TempDir t;
   save_step(t.path, 60, 8);

@@ -11,6 +11,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/shm_group.hpp"
@@ -148,6 +149,35 @@ TEST_CASE("a rank that exits mid-job is named by the ranks waiting for it") {
   CHECK_THROWS_WITH(g->barrier(), Catch::Contains("rank 1") && Catch::Contains("exited"));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
   CHECK(exit_code(pids[0]) == 0);
+  g->unlink();
+}
+
+TEST_CASE(
+    "exited_member: none while the ranks live; a rank gone (zombie or reaped) by rank and pid") {
+  const std::string name = fresh_name();
+  auto g = ShmGroup::create(name, 3, 256);
+  const auto pids = spawn(name, 3, [](ShmGroup& c) {
+    c.barrier();  // attached: its pid is in the header
+    c.barrier();
+    if (c.rank() == 1) return 0;
+    c.barrier();  // rank 2 waits for rank 1 here, and finds it gone
+    return 0;
+  });
+  g->set_timeout(std::chrono::seconds(30));
+  g->barrier();
+  CHECK(g->exited_member().empty());  // both wait at the second barrier
+  g->barrier();
+  // Rank 1 is leaving: a zombie (not reaped yet) counts as gone.
+  std::string who;
+  for (int i = 0; i < 500 && who.empty(); ++i) {
+    who = g->exited_member();
+    if (who.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(who == "rank 1 (pid " + std::to_string(pids[0]) + ")");
+  CHECK(exit_code(pids[0]) == 0);
+  CHECK(g->exited_member() == who);  // reaped: gone all the same
+  CHECK_THROWS_WITH(g->barrier(), Catch::Contains("rank 1") && Catch::Contains("exited"));
+  CHECK(exit_code(pids[1]) == 4);  // rank 2's barrier threw the same
   g->unlink();
 }
 

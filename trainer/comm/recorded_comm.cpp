@@ -1,4 +1,4 @@
-#include "watchdog/recorded_comm.hpp"
+#include "comm/recorded_comm.hpp"
 
 #include <unistd.h>
 
@@ -116,6 +116,7 @@ class RecordedComm final : public Comm {
       : inner_(std::move(inner)), g_(std::move(g)) {}
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
+  std::string exited_member() const override { return inner_->exited_member(); }
 
   std::unique_ptr<Pending> all_gather(const at::Tensor& shard, const at::Tensor& full) override {
     const auto c = start("all_gather", full.nbytes());
