@@ -10,6 +10,9 @@
 #   correct     one tiny model, one seed, fp32 on CPU and on CUDA: the loss sequences agree,
 #               also with tied embeddings and Llama 3.1 rope scaling, and with activation
 #               checkpointing and no prefetch;
+#   sft         SFT with document masking: fp32 on CUDA = CPU; bf16 varlen flash = bf16
+#               with the mask (WIREUP_DOCUMENT_ATTENTION=mask); generate's greedy ids on
+#               CUDA = CPU (needs TOKENIZER); sft_bench.sh on CUDA: masked/causal tokens/s;
 #   throughput  tokens/s and MFU at Llama 3.2 3B's and 1B's shapes (tied, rope-scaled,
 #               sequence 2048) in bf16 and in float8 (tensorwise, rowwise), against PyTorch
 #               eager and torch.compile on the same GPU; the measured GEMM peak beside the
@@ -18,7 +21,13 @@
 #   breakdown   one step's CUDA kernel time by phase (wireup-train breakdown), bf16 and float8;
 #   float8loss  200 steps of the demo corpus at the 1B shape: float8's loss within 1% of bf16's;
 #   learn       bf16 on CUDA learns real text as far as fp32 does;
-#   checkpoint  a checkpoint of CUDA state (asynchronous), resumed, continues the run exactly.
+#   checkpoint  a checkpoint of CUDA state (asynchronous), resumed, continues the run exactly;
+#   trace       --profile_steps 3:5 on CUDA: trace-0.json holds every unit's forward and
+#               backward on the track "cuda compute" (CUDA events), each inside its step's
+#               host span, lasting more than 0 (tests/gpu/trace_check.py);
+#   overhead    bench/trainer/observability_ab.sh on the GPU: what a --profile_steps window
+#               costs a step (this build against itself; with OVERHEAD_BASE_TRAIN, a build of
+#               an earlier commit, also the cost outside a window).
 # Usage: tests/gpu/gpu_check.sh OUT_DIR
 # Env: TORCH_PREFIX  CMake prefix of a CUDA LibTorch (default: python3's torch)
 #      NCCL_HOME     folder with include/nccl.h and lib/libnccl.so* (default: the CUDA
@@ -26,8 +35,12 @@
 #      EXTRA_PREFIX  more CMAKE_PREFIX_PATH entries (CLI11, nlohmann_json)
 #      CORPUS        a demo corpus (data/prep/demo-corpus.sh --vocab-size 1000 DIR) for
 #                    float8loss and learn (skipped without it)
+#      TOKENIZER     Llama 3's tokenizer.model for sft's generate and bench (default
+#                    .cache/vocab/llama3.tiktoken; skipped without it)
+#      SFT_BENCH_REPS  interleaved runs of each side in sft's bench (default 1)
 #      STAGES        the stages to run, in this order (default: all of the above but
 #                    float8perf)
+#      OVERHEAD_BASE_TRAIN  a wireup-train of an earlier commit for overhead (optional)
 #      F8LOSS_RECIPES  the float8 recipes float8loss trains (default: tensorwise rowwise)
 #      BUDGET_S      start no stage later than this many seconds after the script started,
 #                    the build included (default: no limit)
@@ -37,7 +50,7 @@ mkdir -p "$out"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${WIREUP_GPU_BUILD:-/tmp/wireup-gpu-build}
 py=${PYTHON:-python3}
-stages=${STAGES:-nccl correct throughput breakdown float8loss learn checkpoint}
+stages=${STAGES:-nccl correct sft throughput breakdown float8loss learn checkpoint trace overhead}
 budget=${BUDGET_S:-0}
 fail=0
 note() { echo "== $*" | tee -a "$out/summary.txt"; }

@@ -196,3 +196,103 @@ stage_checkpoint() {
     note "FAIL: resumed losses differ (step straight resumed):"; cat "$out/ckpt_pairs.txt"; fail=1
   fi
 }
+
+# ---- trace: --profile_steps on CUDA, the GPU's side timed by CUDA events ---------------
+stage_trace() {
+  local dir=$out/trace
+  rm -rf "$dir"
+  if ! "$train" --preset tiny --synthetic_data --device cuda --max_steps 6 --logging_freq 1 \
+       --profile_steps 3:5 --profile_dir "$dir" >"$out/trace.log" 2>&1; then
+    note "FAIL: profiled CUDA run (trace.log):"; tail -5 "$out/trace.log"; fail=1; return
+  fi
+  # tiny: 4 units (embedding, 2 blocks, head); one GPU, so no NCCL communicator.
+  if "$py" "$src/tests/gpu/trace_check.py" "$dir/trace-0.json" --units 4 --steps 3:5 \
+       >"$out/trace_check.txt" 2>&1 && ! grep -q "GPU's spans are off" "$out/trace.log"; then
+    note "PASS: $(cat "$out/trace_check.txt")"
+  else
+    note "FAIL: the CUDA trace:"; cat "$out/trace_check.txt"; grep '^\[profile\]' "$out/trace.log"
+    fail=1
+  fi
+}
+
+# ---- overhead: what the observability costs a step on CUDA -------------------------------
+# bench/trainer/observability_ab.sh on one GPU: this build against itself with a
+# --profile_steps window over every timed step (CUDA events, one wait per step);
+# with OVERHEAD_BASE_TRAIN (a wireup-train built from an earlier commit), also
+# that build against this one without a window (the cost outside it).
+stage_overhead() {
+  local ab=$src/bench/trainer/observability_ab.sh steps=40
+  export WIREUP_BENCH_DEVICE=cuda WIREUP_BENCH_TRAINER_STEPS=$steps
+  if WIREUP_BENCH_NEW_ARGS="--profile_steps 2:$((steps + 1)) --profile_dir $out/overhead_trace" \
+       bash "$ab" "$train" "$train" 5 >"$out/overhead_window.txt" 2>&1; then
+    note "what a --profile_steps window over every timed step costs on $gpu (overhead_window.txt):"
+    tail -3 "$out/overhead_window.txt" | tee -a "$out/summary.txt"
+  else
+    note "FAIL: overhead A/B with a window:"; tail -5 "$out/overhead_window.txt"; fail=1
+  fi
+  if [[ -n ${OVERHEAD_BASE_TRAIN:-} ]]; then
+    if bash "$ab" "$OVERHEAD_BASE_TRAIN" "$train" 5 >"$out/overhead_base.txt" 2>&1; then
+      note "this build against $OVERHEAD_BASE_TRAIN on $gpu, no window (overhead_base.txt):"
+      tail -3 "$out/overhead_base.txt" | tee -a "$out/summary.txt"
+    else
+      note "FAIL: overhead A/B against the base:"; tail -5 "$out/overhead_base.txt"; fail=1
+    fi
+  fi
+  unset WIREUP_BENCH_DEVICE WIREUP_BENCH_TRAINER_STEPS
+}
+
+# ---- sft: document masking and generate on CUDA -------------------------------------
+# The chat set of tests/trainer/sft.sh (token_data.py --chat: packed windows of 64);
+# generate needs Llama 3's tokenizer (TOKENIZER), the bench wireup-prep too.
+attention_of() { sed -n 's/^\[attention\] document_masking=1 path=//p' "$out/$1" | head -1; }
+stage_sft() {
+  local data=$build/sft-chat sft_ck=$build/sft-ckpt tok=${TOKENIZER:-$src/.cache/vocab/llama3.tiktoken}
+  rm -rf "$data" "$sft_ck"
+  "$py" "$src/tests/trainer/token_data.py" "$data" --vocab 512 --train 1200,400 --validation 300 \
+    --chat 30 --seed 3 >"$out/sft_data.log" 2>&1 || { note "FAIL: sft data (sft_data.log)"; fail=1; return; }
+  local common=(--preset tiny --dataset "$data" --seed 7 --max_steps 12 --epochs 0 --logging_freq 1
+                --lr 1e-3 --warmup_steps 2 --train_batch_size 4)
+  # (a) fp32: CUDA's document masking (SDPA with a mask) against the CPU's blocked attention.
+  "$train" "${common[@]}" --device cpu >"$out/sft_cpu.log" 2>&1 || { note "FAIL: sft cpu run"; fail=1; }
+  "$train" "${common[@]}" --device cuda >"$out/sft_cuda.log" 2>&1 || { note "FAIL: sft cuda run"; fail=1; }
+  same_losses "$out/sft_cpu.log" "$out/sft_cuda.log" "$out/sft_pairs.txt" 1e-3 \
+    "SFT, document masking, fp32 on CUDA ($(attention_of sft_cuda.log)) = CPU over 12 steps (rel 1e-3)" \
+    "SFT, document masking: CPU vs CUDA losses differ"
+  # (b) bf16: the attention chosen (varlen flash where it runs) against SDPA's mask.
+  "$train" "${common[@]}" --device cuda --bf16 1 >"$out/sft_bf16.log" 2>&1 ||
+    { note "FAIL: sft bf16 run"; fail=1; }
+  WIREUP_DOCUMENT_ATTENTION=mask "$train" "${common[@]}" --device cuda --bf16 1 \
+    >"$out/sft_bf16_mask.log" 2>&1 || { note "FAIL: sft bf16 mask run"; fail=1; }
+  note "sft bf16 attention: $(grep -m1 '^\[attention\]' "$out/sft_bf16.log")"
+  same_losses "$out/sft_bf16_mask.log" "$out/sft_bf16.log" "$out/sft_bf16_pairs.txt" 2e-2 \
+    "SFT bf16: $(attention_of sft_bf16.log) = $(attention_of sft_bf16_mask.log) over 12 steps (rel 2e-2)" \
+    "SFT bf16: $(attention_of sft_bf16.log) vs $(attention_of sft_bf16_mask.log) losses differ"
+  # (c) generate: a checkpoint trained on CUDA, greedy on the CPU and on CUDA.
+  if [[ ! -f $tok ]]; then note "SKIP: sft generate and bench (no $tok; set TOKENIZER)"; return; fi
+  "$train" "${common[@]}" --vocab_size 128256 --max_steps 40 --lr 3e-3 --device cuda \
+    --checkpoint_dir "$sft_ck" >"$out/sft_ckpt.log" 2>&1 || { note "FAIL: sft checkpoint run"; fail=1; }
+  printf '%s\n' '{"prompt": "Hello"}' '{"prompt": "1, 2, 3,"}' '{"prompt": "The end"}' >"$out/sft_prompts.jsonl"
+  local d dev dt
+  for d in "cpu float32" "cuda float32" "cuda bfloat16"; do
+    read -r dev dt <<<"$d"
+    "$train" generate --resume_from_checkpoint "$sft_ck" --tokenizer "$tok" --prompts "$out/sft_prompts.jsonl" \
+      --max_new_tokens 16 --show_ids --device "$dev" --dtype "$dt" >"$out/gen_${dev}_$dt.jsonl" 2>"$out/gen_${dev}_$dt.err" ||
+      { note "FAIL: generate --device $dev --dtype $dt:"; tail -3 "$out/gen_${dev}_$dt.err"; fail=1; }
+  done
+  if [[ -s $out/gen_cpu_float32.jsonl ]] && cmp -s "$out/gen_cpu_float32.jsonl" "$out/gen_cuda_float32.jsonl"; then
+    note "PASS: generate on CUDA (fp32, KV cache on the GPU) = CPU: the same greedy ids for 3 prompts"
+  else
+    note "FAIL: generate on CUDA differs from the CPU:"; cat "$out/gen_cpu_float32.jsonl" "$out/gen_cuda_float32.jsonl"; fail=1
+  fi
+  note "generate --dtype bfloat16 on CUDA: $(cmp -s "$out/gen_cpu_float32.jsonl" "$out/gen_cuda_bfloat16.jsonl" &&
+    echo "the same ids as fp32" || echo "ids differ from fp32 (not required)"); $(tail -1 "$out/gen_cuda_bfloat16.err")"
+  # (d) tokens/s: document masking (varlen flash, and SDPA's mask) against plain causal.
+  if ninja -C "$build" wireup-prep >"$out/sft_prep_build.log" 2>&1; then
+    WIREUP_BENCH_SFT_DEVICE=cuda WIREUP_VOCAB_DIR=$(dirname "$tok") timeout 300 \
+      bash "$src/bench/trainer/sft_bench.sh" "$build" "$out/sft_bench.md" "${SFT_BENCH_REPS:-1}" \
+      >"$out/sft_bench.log" 2>&1 || { note "FAIL: sft_bench (sft_bench.log)"; tail -5 "$out/sft_bench.log"; fail=1; }
+    note "sft_bench on $gpu:"; grep -E '^\||Document masking|Forced' "$out/sft_bench.md" | tee -a "$out/summary.txt"
+  else
+    note "SKIP: sft_bench (wireup-prep did not build: sft_prep_build.log)"
+  fi
+}

@@ -4,7 +4,9 @@
 # - the step-1 loss of a frozen model equals hf_llama.py's Hugging Face
 #   forward run on each conversation alone (positions from 0), mean over the
 #   trained targets, to 1e-5: tied + llama3 rope-scaled, and untied;
-#   --document_masking 0 (attention across the row) is far from it;
+#   --document_masking 0 (attention across the row) is far from it; the
+#   [attention] line names the blocked attention, a bad WIREUP_DOCUMENT_ATTENTION
+#   is refused;
 # - world 1, 2 (shared memory and Gloo), 4 and accumulation give the same
 #   losses for the same global batch (the loss is the global batch's mean over
 #   its trained targets, whatever the split); the [train] lines and the JSONL
@@ -24,6 +26,13 @@ windows=$(sed -n 's/^\[data\] chat data set: packed windows=\([0-9]*\) .*/\1/p' 
 [[ $windows -gt 8 ]] && pass "[data] line: $windows packed windows" || fail "no [data] line: $out"
 grep -q '^\[train\] step=1/1 .* trained_tokens=[1-9]' <<<"$out" && pass "[train] line has trained_tokens" ||
   fail "no trained_tokens on the [train] line: $out"
+grep -q '^\[attention\] document_masking=1 path=blocked_mask$' <<<"$out" &&
+  pass "[attention] line: the CPU's blocked attention" || fail "no [attention] line: $out"
+if out=$(WIREUP_DOCUMENT_ATTENTION=flash train 1 --preset tiny --dataset "$data" --max_steps 1 2>&1); then
+  fail "WIREUP_DOCUMENT_ATTENTION=flash accepted"
+else
+  contains "WIREUP_DOCUMENT_ATTENTION=flash refused by name" "$out" "WIREUP_DOCUMENT_ATTENTION=flash"
+fi
 
 # One step over every window of the split (one batch of all of them): each
 # conversation once, so the loss is the HF mean over all trained targets.

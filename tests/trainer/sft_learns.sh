@@ -4,7 +4,8 @@
 # colour of 16 made-up things, each asked in four phrasings), then asked through
 # `wireup-train generate --chat` in a fifth phrasing it never saw. Before training
 # it answers almost none; after, at least 90% exactly. The exported Hugging Face
-# checkpoint gives the same greedy answers from the test's Python Llama.
+# checkpoint gives the same greedy answers from the test's Python Llama, and so does
+# generate with bf16 weights and KV cache (--dtype bfloat16).
 # shellcheck source=hf/lib.sh
 source "$(dirname "$0")/hf/lib.sh"
 need_torch
@@ -19,11 +20,12 @@ facts make "$WORK" --repeat 6 --rows prompt --out train.jsonl
   --val-fraction 0 -o "$WORK/data" >"$WORK/prep.log" 2>&1 ||
   fail "wireup-prep: $(tail -3 "$WORK/prep.log")"
 
+field_ids() { python3 -c 'import json, sys; [print(json.loads(l)["ids"]) for l in open(sys.argv[1])]' "$1"; }
 # exact ANSWERS.JSONL: how many completions equal their answer (case and spaces aside).
 exact() { facts score "$1" "$WORK/answers.txt"; }
-ask() {  # CHECKPOINT OUT: greedy answers to the held-out phrasing
+ask() {  # CHECKPOINT OUT [FLAGS]: greedy answers to the held-out phrasing
   "$WIREUP_TRAIN" generate --resume_from_checkpoint "$1" --tokenizer "$TOK" --chat \
-    --prompts "$WORK/ask.jsonl" --max_new_tokens 6 --num_threads 2 --show_ids >"$2" \
+    --prompts "$WORK/ask.jsonl" --max_new_tokens 6 --num_threads 2 --show_ids "${@:3}" >"$2" \
     2>"$2.err" || fail "generate $1: $(tail -3 "$2.err")"
 }
 train=(--preset tiny --vocab_size 128256 --max_context_width 64 --dataset "$WORK/data"
@@ -47,6 +49,11 @@ ask "$WORK/after" "$WORK/after.jsonl"
 after=$(exact "$WORK/after.jsonl")
 ((after >= 15)) && pass "after 300 steps ($((SECONDS - t0)) s): $after of 16 held-out questions answered exactly" ||
   fail "after fine-tuning: $after of 16 ($(python3 -c 'import json,sys; print([json.loads(l)["completion"] for l in open(sys.argv[1])])' "$WORK/after.jsonl"))"
+
+# bf16 weights and KV cache: the trained model's greedy answers are float32's.
+ask "$WORK/after" "$WORK/after_bf16.jsonl" --dtype bfloat16
+check "generate --dtype bfloat16: the same 16 answers (ids) as float32" \
+  "$(cmp -s <(field_ids "$WORK/after_bf16.jsonl") <(field_ids "$WORK/after.jsonl") && echo same)" same
 
 # The export answers the same through the Python Llama (greedy, full recomputation).
 "$WIREUP_TRAIN" export --checkpoint "$WORK/after" --out "$WORK/hf" >/dev/null 2>&1 ||

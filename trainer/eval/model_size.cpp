@@ -54,7 +54,7 @@ void check_model_size(const ModelConfig& m, const std::string& name, const Model
   bound(f.kv_heads, m.kv_heads, 1, m.heads);
   bound(f.vocab, m.vocab, 2, kMaxVocab);
   const std::uint64_t params = parameter_count(m);
-  const std::uint64_t need = params / u(world < 1 ? 1 : world) * 8;
+  const std::uint64_t need = params / u(world < 1 ? 1 : world) * 4;  // fp32, no gradient
   if (need <= memory_bytes) return;
   const bool blocks = u(m.layers) * block_parameters(m) >= u(m.vocab) * u(m.hidden);
   const std::string fields = blocks ? std::string(f.layers) + "=" + std::to_string(m.layers) +
@@ -64,7 +64,7 @@ void check_model_size(const ModelConfig& m, const std::string& name, const Model
                                           f.hidden + "=" + std::to_string(m.hidden);
   throw InputError(name + ": " + fields + " make a model of " + std::to_string(params) +
                    " parameters: " + gib(need) + " per rank at world " + std::to_string(world) +
-                   " (fp32 shard and gradient), more than the " + gib(memory_bytes) +
+                   " (fp32 parameter shard), more than the " + gib(memory_bytes) +
                    " of memory this process may use");
 }
 

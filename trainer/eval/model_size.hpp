@@ -33,9 +33,9 @@ constexpr std::int64_t kMaxVocab = 1 << 24;
 std::uint64_t parameter_count(const ModelConfig& m);
 
 // Throws InputError starting with `name` that names the field: one outside
-// its bound, or (when the fp32 parameter shard and its gradient, 8 bytes per
-// parameter over `world` ranks, pass `memory_bytes`) the fields that make
-// the model that large.
+// its bound, or (when the fp32 parameter shard, 4 bytes per parameter over
+// `world` ranks, passes `memory_bytes`: eval and generate keep no gradient)
+// the fields that make the model that large.
 void check_model_size(const ModelConfig& m, const std::string& name, const ModelFieldNames& f,
                       int world, std::uint64_t memory_bytes);
 

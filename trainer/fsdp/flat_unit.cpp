@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <stdexcept>
+
 #include "profile/step_trace.hpp"
 
 namespace wireup::train {
@@ -23,7 +25,7 @@ std::vector<at::Tensor> split_views(const at::Tensor& flat, const std::vector<Pa
 
 FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_ptr<Comm> shard_comm,
                    std::shared_ptr<Comm> replicate_comm, at::ScalarType compute_dtype,
-                   at::Device device)
+                   at::Device device, UnitUse use)
     : name_(std::move(name)),
       specs_(std::move(specs)),
       shard_comm_(std::move(shard_comm)),
@@ -38,11 +40,11 @@ FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_p
   master_ = at::zeros({shard_}, fp32);
   aliased_ = world == 1 && dtype_ == at::kFloat;
   solo_ = aliased_ && replicate_comm_->size() == 1;
-  grad_ = at::zeros({shard_}, fp32);
+  if (use == UnitUse::Training) grad_ = at::zeros({shard_}, fp32);
   full_ = aliased_ ? master_ : at::empty({padded_}, fp32.dtype(dtype_));
   views_ = split_views(full_, specs_);
   if (aliased_) {
-    grad_views_ = split_views(grad_, specs_);
+    if (grad_.defined()) grad_views_ = split_views(grad_, specs_);
     state_ = State::Ready;
   } else {
     release();
@@ -56,6 +58,18 @@ void FlatUnit::load_full(const at::Tensor& flat) {
   const std::int64_t begin = shard_offset();
   const std::int64_t end = std::min(begin + shard_, numel_);
   if (end > begin) master_.narrow(0, 0, end - begin).copy_(flat.narrow(0, begin, end - begin));
+}
+
+void FlatUnit::load_full(const std::function<void(at::Tensor& flat)>& fill) {
+  if (master_.is_cpu() && shard_offset() == 0 && shard_ >= numel_) {
+    master_.narrow(0, numel_, shard_ - numel_).zero_();
+    at::Tensor flat = master_.narrow(0, 0, numel_);
+    fill(flat);
+    return;
+  }
+  at::Tensor flat = at::empty({numel_}, at::kFloat);
+  fill(flat);
+  load_full(flat);
 }
 
 void FlatUnit::allocate_full() {
@@ -96,7 +110,13 @@ void FlatUnit::release() {
   state_ = State::Released;
 }
 
+void FlatUnit::no_grad_error() const {
+  throw std::logic_error("FSDP unit " + name_ +
+                         ": built for inference (UnitUse::Inference), it holds no gradient");
+}
+
 void FlatUnit::accumulate_grads(const std::vector<at::Tensor>& param_grads) {
+  if (!grad_.defined()) no_grad_error();
   if (solo_) {  // nothing to sum: straight into grad()
     for (std::size_t i = 0; i < grad_views_.size(); ++i) {
       const at::Tensor& g = param_grads.at(i);

@@ -5,7 +5,9 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <functional>
+#include <stdexcept>
 
+#include "profile/device_trace.hpp"
 #include "profile/step_trace.hpp"
 
 namespace wireup::train {
@@ -66,6 +68,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     if (run->prefetch && run->next) run->next->gather_async();
     if (run->prefetch && run->next_shared) run->next_shared->gather_async();
     at::Tensor y;
+    DeviceSpan on_device("forward", compute_stream());  // the work, on a GPU
     if (run->checkpoint) {
       at::NoGradGuard no_grad;
       y = run->compute(params, x);
@@ -77,6 +80,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
       run->output = run->compute(run->leaves, run->input);
       y = run->output.detach();
     }
+    on_device.end();
     if (!run->keep_after_forward) {
       run->unit->release();
       if (run->shared) run->shared->release();
@@ -94,6 +98,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     if (run->prefetch && run->prev) run->prev->gather_async();
     at::Tensor input = run->input;
     {
+      const DeviceSpan on_device("backward", compute_stream());  // the work, on a GPU
       at::AutoGradMode grad_on(true);
       if (run->checkpoint) {
         if (input.is_floating_point()) input = input.detach().requires_grad_(true);
@@ -136,22 +141,34 @@ FsdpLlama::FsdpLlama(const ModelConfig& m, const CommGroups& g, const FsdpOption
     rope_.causal = rope_.causal.to(o.compute_dtype);  // added to the scores in that dtype
   auto add = [&](const std::string& name, std::vector<ParamSpec> specs) {
     auto u = std::make_unique<FlatUnit>(name, std::move(specs), shard_of(g), g.replicate,
-                                        o.compute_dtype, o.device);
+                                        o.compute_dtype, o.device, o.use);
     u->set_index(static_cast<int>(units_.size()));
-    // Each unit from its own seed: the same values whatever the world size.
-    u->load_full(llama::init_unit(u->specs(), m, seed * 1000003ULL + units_.size()));
     units_.push_back(std::move(u));
   };
   add("embedding", llama::embedding_specs(m));
   for (std::int64_t i = 0; i < m.layers; ++i)
     add("block" + std::to_string(i), llama::block_specs(m));
   add("head", llama::head_specs(m));
+  if (o.random_init) initialize(seed);
+}
+
+void FsdpLlama::initialize(std::uint64_t seed) {
+  for (std::size_t i = 0; i < units_.size(); ++i)
+    units_[i]->load_full(llama::init_unit(units_[i]->specs(), cfg_, seed * 1000003ULL + i));
 }
 
 std::int64_t FsdpLlama::state_bytes() const {
   std::int64_t n = 0;
   for (const auto& u : units_) n += u->shard_numel();
-  return n * 4 * 4;  // fp32 master, gradient, exp_avg, exp_avg_sq
+  if (opt_.use == UnitUse::Inference) return n * 4;  // fp32 master
+  return n * 4 * 4;                                  // fp32 master, gradient, exp_avg, exp_avg_sq
+}
+
+const llama::DocumentAttentionChoice& FsdpLlama::document_attention() {
+  if (!document_attention_)
+    document_attention_ =
+        llama::document_attention_for(opt_.device, opt_.compute_dtype, cfg_.head_dim());
+  return *document_attention_;
 }
 
 double FsdpLlama::step(const at::Tensor& tokens, bool backward, double grad_scale) {
@@ -160,6 +177,8 @@ double FsdpLlama::step(const at::Tensor& tokens, bool backward, double grad_scal
 
 double FsdpLlama::step(const ModelBatch& batch, bool backward, double grad_scale,
                        double loss_divisor) {
+  if (backward && opt_.use == UnitUse::Inference)
+    throw std::logic_error("FsdpLlama::step: a backward pass on a model built for inference");
   const at::Tensor& host_tokens = batch.tokens;
   // Ids index the embedding and pick the logits: check them here, on the host
   // (on a GPU a check there would stall the step on a device-to-host copy).
@@ -172,11 +191,15 @@ double FsdpLlama::step(const ModelBatch& batch, bool backward, double grad_scale
   at::Tensor targets = tokens.narrow(1, 1, T);
   const at::Tensor trained =
       batch.masked() ? batch.trained.to(opt_.device) : at::Tensor();  // undefined: every target
-  const llama::Documents docs =
-      batch.segments.defined()
-          ? llama::make_documents(batch.positions.to(opt_.device), batch.segments.to(opt_.device),
-                                  opt_.compute_dtype)
-          : llama::Documents();
+  llama::Documents docs;
+  if (batch.segments.defined()) {
+    const at::Tensor positions = batch.positions.to(opt_.device);
+    docs =
+        document_attention().path == DocumentAttention::VarlenFlash
+            ? llama::Documents{positions, llama::varlen_documents(batch.cu_seqlens.to(opt_.device),
+                                                                  batch.max_seqlen)}
+            : llama::make_documents(positions, batch.segments.to(opt_.device), opt_.compute_dtype);
+  }
   const std::size_t n = units_.size();
   std::vector<UnitRun> runs(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -2,6 +2,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fsdp/flat_unit.hpp"
@@ -16,6 +17,12 @@ struct FsdpOptions {
   at::ScalarType compute_dtype = at::kFloat;  // bf16 on GPU
   at::Device device = at::kCPU;
   Float8Recipe float8 = Float8Recipe::Off;  // the blocks' projections in float8 (GPU)
+  // false: the parameters start as zeros, for a caller that loads every one
+  // of them next (eval, generate); true: llama::init_unit's random values.
+  bool random_init = true;
+  // Inference (eval, generate): the units keep no gradient shard (FlatUnit's
+  // UnitUse), and step() with backward is refused.
+  UnitUse use = UnitUse::Training;
 };
 
 // A Llama as FSDP units: [embedding] [block 0] ... [block L-1] [norm + output].
@@ -39,11 +46,20 @@ class FsdpLlama {
   // its positions and attention per conversation where it has segments.
   double step(const ModelBatch& batch, bool backward, double grad_scale, double loss_divisor = 0);
 
+  // Every unit's parameters to llama::init_unit's random values for `seed`
+  // (each unit from its own seed: the same values whatever the world size);
+  // the constructor's with FsdpOptions::random_init.
+  void initialize(std::uint64_t seed);
+
   std::vector<std::unique_ptr<FlatUnit>>& units() { return units_; }
   const ModelConfig& config() const { return cfg_; }
   at::Device device() const { return opt_.device; }
+  // The attention of packed micro-batches with segments (chosen, and on CUDA
+  // probed, on first use; llama::document_attention_for).
+  const llama::DocumentAttentionChoice& document_attention();
 
-  // Parameters + gradients + AdamW moments this rank holds, in bytes.
+  // Parameters + gradients + AdamW moments this rank holds, in bytes (built
+  // for inference: the parameters alone).
   std::int64_t state_bytes() const;
 
  private:
@@ -51,6 +67,7 @@ class FsdpLlama {
   FsdpOptions opt_;
   std::vector<std::unique_ptr<FlatUnit>> units_;
   llama::Rope rope_;
+  std::optional<llama::DocumentAttentionChoice> document_attention_;
 };
 
 }  // namespace wireup::train

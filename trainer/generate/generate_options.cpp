@@ -68,6 +68,10 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
   app.add_option("--seed", o.seed, "the sampling seed (default 0)");
   app.add_flag("--show_ids", o.show_ids, "add the prompt's and completion's token ids");
   app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--dtype", o.dtype,
+                 "float32 (default) or bfloat16: the weights and the KV cache (logits and "
+                 "sampling in float32)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
   app.add_option("--num_threads", o.threads, "intra-op threads (0: default)");
   if (!parse_command_line(app, argc, argv, "generate: ", "wireup-train generate --help"))
     return false;

@@ -19,9 +19,10 @@ struct GenerateOptions {
   std::int64_t max_new_tokens = 0;
   SamplingRule sampling;  // --temperature (0: greedy), --top_p
   std::uint64_t seed = 0;
-  bool show_ids = false;       // the prompt's and completion's token ids in the output
-  std::string device = "cpu";  // cpu or cuda
-  std::int64_t threads = 0;    // 0: LibTorch's default
+  bool show_ids = false;          // the prompt's and completion's token ids in the output
+  std::string device = "cpu";     // cpu or cuda
+  std::string dtype = "float32";  // the weights and the KV cache: float32 or bfloat16
+  std::int64_t threads = 0;       // 0: LibTorch's default
 };
 
 // The longest run `--max_new_tokens` accepts.

@@ -116,8 +116,11 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
   std::int64_t params = 0;
   std::size_t used = 0;
   for (std::size_t u = 0; u < units.size(); ++u) {
-    std::vector<at::Tensor> ts;
-    for (const auto& spec : hf::unit_tensors(m, u)) {
+    const auto specs = hf::unit_tensors(m, u);
+    // Each tensor checked, then read straight into the unit's buffer (one
+    // rank: its parameters themselves).
+    const auto read = [&](std::size_t i, at::Tensor& slot) {
+      const auto& spec = specs[i];
       auto [reader, entry] = weights.find(spec.name);
       if (!entry && untie && spec.name == "lm_head.weight")
         std::tie(reader, entry) = weights.find("model.embed_tokens.weight");
@@ -130,12 +133,10 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
         throw InputError(reader->path().string() + ": " + spec.name + " has shape " +
                          shape_str(entry->shape) + ", the model flags need " +
                          shape_str(spec.shape));
-      at::Tensor t = at::empty(spec.shape, at::kFloat);
-      reader->read_f32(*entry, t.data_ptr<float>());
-      params += t.numel();
-      ts.push_back(std::move(t));
-    }
-    units[u]->load_full(hf::unit_from_hf(m, u, ts));
+      reader->read_f32(*entry, slot.data_ptr<float>());
+      params += slot.numel();
+    };
+    units[u]->load_full([&](at::Tensor& flat) { hf::unit_from_hf(m, u, flat, read); });
   }
   if (rank0()) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -83,21 +83,25 @@ std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const
   return out;
 }
 
-at::Tensor unit_from_hf(const ModelConfig& m, std::size_t unit, const std::vector<at::Tensor>& hf) {
+void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
+                  const ReadHfTensor& read) {
   const auto specs = unit_tensors(m, unit);
-  if (hf.size() != specs.size())
-    throw std::invalid_argument("hf layout: unit " + std::to_string(unit) + " takes " +
-                                std::to_string(specs.size()) + " tensors");
-  std::vector<at::Tensor> parts;
+  std::int64_t total = 0;
+  for (const auto& s : specs) total += numel_of(s.shape);
+  if (flat.dim() != 1 || flat.numel() != total || flat.scalar_type() != at::kFloat ||
+      !flat.is_contiguous())
+    throw std::invalid_argument("hf layout: unit " + std::to_string(unit) +
+                                " needs a contiguous fp32 buffer of " + std::to_string(total) +
+                                " elements");
+  std::int64_t off = 0;
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    at::Tensor t = hf[i].to(at::kFloat);
-    if (t.sizes() != at::IntArrayRef(specs[i].shape))
-      throw std::invalid_argument("hf layout: " + specs[i].name + " has the wrong shape");
-    if (kind_of(m, unit) == Kind::Block && i == 1) t = rope_rows_from_hf(t, m.heads);
-    if (kind_of(m, unit) == Kind::Block && i == 2) t = rope_rows_from_hf(t, m.kv_heads);
-    parts.push_back(t.reshape({-1}));
+    const auto n = numel_of(specs[i].shape);
+    at::Tensor slot = flat.narrow(0, off, n).view(specs[i].shape);
+    read(i, slot);
+    if (kind_of(m, unit) == Kind::Block && (i == 1 || i == 2))
+      slot.copy_(rope_rows_from_hf(slot, i == 1 ? m.heads : m.kv_heads));
+    off += n;
   }
-  return at::cat(parts).contiguous();
 }
 
 }  // namespace wireup::train::hf

@@ -2,6 +2,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,12 @@ at::Tensor rope_rows_from_hf(const at::Tensor& w, std::int64_t n_heads);
 // A unit's flat fp32 buffer (numel elements, padding excluded) -> its HF
 // tensors (unit_tensors order, contiguous fp32).
 std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const at::Tensor& flat);
-// HF tensors (unit_tensors order and shapes, fp32) -> the unit's flat buffer.
-at::Tensor unit_from_hf(const ModelConfig& m, std::size_t unit, const std::vector<at::Tensor>& hf);
+// Fills a unit's flat fp32 buffer (numel elements, contiguous) from its HF
+// tensors, read in place: `read(i, slot)` fills slot, a view of the buffer
+// with tensor i's shape (unit_tensors order); Q/K rows are then put in this
+// model's order. One tensor's copy is all it allocates.
+using ReadHfTensor = std::function<void(std::size_t index, at::Tensor& slot)>;
+void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
+                  const ReadHfTensor& read);
 
 }  // namespace wireup::train::hf

@@ -187,7 +187,7 @@ int run_eval(int argc, char** argv) {
 
   const ComputeChoice compute{o.device, o.bf16, o.sharding, o.threads, false, true};
   const CommGroups groups = start_ranks(w, compute);
-  FsdpLlama model(m, groups, fsdp_options(w, compute), 0);
+  FsdpLlama model(m, groups, inference_fsdp_options(w, compute), 0);
   load_weights(model, weights, groups, w);
 
   const auto t0 = std::chrono::steady_clock::now();

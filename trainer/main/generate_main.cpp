@@ -132,15 +132,29 @@ void check_against_model(const gen::GenerateOptions& o, Weights& weights,
   }
 }
 
-llama::DecoderWeights decoder_weights(FsdpLlama& model) {
+// The weights as the decoder takes them, in `dtype` on the model's device. The
+// FSDP model (built for inference: no gradient shards) is dropped here: the
+// decoder keeps its parameters alive (float32: the same storage; bfloat16:
+// copies).
+llama::DecoderWeights decoder_weights(const ModelConfig& m, const Weights& weights,
+                                      const ComputeChoice& compute, const WorldLayout& w,
+                                      at::ScalarType dtype) {
+  const CommGroups groups = start_ranks(w, compute);
+  FsdpLlama model(m, groups, inference_fsdp_options(w, compute), 0);
+  load_weights(model, weights, groups, w);
+  const auto to = [dtype](const at::Tensor& t) { return t.to(dtype); };
   auto& units = model.units();
-  llama::DecoderWeights w;
-  w.embedding = units.front()->params()[0];
-  for (std::size_t i = 1; i + 1 < units.size(); ++i) w.blocks.push_back(units[i]->params());
+  llama::DecoderWeights d;
+  d.embedding = to(units.front()->params()[0]);
+  for (std::size_t i = 1; i + 1 < units.size(); ++i) {
+    std::vector<at::Tensor> block;
+    for (const at::Tensor& p : units[i]->params()) block.push_back(to(p));
+    d.blocks.push_back(std::move(block));
+  }
   const auto& head = units.back()->params();
-  w.norm = head[0];
-  w.output = model.config().tied ? w.embedding : head[1];
-  return w;
+  d.norm = to(head[0]);
+  d.output = model.config().tied ? d.embedding : to(head[1]);
+  return d;
 }
 
 // The completion's text; an id the tokenizer does not have (a model whose
@@ -216,10 +230,8 @@ int run_generate(int argc, char** argv) {
   for (const auto& p : ids)
     longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(p.size()));
   StdoutToStderr setup_lines;
-  const CommGroups groups = start_ranks(w, compute);
-  FsdpLlama model(m, groups, fsdp_options(w, compute), 0);
-  load_weights(model, weights, groups, w);
-  llama::KvDecoder decoder(m, decoder_weights(model),
+  const at::ScalarType dtype = o.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat;
+  llama::KvDecoder decoder(m, decoder_weights(m, weights, compute, w, dtype),
                            std::min(m.context, longest + o.max_new_tokens));
   setup_lines.restore();
 

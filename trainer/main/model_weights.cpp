@@ -9,7 +9,7 @@
 #include "hf/hf_config.hpp"
 #include "hf/hf_import.hpp"
 #include "main/run_setup.hpp"
-#include "optim/sharded_adamw.hpp"
+#include "main/training_state.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 
@@ -54,8 +54,7 @@ void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& gr
   }
   std::vector<FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
-  ShardedAdamW moments(units, AdamWConfig{});  // the checkpoint holds them; nothing uses them
-  Checkpointer(CheckpointPolicy{}, groups, training_state(units, moments))
+  Checkpointer(CheckpointPolicy{}, groups, weights_state(units))  // the moments left unread
       .load(weights.step_dir.string(), model.config());
   say(w, "[init] from_checkpoint=" + weights.step_dir.string());
 }

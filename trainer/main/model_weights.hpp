@@ -28,7 +28,7 @@ struct Weights {
 Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint);
 
 // Sets every unit of `model` from the weights (load_hf_into, or the
-// Checkpointer's load, its AdamW moments read and dropped).
+// Checkpointer's load of the parameters alone, its AdamW moments unread).
 void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w);
 

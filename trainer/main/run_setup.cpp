@@ -11,12 +11,12 @@
 
 #include "comm/comm_gloo.hpp"
 #include "comm/comm_nccl.hpp"
+#include "comm/recorded_comm.hpp"
 #include "model/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
 #include "watchdog/flight_recorder.hpp"
-#include "watchdog/recorded_comm.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -58,7 +58,7 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
                  "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
                  "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
                  blas.path.c_str());
-  // Every collective through the flight recorder (watchdog/recorded_comm.hpp).
+  // Every collective through the flight recorder (comm/recorded_comm.hpp).
   const CommGroups groups = started_groups(w, gpu ? "nccl_init" : "gloo_init", [&] {
     return gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding);
   });
@@ -86,6 +86,13 @@ FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c) {
   return fo;
 }
 
+FsdpOptions inference_fsdp_options(const WorldLayout& w, const ComputeChoice& c) {
+  FsdpOptions fo = fsdp_options(w, c);
+  fo.random_init = false;
+  fo.use = UnitUse::Inference;
+  return fo;
+}
+
 PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at::ScalarType dtype,
                        Comm& world) {
   if (given_tflops) return {*given_tflops * 1e12, "given: --peak_tflops"};
@@ -103,34 +110,6 @@ PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at
   world.all_reduce_sum(t);
   return {t.item<double>() / world.size(),
           "measured: " + p.describe() + (world.size() > 1 ? ", mean of the ranks" : "")};
-}
-
-TrainingState training_state(const std::vector<FlatUnit*>& units, ShardedAdamW& opt) {
-  TrainingState s;
-  for (std::size_t i = 0; i < units.size(); ++i) {
-    FlatUnit& u = *units[i];
-    UnitShard shard;
-    shard.layout.name = u.name();
-    shard.layout.numel = u.numel();
-    for (const auto& spec : u.specs()) {
-      shard.layout.param_names.push_back(spec.name);
-      shard.layout.param_shapes.push_back(spec.shape);
-    }
-    shard.offset = u.shard_offset();
-    shard.numel = u.shard_numel();
-    shard.param = u.master();
-    shard.exp_avg = opt.exp_avg()[i];
-    shard.exp_avg_sq = opt.exp_avg_sq()[i];
-    s.units.push_back(std::move(shard));
-  }
-  const AdamWConfig& c = opt.config();
-  s.beta1 = c.beta1, s.beta2 = c.beta2, s.eps = c.eps, s.weight_decay = c.weight_decay;
-  s.optimizer_steps = [&opt] { return opt.steps(); };
-  s.restored = [units, &opt](std::int64_t steps) {
-    opt.set_steps(steps);
-    for (auto* u : units) u->zero_grad();
-  };
-  return s;
 }
 
 void say(const WorldLayout& w, const std::string& line) {

@@ -37,6 +37,9 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c);
 // exit status 3 (watchdog/, docs/reliability.md).
 void set_comm_timeout_seconds(double seconds);
 FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c);
+// The same for eval and generate: forward passes only, every parameter set
+// by load_weights (no random initialisation, no gradient shards).
+FsdpOptions inference_fsdp_options(const WorldLayout& w, const ComputeChoice& c);
 
 // The peak one rank is measured against for MFU, and where it came from:
 // --peak_tflops (`given`), else WIREUP_PEAK_FLOPS (FLOP/s), else a GEMM probe
@@ -48,10 +51,6 @@ struct PeakFlops {
 };
 PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at::ScalarType dtype,
                        Comm& world);
-
-// The flat units' shards and the optimizer's moments, as the Checkpointer
-// saves and restores them.
-TrainingState training_state(const std::vector<FlatUnit*>& units, ShardedAdamW& opt);
 
 // One line on rank 0's stdout, flushed.
 void say(const WorldLayout& w, const std::string& line);

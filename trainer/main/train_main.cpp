@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include "checkpoint/checkpointer.hpp"
 #include "comm/world_layout.hpp"
@@ -24,12 +25,15 @@
 #include "main/export_main.hpp"
 #include "main/generate_main.hpp"
 #include "main/run_setup.hpp"
+#include "main/straggler_report.hpp"
+#include "main/training_state.hpp"
 #include "model/batch_tokens.hpp"
 #include "model/cpu_gemm.hpp"
 #include "model/document_layout.hpp"
 #include "optim/sharded_adamw.hpp"
+#include "profile/cuda_timer.hpp"
+#include "profile/device_trace.hpp"
 #include "profile/step_trace.hpp"
-#include "profile/straggler_report.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/stop_signals.hpp"
 #include "tensorboard/event_file.hpp"
@@ -106,6 +110,7 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
 // on a stop signal waits for the end of the step.
 std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
                                                     const wt::CommGroups& groups,
+                                                    wt::FsdpLlama& model,
                                                     const std::vector<wt::FlatUnit*>& units,
                                                     wt::ShardedAdamW& opt) {
   if (o.checkpoint_dir.empty() && o.resume_from_checkpoint.empty() && o.stop_after_step <= 0)
@@ -119,7 +124,15 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
   policy.async = o.async_checkpointing;
   policy.start_fresh_if_unloadable = o.start_fresh_if_unloadable;
   policy.io_timeout_s = o.comm_init_timeout;
-  auto ckpt = std::make_unique<wt::Checkpointer>(policy, groups, wt::training_state(units, opt));
+  wt::TrainingState state = wt::training_state(units, opt);
+  state.start_over = [&o, &model, &opt] {  // what the run started from, before any load
+    if (o.init_from_hf.empty())
+      model.initialize(o.seed);
+    else
+      wt::load_hf_into(model, o.init_from_hf);  // sets every parameter
+    opt.reset();
+  };
+  auto ckpt = std::make_unique<wt::Checkpointer>(policy, groups, std::move(state));
   wt::graceful_stop();
   return ckpt;
 }
@@ -400,11 +413,12 @@ void write_trace(Run& r) {
   if (r.trace_written || r.o.profile_last < r.o.profile_first) return;
   r.trace_written = true;
   const auto events = wt::step_trace().events();
-  const auto path = wt::write_chrome_trace(r.o.profile_dir, r.w.rank, wt::this_host(), events);
+  const auto path = wt::write_chrome_trace(r.o.profile_dir, r.w.rank, wt::this_host(), events,
+                                           wt::device_trace().tracks());
+  const auto dropped = wt::step_trace().dropped() + wt::device_trace().dropped();
   wt::say(r.w, "[profile] trace=" + path.string() + " steps=" + std::to_string(r.o.profile_first) +
-                   ":" + std::to_string(r.o.profile_last) +
-                   " events=" + std::to_string(events.size()) +
-                   " dropped=" + std::to_string(wt::step_trace().dropped()));
+                   ":" + std::to_string(r.o.profile_last) + " events=" +
+                   std::to_string(events.size()) + " dropped=" + std::to_string(dropped));
 }
 
 enum class AfterStep { Continue, DataExhausted, Stop };
@@ -434,6 +448,7 @@ AfterStep run_step(Run& r, std::int64_t step, std::int64_t first_step, wt::RunSu
       }
     }
   }
+  wt::device_trace().end_step();  // on a GPU in the window: the step's device spans
   wt::step_trace().end_step();
   if (step == r.o.profile_last) write_trace(r);
   return next;
@@ -478,6 +493,22 @@ int train_steps(Run& r, std::int64_t first_step) {
 
 // ------------------------------------------------------------ wireup-train
 
+// Chat data with --document_masking 1: which attention runs it, once.
+void say_document_attention(const wt::TrainOptions& o, const wt::WorldLayout& w,
+                            wt::FsdpLlama& model, wt::TokenBatches& train) {
+  const wd::TokenLoader* loader = train.source().loader();
+  if (!o.document_masking || !loader || !loader->pack_stats()) return;
+  const wt::llama::DocumentAttentionChoice* a = nullptr;
+  try {
+    a = &model.document_attention();
+  } catch (const std::invalid_argument& e) {
+    throw wireup::InputError(e.what());  // WIREUP_DOCUMENT_ATTENTION
+  }
+  wt::say(w, std::string("[attention] document_masking=1 path=") +
+                 wt::document_attention_name(a->path) +
+                 (a->note.empty() ? "" : " (varlen flash refused: " + a->note + ")"));
+}
+
 int run(int argc, char** argv) {
   wt::keep_freed_memory();
   wt::TrainOptions o;
@@ -494,14 +525,16 @@ int run(int argc, char** argv) {
   const wt::CommGroups groups = wt::start_ranks(w, compute);
   const wt::FsdpOptions fo = wt::fsdp_options(w, compute);
   wt::FsdpLlama model(o.model, groups, fo, o.seed);
+  if (o.profile_last >= o.profile_first && model.device().is_cuda()) wt::install_cuda_timer();
   std::vector<wt::FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
   wt::ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
   if (!o.init_from_hf.empty()) wt::load_hf_into(model, o.init_from_hf);  // a resume overrides it
   const auto train = open_batches(o, w, wd::Split::Train, o.train_batch_size);
+  say_document_attention(o, w, model, *train);
   std::unique_ptr<wt::TokenBatches> val;
   if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
-  const auto ckpt = open_checkpointer(o, groups, units, opt);
+  const auto ckpt = open_checkpointer(o, groups, model, units, opt);
   const std::int64_t first_step = resume(o, w, ckpt.get(), train->source());
 
   wt::say(w, wt::format_config_line(run_config(o, w, model, units)));

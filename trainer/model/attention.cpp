@@ -1,17 +1,26 @@
 #include "model/attention.hpp"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 namespace wireup::train::llama {
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
 #define WIREUP_SDPA_GQA 1  // scaled_dot_product_attention with enable_gqa
+// at::_flash_attention_forward(q, k, v, cum_seq_q, cum_seq_k, max_q, max_k,
+// dropout_p, is_causal, return_debug_mask, ...): q [total, nh, hd], k and v
+// [total, kv, hd], nh a multiple of kv; the same positional arguments from
+// 2.5 to 2.8+ (later ones added with defaults), autograd's backward
+// (derivatives.yaml: _flash_attention_backward) for q, k and v.
+#define WIREUP_VARLEN_FLASH 1
 #endif
 
 namespace {
@@ -139,6 +148,44 @@ at::Tensor sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 }
 #endif
 
+#ifdef WIREUP_VARLEN_FLASH
+// q [B,T,nh,hd], k and v [B,T,kv,hd] as B*T tokens end to end, each
+// sequence of cu_seqlens causal on its own -> [B,T,nh*hd]. No mask, no scores
+// across conversations.
+at::Tensor varlen_flash(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                        const DocumentMask& docs) {
+  const auto B = q.size(0), T = q.size(1), nh = q.size(2), hd = q.size(3), kv = k.size(2);
+  const auto out = at::_flash_attention_forward(
+      q.reshape({B * T, nh, hd}), k.reshape({B * T, kv, hd}), v.contiguous().view({B * T, kv, hd}),
+      docs.cu_seqlens, docs.cu_seqlens, docs.max_len, docs.max_len, 0.0, /*is_causal=*/true,
+      /*return_debug_mask=*/false);
+  return std::get<0>(out).reshape({B, T, nh * hd});  // [B*T, nh, hd]
+}
+
+// Empty when a forward and backward of two sequences (3 and 1 tokens, two
+// query heads on one KV head) run on `device` and reach q, k and v (autograd
+// covers the op: derivatives.yaml's entry, FlashAttentionBackward0 in 2.6);
+// else the error's first line.
+std::string varlen_flash_refusal(at::Device device, at::ScalarType dtype, std::int64_t hd) {
+  try {
+    const c10::InferenceMode not_inference(false);  // a graph, whatever the caller's mode
+    const c10::AutoGradMode with_grad(true);
+    const auto o = at::TensorOptions().device(device).dtype(dtype);
+    const at::Tensor q = at::randn({1, 4, 2, hd}, o).requires_grad_();
+    const at::Tensor k = at::randn({1, 4, 1, hd}, o).requires_grad_();
+    const at::Tensor v = at::randn({1, 4, 1, hd}, o).requires_grad_();
+    const at::Tensor cu = at::tensor(std::vector<std::int32_t>{0, 3, 4}, at::kInt).to(device);
+    varlen_flash(q, k, v, varlen_documents(cu, 3)).sum().backward();
+    if (!q.grad().defined() || !k.grad().defined() || !v.grad().defined())
+      return "no gradient reached q, k and v";
+    return "";
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    return what.substr(0, what.find('\n'));
+  }
+}
+#endif
+
 }  // namespace
 
 // The rows are cut into blocks of tokens and each block meets only the keys
@@ -161,15 +208,53 @@ DocumentMask document_mask(const at::Tensor& segments, at::ScalarType dtype) {
       segments.unsqueeze(2)
           .eq(segments.unsqueeze(1))
           .logical_and_(at::ones({T, T}, segments.options().dtype(at::kBool)).tril_());
+  DocumentMask d;
 #ifdef WIREUP_SDPA_GQA
-  if (segments.is_cuda()) return {allowed.unsqueeze(1)};
+  if (segments.is_cuda()) {
+    d.mask = allowed.unsqueeze(1);
+    return d;
+  }
 #endif
-  return {at::zeros(allowed.sizes(), segments.options().dtype(dtype))
-              .masked_fill_(allowed.logical_not(), -INFINITY)};
+  d.mask = at::zeros(allowed.sizes(), segments.options().dtype(dtype))
+               .masked_fill_(allowed.logical_not(), -INFINITY);
+  return d;
+}
+
+DocumentMask varlen_documents(const at::Tensor& cu_seqlens, std::int64_t max_len) {
+  DocumentMask d;
+  d.cu_seqlens = cu_seqlens;
+  d.max_len = max_len;
+  return d;
+}
+
+DocumentAttentionChoice document_attention_for(at::Device device, at::ScalarType dtype,
+                                               std::int64_t head_dim) {
+  AttentionBuild built;
+#ifdef WIREUP_SDPA_GQA
+  built.sdpa = true;
+#endif
+#ifdef WIREUP_VARLEN_FLASH
+  built.varlen = true;
+#endif
+  const bool half = dtype == at::kBFloat16 || dtype == at::kHalf;
+  DocumentAttentionChoice c;
+  c.path = choose_document_attention(device.is_cuda(), built, half, head_dim,
+                                     std::getenv("WIREUP_DOCUMENT_ATTENTION"));
+#ifdef WIREUP_VARLEN_FLASH
+  if (c.path == DocumentAttention::VarlenFlash) {
+    c.note = varlen_flash_refusal(device, dtype, head_dim);
+    if (!c.note.empty()) c.path = DocumentAttention::SdpaMask;
+  }
+#endif
+  return c;
 }
 
 at::Tensor document_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                               const DocumentMask& docs) {
+#ifdef WIREUP_VARLEN_FLASH
+  if (docs.cu_seqlens.defined()) return varlen_flash(q, k, v, docs);
+#endif
+  TORCH_CHECK(docs.mask.defined(), "document_attention: no mask (varlen flash is not built)");
 #ifdef WIREUP_SDPA_GQA
   if (q.is_cuda()) return sdpa(q, k, v, docs.mask);
 #endif

@@ -47,7 +47,11 @@ void add_document_layout(ModelBatch& mb, const data::Batch& b, bool document_mas
   if (!document_masking) return;
   mb.positions =
       host_tensor(positions_from_segments(b.segments.data(), b.rows, b.cols), rows, at::kLong);
-  mb.segments = host_tensor(input_segments(b.segments.data(), b.rows, b.cols), rows, at::kInt);
+  const auto segments = input_segments(b.segments.data(), b.rows, b.cols);
+  mb.segments = host_tensor(segments, rows, at::kInt);
+  const VarlenLayout v = varlen_layout(segments.data(), b.rows, b.cols > 0 ? b.cols - 1 : 0);
+  mb.cu_seqlens = host_tensor(v.cu_seqlens, 1, at::kInt).reshape({-1});
+  mb.max_seqlen = v.max_len;
 }
 
 TokenBatches::TokenBatches(const data::BatchSourceConfig& c, std::int64_t vocab,

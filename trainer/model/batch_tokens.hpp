@@ -22,9 +22,11 @@ struct ModelBatch {
   explicit ModelBatch(at::Tensor ids) : tokens(std::move(ids)) {}
   at::Tensor tokens;  // [B, T+1] int64 ids
   // Packed chat rows only (undefined otherwise; document_layout.hpp):
-  at::Tensor trained;    // [n] int64: flat indices i*T + j of the targets in the loss
-  at::Tensor positions;  // [B, T] int64 RoPE positions (with document masking)
-  at::Tensor segments;   // [B, T] int32 conversation of each input (with document masking)
+  at::Tensor trained;           // [n] int64: flat indices i*T + j of the targets in the loss
+  at::Tensor positions;         // [B, T] int64 RoPE positions (with document masking)
+  at::Tensor segments;          // [B, T] int32 conversation of each input (with document masking)
+  at::Tensor cu_seqlens;        // [n+1] int32: varlen_layout of `segments` (with document masking)
+  std::int64_t max_seqlen = 0;  // its longest sequence
   bool masked() const { return trained.defined(); }
   // Targets in the loss: the trained ones, or all B*T.
   std::int64_t trained_count() const {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 // Packed chat rows (data/loader: tokens, loss_mask and segments, rows x cols
@@ -22,6 +23,39 @@ std::vector<std::int32_t> input_segments(const std::int32_t* segments, std::uint
 inline bool may_attend(const std::int32_t* row_segments, std::int64_t q, std::int64_t k) {
   return k <= q && row_segments[q] == row_segments[k];
 }
+
+// Variable-length attention's view of the inputs' segments (input_segments,
+// rows x T): the rows*T tokens laid end to end, each maximal run of one
+// segment within a row a sequence of its own, causal inside it. A row's
+// segments are 0, 1, ... in order (data::Batch), so each run is one
+// conversation (or the padding) and this is may_attend's rule; segments that
+// go down within a row, or more than 2^31-1 tokens, throw
+// std::invalid_argument.
+struct VarlenLayout {
+  std::vector<std::int32_t> cu_seqlens;  // sequences + 1 offsets: 0, ..., rows*T
+  std::int32_t max_len = 0;              // the longest sequence
+};
+VarlenLayout varlen_layout(const std::int32_t* input_segments, std::uint64_t rows, std::uint64_t T);
+
+// Which attention document masking runs on (the rule; attention.cpp probes
+// and applies it):
+// - Blocked: the blocked attention with an additive [B,T,T] mask (the CPU;
+//   CUDA without LibTorch's fused attention, `sdpa_built` false);
+// - SdpaMask: CUDA's scaled_dot_product_attention with a bool [B,1,T,T] mask;
+// - VarlenFlash: ATen's variable-length flash attention over cu_seqlens (no
+//   mask): CUDA, bf16 or fp16 (`half_dtype`), head_dim a multiple of 8 up to
+//   256, a LibTorch that has it (`varlen_built`), and not forced off.
+// `force` is WIREUP_DOCUMENT_ATTENTION's value: null or empty chooses as
+// above, "mask" never takes VarlenFlash, anything else throws
+// std::invalid_argument naming it.
+enum class DocumentAttention { Blocked, SdpaMask, VarlenFlash };
+struct AttentionBuild {
+  bool sdpa = false;    // scaled_dot_product_attention with enable_gqa (LibTorch 2.5+)
+  bool varlen = false;  // at::_flash_attention_forward with cu_seqlens (LibTorch 2.5+)
+};
+DocumentAttention choose_document_attention(bool cuda, AttentionBuild built, bool half_dtype,
+                                            std::int64_t head_dim, const char* force);
+const char* document_attention_name(DocumentAttention a);
 
 // The targets in the loss, as flat indices i*(cols-1) + j of input position
 // j of row i: token j+1 is trained (loss_mask) and shares token j's segment

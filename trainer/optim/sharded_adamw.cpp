@@ -22,6 +22,13 @@ ShardedAdamW::ShardedAdamW(std::vector<FlatUnit*> units, AdamWConfig c)
   }
 }
 
+void ShardedAdamW::reset() {
+  for (auto& m : m_) m.zero_();
+  for (auto& v : v_) v.zero_();
+  for (auto* u : units_) u->zero_grad();
+  t_ = 0;
+}
+
 namespace {
 
 bool plain_cpu_fp32(const at::Tensor& t) {

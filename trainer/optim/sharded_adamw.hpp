@@ -25,6 +25,8 @@ class ShardedAdamW {
   std::vector<at::Tensor>& exp_avg() { return m_; }
   std::vector<at::Tensor>& exp_avg_sq() { return v_; }
   void set_steps(std::int64_t t) { t_ = t; }
+  // As constructed: moments zero, no step taken, gradients zeroed.
+  void reset();
 
  private:
   void fused_step(double lr, double grad_scale);  // CUDA shards, LibTorch 2.x

@@ -52,13 +52,16 @@ void StepTrace::start_step(std::int64_t step) {
 void StepTrace::end_step() { on_.store(false, std::memory_order_relaxed); }
 
 void StepTrace::add(const char* name, int unit, std::int64_t ts_us, std::int64_t dur_us) {
-  const int tid = thread_number();
+  add_event({name, unit, step_, thread_number(), ts_us, dur_us});
+}
+
+void StepTrace::add_event(const TraceEvent& e) {
   std::lock_guard<std::mutex> lock(m_);
   if (events_.size() >= kMaxEvents) {
     ++dropped_;
     return;
   }
-  events_.push_back({name, unit, step_, tid, ts_us, dur_us});
+  events_.push_back(e);
 }
 
 std::uint64_t StepTrace::dropped() const {
@@ -77,18 +80,24 @@ StepTrace& step_trace() {
 }
 
 std::string chrome_trace_json(int rank, const std::string& host,
-                              const std::vector<TraceEvent>& events) {
+                              const std::vector<TraceEvent>& events,
+                              const std::vector<std::string>& device_tracks) {
   const std::string pid = std::to_string(rank);
   std::string out = "{\"traceEvents\":[\n";
   out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid +
          ",\"tid\":0,\"args\":{\"name\":" + json_string("rank " + pid + " (host " + host + ")") +
          "}}";
   int threads = 1;
-  for (const auto& e : events) threads = std::max(threads, e.tid + 1);
-  for (int t = 0; t < threads; ++t)
+  for (const auto& e : events)
+    if (e.tid < kFirstDeviceTrackTid) threads = std::max(threads, e.tid + 1);
+  auto thread_name = [&](int tid, const std::string& name) {
     out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid +
-           ",\"tid\":" + std::to_string(t) + ",\"args\":{\"name\":\"" +
-           (t == 0 ? std::string("train") : "thread " + std::to_string(t)) + "\"}}";
+           ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + json_string(name) + "}}";
+  };
+  for (int t = 0; t < threads; ++t)
+    thread_name(t, t == 0 ? std::string("train") : "thread " + std::to_string(t));
+  for (std::size_t k = 0; k < device_tracks.size(); ++k)
+    thread_name(kFirstDeviceTrackTid + static_cast<int>(k), device_tracks[k]);
   for (const auto& e : events) {
     std::string name = e.name;
     if (e.unit >= 0) name += " unit " + std::to_string(e.unit);
@@ -116,9 +125,10 @@ void check_trace_dir(const std::filesystem::path& dir) {
 
 std::filesystem::path write_chrome_trace(const std::filesystem::path& dir, int rank,
                                          const std::string& host,
-                                         const std::vector<TraceEvent>& events) {
+                                         const std::vector<TraceEvent>& events,
+                                         const std::vector<std::string>& device_tracks) {
   const auto path = dir / ("trace-" + std::to_string(rank) + ".json");
-  io::write_atomically(path, chrome_trace_json(rank, host, events));
+  io::write_atomically(path, chrome_trace_json(rank, host, events, device_tracks));
   return path;
 }
 

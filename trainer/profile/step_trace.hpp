@@ -8,9 +8,10 @@
 
 // --profile_steps A:B: each rank records the phases of steps A..B on its host
 // clock (data wait, each unit's forward and backward, the collectives it
-// waited in, the optimizer, checkpoint stalls) and writes them as a Chrome
-// trace (trace-RANK.json, which Perfetto and chrome://tracing open). Outside
-// the window a span costs one relaxed load of a bool. Plain C++.
+// waited in, the optimizer, checkpoint stalls), on a GPU also the device's
+// side of them (device_trace.hpp), and writes them as a Chrome trace
+// (trace-RANK.json, which Perfetto and chrome://tracing open). Outside the
+// window a span costs one relaxed load of a bool. Plain C++.
 namespace wireup::train {
 
 // The FSDP unit the calling thread works on now (-1: none): set by the unit
@@ -32,10 +33,15 @@ struct TraceEvent {
   const char* name = "";  // a string literal
   int unit = -1;          // the FSDP unit, -1: none
   std::int64_t step = 0;
-  int tid = 0;             // this process's thread number, 0 first
+  int tid = 0;             // this process's thread number, 0 first; or a device track's
+                           // (kFirstDeviceTrackTid + its index)
   std::int64_t ts_us = 0;  // microseconds since the epoch (host clock, see now_us)
   std::int64_t dur_us = 0;
 };
+
+// The tid of a device's first track (device_trace.hpp): far above the
+// host threads' numbers.
+constexpr int kFirstDeviceTrackTid = 1000;
 
 // The process's recorder. start_step/end_step are called by the training
 // loop's thread; spans may end on any thread (they take a mutex only while on).
@@ -51,6 +57,10 @@ class StepTrace {
   void end_step();
   bool on() const { return on_.load(std::memory_order_relaxed); }
   void add(const char* name, int unit, std::int64_t ts_us, std::int64_t dur_us);
+  // An event as given (its step and tid too): a device span once resolved.
+  void add_event(const TraceEvent& e);
+  // The step started last.
+  std::int64_t step() const { return step_; }
   std::vector<TraceEvent> events() const;
   // At most kMaxEvents are kept (48 MiB; a step of a 32-layer model makes
   // about 500): the spans past them are counted, not kept.
@@ -91,11 +101,13 @@ class TraceSpan {
 };
 
 // The events as a Chrome trace: {"traceEvents":[...]} with a process name
-// ("rank R (host H)") and thread names ("train" for thread 0), then one "X"
-// event per span: name ("forward unit 3" where a unit is set), ph, ts, dur
+// ("rank R (host H)") and thread names ("train" for thread 0, then "thread N";
+// device_tracks[k] for tid kFirstDeviceTrackTid + k), then one "X" event per
+// span: name ("forward unit 3" where a unit is set), ph, ts, dur
 // (microseconds), pid (the rank), tid, args {step, unit}.
 std::string chrome_trace_json(int rank, const std::string& host,
-                              const std::vector<TraceEvent>& events);
+                              const std::vector<TraceEvent>& events,
+                              const std::vector<std::string>& device_tracks = {});
 
 // --profile_dir: made if missing and checked writable at start, before any
 // step. Throws InputError naming the flag and the directory.
@@ -104,6 +116,7 @@ void check_trace_dir(const std::filesystem::path& dir);
 // DIR/trace-RANK.json, written atomically (wireup_file_io); its path.
 std::filesystem::path write_chrome_trace(const std::filesystem::path& dir, int rank,
                                          const std::string& host,
-                                         const std::vector<TraceEvent>& events);
+                                         const std::vector<TraceEvent>& events,
+                                         const std::vector<std::string>& device_tracks = {});
 
 }  // namespace wireup::train

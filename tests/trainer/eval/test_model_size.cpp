@@ -34,6 +34,10 @@ TEST_CASE("a model larger than memory names the fields that make it so") {
   ModelConfig m = preset("llama3-8b");
   CHECK_NOTHROW(check_model_size(m, "c", kHfConfigFields, 1, 128ull << 30));
   CHECK_NOTHROW(check_model_size(m, "c", kHfConfigFields, 8, 16ull << 30));
+  // 4 bytes a parameter (no gradient): 29.9 GiB fits 32 GiB, 8 bytes would not.
+  CHECK_NOTHROW(check_model_size(m, "c", kHfConfigFields, 1, 32ull << 30));
+  CHECK_THROWS_WITH(check_model_size(m, "c", kHfConfigFields, 1, 29ull << 30),
+                    Contains("29.9 GiB per rank at world 1 (fp32 parameter shard)"));
   CHECK_THROWS_WITH(check_model_size(m, "/hf/config.json", kHfConfigFields, 1, 8ull << 30),
                     Contains("/hf/config.json: num_hidden_layers=32, hidden_size=4096, "
                              "intermediate_size=14336 make a model of 8030261248 parameters") &&

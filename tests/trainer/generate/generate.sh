@@ -6,7 +6,8 @@
 # seed and differs across seeds; a tiny top_p is greedy; --chat feeds the
 # template's user turn and generation prompt (ids against wireup_chat_render,
 # i.e. ChatEncoder); a checkpoint and its export generate the same; the
-# context ends a run; bad input is exit 2 naming the flag.
+# context ends a run; --dtype bfloat16 runs (the output's shape); bad input is exit 2
+# naming the flag.
 # shellcheck source=../hf/lib.sh
 source "$(dirname "$0")/../hf/lib.sh"
 need_torch
@@ -49,6 +50,17 @@ check "plain prompt: <|begin_of_text|> + the text's ids" "$(field prompt_ids <"$
 # --prompt prints the completion text: the decoded ids of the JSON line.
 one=$(gen --init_from_hf "$WORK/plain" --prompt "Hello" --max_new_tokens 20 2>/dev/null)
 check "--prompt prints the completion" "$one" "$(field completion <"$WORK/plain.jsonl" | sed -n 3p)"
+# --dtype bfloat16 (weights and KV cache): on this random model the logits' margins are
+# below bf16's rounding, so only the output's shape is checked here (sft_learns.sh checks
+# that a trained model answers the same as in float32).
+gen --init_from_hf "$WORK/l3" --prompts "$WORK/prompts.jsonl" --max_new_tokens 20 --show_ids \
+  --dtype bfloat16 >"$WORK/bf16.jsonl" 2>"$WORK/bf16.err" || fail "bfloat16: $(cat "$WORK/bf16.err")"
+check "bfloat16: one line a prompt, 20 tokens each, ids in the vocabulary" "$(python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print(len(rows), all(r["tokens"] == len(r["ids"]) == 20 and r["stop"] == "max_new_tokens"
+                     and all(0 <= i < 128256 for i in r["ids"]) for r in rows))' "$WORK/bf16.jsonl")" "3 True"
+check "bfloat16: the same prompt ids" "$(field prompt_ids <"$WORK/bf16.jsonl")" "$(field prompt_ids <"$WORK/l3.jsonl")"
 
 # Sampling: a seed repeats, another seed differs; top_p 1e-9 keeps one token: greedy.
 s=(--init_from_hf "$WORK/plain" --prompts "$WORK/prompts.jsonl" --max_new_tokens 24 --temperature 1.5)
@@ -111,6 +123,7 @@ bad "max_new_tokens 0" "--max_new_tokens 0" "${H[@]}" --tokenizer "$TOK" --promp
 bad "temperature < 0" "--temperature -1" "${H[@]}" --tokenizer "$TOK" --prompt x --max_new_tokens 2 --temperature -1
 bad "top_p 0" "--top_p 0" "${H[@]}" --tokenizer "$TOK" --prompt x --max_new_tokens 2 --top_p 0
 bad "top_p 1.5" "--top_p 1.5" "${H[@]}" --tokenizer "$TOK" --prompt x --max_new_tokens 2 --top_p 1.5
+bad "dtype float16" "--dtype" "${H[@]}" --tokenizer "$TOK" --prompt x --max_new_tokens 2 --dtype float16
 long="$(printf 'word %.0s' $(seq 99))word"  # 100 tokens
 bad "prompt past the context" "--prompt: 101 tokens, and the model's context is 64" "${H[@]}" \
   --tokenizer "$TOK" --prompt "$long" --max_new_tokens 2

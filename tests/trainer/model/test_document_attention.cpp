@@ -4,7 +4,9 @@
 // gradients, in fp64 through the blocked attention with several blocks; in
 // fp32 (the CPU kernels), changing one conversation's tokens leaves every
 // other conversation's logits bit-identical; the masked head loss is the
-// sum of the trained targets' cross-entropy over the divisor.
+// sum of the trained targets' cross-entropy over the divisor; on the CPU
+// document masking takes the blocked attention (WIREUP_DOCUMENT_ATTENTION
+// checked), and a packed batch carries its varlen offsets.
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -12,9 +14,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
 #include <vector>
 
 #include "config/model_config.hpp"
+#include "model/batch_tokens.hpp"
 #include "model/document_layout.hpp"
 #include "model/llama_model.hpp"
 
@@ -193,4 +198,35 @@ TEST_CASE("masked head loss: trained targets' cross-entropy summed over the divi
   CHECK(none.item<double>() == 0.0);
   const auto gz = torch::autograd::grad({none}, {x, p[0], p[1]});
   for (const auto& t : gz) CHECK(t.abs().max().item<double>() == 0.0);
+}
+
+TEST_CASE("document masking on the CPU: the blocked attention, the test knob checked") {
+  ::unsetenv("WIREUP_DOCUMENT_ATTENTION");
+  auto c = llama::document_attention_for(at::kCPU, at::kBFloat16, 64);
+  CHECK(c.path == DocumentAttention::Blocked);
+  CHECK(c.note.empty());
+  ::setenv("WIREUP_DOCUMENT_ATTENTION", "mask", 1);
+  CHECK(llama::document_attention_for(at::kCPU, at::kFloat, 64).path == DocumentAttention::Blocked);
+  ::setenv("WIREUP_DOCUMENT_ATTENTION", "flash", 1);
+  CHECK_THROWS_AS(llama::document_attention_for(at::kCPU, at::kFloat, 64), std::invalid_argument);
+  ::unsetenv("WIREUP_DOCUMENT_ATTENTION");
+}
+
+TEST_CASE("a packed batch carries its varlen offsets and longest conversation") {
+  wireup::data::Batch b;
+  b.rows = 2;
+  b.cols = 6;  // T = 5
+  b.segments = {0, 0, 1, 1, 1, 2, 0, 0, 0, 0, 1, 1};
+  b.loss_mask = std::vector<std::uint8_t>(12, 1);
+  ModelBatch mb;
+  add_document_layout(mb, b, true);
+  REQUIRE(mb.cu_seqlens.scalar_type() == at::kInt);
+  const std::vector<std::int32_t> cu(
+      mb.cu_seqlens.data_ptr<std::int32_t>(),
+      mb.cu_seqlens.data_ptr<std::int32_t>() + mb.cu_seqlens.numel());
+  CHECK(cu == std::vector<std::int32_t>{0, 2, 5, 9, 10});  // inputs: 0 0 1 1 1 | 0 0 0 0 1
+  CHECK(mb.max_seqlen == 4);
+  ModelBatch off;
+  add_document_layout(off, b, false);
+  CHECK_FALSE(off.cu_seqlens.defined());
 }

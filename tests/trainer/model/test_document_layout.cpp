@@ -1,8 +1,10 @@
 // Packed chat rows in plain C++ (model/document_layout.hpp): positions that
 // restart per conversation, the attention rule, the trained targets (against
-// data::Batch::target_trained's rule written out), the loss normalisation.
+// data::Batch::target_trained's rule written out), the loss normalisation, the
+// variable-length (cu_seqlens) layout and which attention runs document masking.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/document_layout.hpp"
@@ -84,4 +86,55 @@ TEST_CASE("the loss normalisation gives the global mean at any split") {
   }
   CHECK(summed == Approx(total / static_cast<double>(count)));
   CHECK(masked_scaling(0).loss_divisor == 1.0);  // no trained target: loss 0, not NaN
+}
+
+TEST_CASE("varlen layout: each run of a segment within a row is one sequence") {
+  const auto in = input_segments(kSegments.data(), 2, 9);  // rows of T = 8
+  const VarlenLayout v = varlen_layout(in.data(), 2, 8);
+  // row 0: conversation 0 (3), 1 (4), padding (1); row 1: one of 8
+  CHECK(v.cu_seqlens == std::vector<std::int32_t>{0, 3, 7, 8, 16});
+  CHECK(v.max_len == 8);
+  // The same rule as may_attend: q attends k (flat) exactly when both lie in
+  // one sequence and k <= q.
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::int64_t q = 0; q < 8; ++q)
+      for (std::int64_t k = 0; k < 8; ++k) {
+        const auto fq = i * 8 + q, fk = i * 8 + k;
+        std::size_t s = 0;
+        while (v.cu_seqlens[s + 1] <= fq) ++s;
+        const bool same = fk >= v.cu_seqlens[s] && fk < v.cu_seqlens[s + 1];
+        CHECK((same && k <= q) == may_attend(in.data() + i * 8, q, k));
+      }
+  // Equal segment ids in two rows are two sequences.
+  const std::vector<std::int32_t> twice = {0, 0, 0, 0, 0, 0};
+  CHECK(varlen_layout(twice.data(), 2, 3).cu_seqlens == std::vector<std::int32_t>{0, 3, 6});
+  CHECK(varlen_layout(twice.data(), 0, 3).cu_seqlens == std::vector<std::int32_t>{0});
+}
+
+TEST_CASE("varlen layout refuses segments out of order and more than 2^31-1 tokens") {
+  const std::vector<std::int32_t> back = {0, 1, 0};
+  CHECK_THROWS_WITH(varlen_layout(back.data(), 1, 3),
+                    Catch::Contains("segment 0 at token 2 follows segment 1"));
+  CHECK_THROWS_WITH(varlen_layout(back.data(), std::uint64_t{1} << 20, std::uint64_t{1} << 12),
+                    Catch::Contains("more than 2^31-1 tokens"));
+}
+
+TEST_CASE("document attention: varlen flash only for half precision on CUDA with a fit head") {
+  const AttentionBuild none{}, sdpa{true, false}, both{true, true};
+  using A = DocumentAttention;
+  CHECK(choose_document_attention(false, both, true, 64, nullptr) == A::Blocked);
+  CHECK(choose_document_attention(true, none, true, 64, nullptr) == A::Blocked);
+  CHECK(choose_document_attention(true, sdpa, true, 64, nullptr) == A::SdpaMask);
+  CHECK(choose_document_attention(true, both, true, 64, nullptr) == A::VarlenFlash);
+  CHECK(choose_document_attention(true, both, true, 256, "") == A::VarlenFlash);
+  CHECK(choose_document_attention(true, both, false, 64, nullptr) == A::SdpaMask);  // fp32
+  CHECK(choose_document_attention(true, both, true, 260, nullptr) == A::SdpaMask);
+  CHECK(choose_document_attention(true, both, true, 12, nullptr) == A::SdpaMask);
+  CHECK(choose_document_attention(true, both, true, 64, "mask") == A::SdpaMask);
+  CHECK(choose_document_attention(false, both, false, 64, "mask") == A::Blocked);
+  CHECK_THROWS_WITH(choose_document_attention(true, both, true, 64, "flash"),
+                    Catch::Contains("WIREUP_DOCUMENT_ATTENTION=flash"));
+  CHECK(std::string(document_attention_name(A::VarlenFlash)) == "varlen_flash");
+  CHECK(std::string(document_attention_name(A::SdpaMask)) == "sdpa_mask");
+  CHECK(std::string(document_attention_name(A::Blocked)) == "blocked_mask");
 }

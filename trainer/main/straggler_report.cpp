@@ -1,4 +1,4 @@
-#include "profile/straggler_report.hpp"
+#include "main/straggler_report.hpp"
 
 #include <ATen/ATen.h>
 
