@@ -5,9 +5,15 @@
 // the task's environment and mount namespace; it starts no container.
 //
 // plugstack.conf: required PATH/spank_pyxis_standin.so [opt_root=DIR] [pytorch_hook=on]
+//                 [record=FILE]
 // srun --container-image=IMAGE [--container-env=NAME,...] [--container-mounts=...]
-//   (--container-mounts is accepted and not applied: the task keeps the host's
-//   root, so every host path is already there)
+//   --container-mounts (SRC[:DST[:FLAGS]],...): a source that does not exist
+//   fails the task, as enroot's mount does; nothing is mounted (the task keeps
+//   the host's root, so every host path is still there: the record says what a
+//   real container would show)
+//   record=FILE: one line per task appended to FILE, the evidence of what ran
+//   in the container: job, step, rank, image, mounts, cwd, ns (the task's mount
+//   namespace) and argv (the step's command line, space separated)
 //   IMAGE/environment   the image's environment, NAME=VALUE lines (enroot's
 //                       ENROOT_ENVIRON: /etc/environment plus environ.d)
 //   IMAGE/opt           mounted over OPT_ROOT/opt in the task's new mount
@@ -20,12 +26,16 @@
 // only when the image lacks it; (3) unset LANG, LANGUAGE, LC_ALL; (4) import
 // the image's environment with overwrite, except names given to
 // --container-env; (5) when PYTORCH_VERSION is set: RANK=SLURM_PROCID,
-// LOCAL_RANK=SLURM_LOCALID; (6) move the task into a new mount namespace.
+// LOCAL_RANK=SLURM_LOCALID; (6) move the task into a new mount namespace;
+// (7) the working directory: the job's when a mount's destination holds it,
+// else the image's ("/"), as pyxis 0.24 does.
 // Steps 3 and 4 skip names listed in --container-env. Needs root (CI runs as
 // root); any failure fails the task with "pyxis: ..." on its stderr.
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -50,8 +60,9 @@ extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 namespace {
 
 struct Config {
-  std::string image, opt_root = "/";
-  std::vector<std::string> keep;  // --container-env names
+  std::string image, opt_root = "/", record;
+  std::vector<std::string> keep;    // --container-env names
+  std::vector<std::string> mounts;  // --container-mounts entries
   bool pytorch_hook = false;
 } cfg;
 
@@ -74,15 +85,18 @@ int on_env(int, const char* arg, int) {
   cfg.keep = split_commas(arg ? arg : "");
   return 0;
 }
-int on_mounts(int, const char*, int) { return 0; }
+int on_mounts(int, const char* arg, int) {
+  cfg.mounts = split_commas(arg ? arg : "");
+  return 0;
+}
 
 char* c(const char* s) { return const_cast<char*>(s); }
 spank_option options[] = {
     {c("container-image"), c("DIR"), c("(test stand-in) image directory"), 1, 1, on_image},
     {c("container-env"), c("NAMES"), c("(test stand-in) names the image must not overwrite"), 1, 2,
      on_env},
-    {c("container-mounts"), c("SRC:DST,..."), c("(test stand-in) accepted, not applied"), 1, 3,
-     on_mounts},
+    {c("container-mounts"), c("SRC:DST,..."), c("(test stand-in) sources checked, not mounted"), 1,
+     3, on_mounts},
 };
 
 int fail(const std::string& msg) {
@@ -167,6 +181,65 @@ int enter_mount_namespace() {
   return 0;
 }
 
+// An entry's source and destination: SRC, SRC:DST or SRC:DST:FLAGS.
+std::pair<std::string, std::string> mount_paths(const std::string& entry) {
+  const auto colon = entry.find(':');
+  if (colon == std::string::npos) return {entry, entry};
+  const std::string src = entry.substr(0, colon), rest = entry.substr(colon + 1);
+  return {src, rest.substr(0, rest.find(':'))};
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  return path == dir || (path.rfind(dir, 0) == 0 && (dir == "/" || path[dir.size()] == '/'));
+}
+
+// enroot mounts every source or fails; pyxis keeps the job's working directory
+// when the container sees it through a mount, else starts in the image's.
+int check_mounts_and_workdir() {
+  struct stat st {};
+  bool cwd_mounted = false;
+  char cwd[4096] = "";
+  if (::getcwd(cwd, sizeof cwd) == nullptr) cwd[0] = '\0';
+  for (const auto& entry : cfg.mounts) {
+    const auto [src, dst] = mount_paths(entry);
+    if (::stat(src.c_str(), &st) != 0)
+      return fail("enroot-mount: failed to mount: " + src + " at " + dst + ": " +
+                  std::strerror(errno));
+    if (src == dst && under(cwd, dst)) cwd_mounted = true;
+  }
+  if (!cwd_mounted && ::chdir("/") != 0)
+    return fail(std::string("chdir /: ") + std::strerror(errno));
+  return 0;
+}
+
+// One line a task, written at once (O_APPEND) so that tasks never interleave.
+void record(spank_t sp) {
+  if (cfg.record.empty()) return;
+  uint32_t job = 0, step = 0, rank = 0;
+  int argc = 0;
+  char** argv = nullptr;
+  spank_get_item(sp, S_JOB_ID, &job);
+  spank_get_item(sp, S_JOB_STEPID, &step);
+  spank_get_item(sp, S_TASK_GLOBAL_ID, &rank);
+  spank_get_item(sp, S_JOB_ARGV, &argc, &argv);
+  char cwd[4096] = "", ns[64] = "";
+  if (::getcwd(cwd, sizeof cwd) == nullptr) cwd[0] = '\0';
+  const ssize_t n = ::readlink("/proc/self/ns/mnt", ns, sizeof ns - 1);
+  ns[n > 0 ? n : 0] = '\0';
+  std::string mounts;
+  for (const auto& m : cfg.mounts) mounts += (mounts.empty() ? "" : ",") + m;
+  std::string line = "job=" + std::to_string(job) + " step=" + std::to_string(step) +
+                     " rank=" + std::to_string(rank) + " image=" + cfg.image + " mounts=" + mounts +
+                     " cwd=" + cwd + " ns=" + ns + " argv=";
+  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
+  line += "\n";
+  const int fd = ::open(cfg.record.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (::write(fd, line.data(), line.size()) < 0)
+    slurm_error("pyxis: cannot write %s", cfg.record.c_str());
+  ::close(fd);
+}
+
 }  // namespace
 
 extern "C" {
@@ -176,6 +249,7 @@ int slurm_spank_init(spank_t sp, int ac, char** av) {
     const std::string a = av[i];
     if (a.rfind("opt_root=", 0) == 0) cfg.opt_root = a.substr(9);
     if (a == "pytorch_hook=on") cfg.pytorch_hook = true;
+    if (a.rfind("record=", 0) == 0) cfg.record = a.substr(7);
   }
   for (auto& o : options)
     if (spank_option_register(sp, &o) != ESPANK_SUCCESS)
@@ -196,7 +270,9 @@ int slurm_spank_task_init(spank_t sp, int, char**) {
   }
   if (cfg.pytorch_hook) pytorch_hook(image, job);
   if (import_environment(sp, image) != 0) return -1;
-  return enter_mount_namespace();
+  if (enter_mount_namespace() != 0 || check_mounts_and_workdir() != 0) return -1;
+  record(sp);
+  return 0;
 }
 
 }  // extern "C"

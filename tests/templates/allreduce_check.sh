@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # allreduce-check.sbatch on the cluster (Gloo on CPU, python3-torch): srun
-# --wireup (one task per rank) and wireup-launch (one agent per node) both
-# complete with every sum right and one wiring line per node; a bandwidth
+# --wireup (one task per rank) and wireup-launch (one agent per node, through PMIx
+# and with LAUNCH_MPI=none) complete with every sum right and one wiring line per node; a bandwidth
 # floor that cannot be met fails the job and says so.
 # shellcheck source=tests/templates/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -21,6 +21,12 @@ rc=$(LAUNCHER=wireup-launch run_job launch 120 -N 2 --ntasks-per-node=2 -t 5 "$T
 show launch
 check "wireup-launch: job completes" "$rc" 0
 contains "wireup-launch: verdict" "$(cat "$WORK/launch.out")" "[check] ok: 4 ranks, every sum right"
+contains "wireup-launch: through PMIx (auto)" "$(cat "$WORK/launch.out")" "[job] wireup-launch agents: srun --mpi=pmix"
+rc=$(LAUNCHER=wireup-launch LAUNCH_MPI=none run_job nopmix 120 -N 2 --ntasks-per-node=2 -t 5 "$T")
+show nopmix
+check "wireup-launch without PMIx: job completes" "$rc" 0
+contains "wireup-launch without PMIx: srun --mpi=none" "$(cat "$WORK/nopmix.out")" "[job] wireup-launch agents: srun --mpi=none"
+contains "wireup-launch without PMIx: verdict" "$(cat "$WORK/nopmix.out")" "[check] ok: 4 ranks, every sum right"
 
 rc=$(MIN_BUSBW_GBPS=100000 MAX_BYTES=1048576 run_job slow 120 -N 2 --ntasks-per-node=1 -t 5 "$T")
 expect "bandwidth floor not met: job fails" test "$rc" != 0

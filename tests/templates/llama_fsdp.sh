@@ -8,8 +8,10 @@
 #      the newest complete checkpoint, repeats the lost steps with the same
 #      losses, and is cancelled with plain scancel (SIGTERM: it checkpoints on
 #      the way out);
-#   4. resubmitted again, it resumes from that checkpoint and completes;
-#      old checkpoints are pruned; metrics-report.py reads the three jobs.
+#   4. resubmitted again with LAUNCH_MPI=none (wireup-launch under srun --mpi=none,
+#      wired from Slurm's SLURM_* facts, as on clusters without PMIx), it resumes
+#      from that checkpoint and completes; old checkpoints are pruned;
+#      metrics-report.py reads the three jobs.
 # shellcheck source=tests/templates/lib.sh
 source "$(dirname "$0")/lib.sh"
 T=$TEMPLATES/llama-fsdp.sbatch
@@ -55,6 +57,9 @@ wait_progress() {
 rc=$(DATA_DIR=$WORK/none run_job nodata 60 "${args[@]}" "$T")
 expect "no data: job fails" test "$rc" != 0
 contains "no data: says what to do" "$(cat "$WORK/nodata.out")" "prepare the data first (prep-data.sbatch)"
+rc=$(LAUNCH_MPI=pmi2 run_job badmpi 60 "${args[@]}" "$T")
+check "LAUNCH_MPI=pmi2: exit 2" "$rc" 2
+contains "LAUNCH_MPI=pmi2: named" "$(cat "$WORK/badmpi.out")" "LAUNCH_MPI must be auto, pmix or none (got 'pmi2')"
 
 # 2. First run, its ranks killed as a failed node kills them: nothing saved on the way out.
 submit first "${args[@]}" "$T"
@@ -65,6 +70,8 @@ expect "first run: ended by the kill (exit $rc)" test "$rc" != 0
 n1=$(newest_ckpt)
 k1=$(last_step first)
 contains "first run: fresh start" "$(cat "$WORK/first.out")" "newest_checkpoint=none"
+contains "first run: LAUNCH_MPI=auto found Slurm's pmix plugin" "$(cat "$WORK/first.out")" \
+  "launcher=wireup-launch mpi=pmix "
 # The kill usually lands between checkpoints; a tiny step takes ~30 ms, so now
 # and then it lands just after one (k1 = n1): then no step is repeated.
 expect "first run: checkpoint $n1 is not newer than its last step $k1" test "$n1" -ge 20 -a "$k1" -ge "$n1"
@@ -94,10 +101,11 @@ n2=$(newest_ckpt)
 k2=$(last_step second)
 expect "scancel (SIGTERM): checkpoint of the last step reached ($n2 >= $k2)" test "$n2" -ge "$k2"
 
-# 4. Resubmitted again: resumes from n2 and completes.
-rc=$(run_job third 300 "${args[@]}" "$T")
+# 4. Resubmitted again, the agents without PMIx: resumes from n2 and completes.
+rc=$(LAUNCH_MPI=none run_job third 300 "${args[@]}" "$T")
 show third
 check "third run: job completes" "$rc" 0
+contains "third run: srun --mpi=none" "$(cat "$WORK/third.out")" "[job] srun --mpi=none "
 expect "third run: resumed from step $n2" grep -Eq "^\[resume\].*step=0*$n2\b" "$WORK/third.out"
 check "third run: first step" "$(first_step third)" $((n2 + 1))
 check "third run: last step" "$(last_step third)" 120

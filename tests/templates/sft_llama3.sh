@@ -10,21 +10,10 @@
 # answers almost none of them, the fine-tuned one at least 15 of 16 exactly.
 # shellcheck source=tests/templates/lib.sh
 source "$(dirname "$0")/lib.sh"
-: "${WIREUP_VOCAB_DIR:?set by ctest}"
-tok=$WIREUP_VOCAB_DIR/llama3.tiktoken
-[[ -f $tok ]] || { fail "no $tok: run tests/data/vocab/fetch-vocab.sh (./test.sh does)"; exit 1; }
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/templates/sft_fixture.sh
+source "$(dirname "$0")/sft_fixture.sh"
 train=$WIREUP_BIN_DIR/wireup-train
 
-# The facts (tests/trainer/sft_facts.py: as trainer_sft_learns teaches them).
-facts() { "$PYTHON" "$here/../trainer/sft_facts.py" "$@"; }
-facts make "$WORK" --repeat 7 --rows messages --out chats.jsonl
-# exact ANSWERS.JSONL: how many completions equal their answer (case and spaces aside).
-exact() { facts score "$1" "$WORK/answers.txt"; }
-
-# The starting checkpoint: a random tiny Llama with Llama 3's vocabulary.
-"$PYTHON" "$here/../trainer/hf/hf_llama.py" make "$WORK/hf-in" --override vocab_size 128256 \
-  --override bos_token_id 128000 --override eos_token_id 128001
 "$train" generate --init_from_hf "$WORK/hf-in" --tokenizer "$tok" --chat --chat_template llama3 \
   --prompts "$WORK/ask.jsonl" --max_new_tokens 6 --num_threads 2 >"$WORK/before.jsonl" 2>"$WORK/before.err" ||
   fail "generate on the starting checkpoint: $(tail -3 "$WORK/before.err")"
@@ -42,13 +31,10 @@ expect "before writing a data set" test ! -e "$WORK/data"
 
 # The job: prep, train on 2 nodes, eval, export, answers.
 t0=$SECONDS
-rc=$(INPUT=$WORK/chats.jsonl CHAT_TEMPLATE=llama3 INIT_FROM_HF=$WORK/hf-in TOKENIZER=$tok \
-  WIREUP_PRESET=tiny DATA_DIR=$WORK/data PREP_ARGS='--val-fraction 0.1 --seed 3' \
-  CKPT_DIR=$WORK/ckpt LOG_DIR=$WORK/logs HF_OUT=$WORK/hf-out EXPORT_DTYPE=float32 \
-  MAX_STEPS=300 CHECKPOINT_FREQ=150 VALIDATION_FREQ=0 EVAL_CONTEXT=64 EVAL_BATCHES=8 \
-  WIREUP_EVAL_ARGS='--num_threads 1' PROMPTS=$WORK/ask.jsonl MAX_NEW_TOKENS=6 \
-  GENERATE_ARGS='--num_threads 2' \
-  WIREUP_TRAIN_ARGS='--num_threads 1 --max_context_width 64 --train_batch_size 4 --lr 3e-3 --warmup_steps 20 --min_lr 3e-4 --seed 3 --epochs 1000 --logging_freq 50' \
+rc=$(export "${SFT_SETTINGS[@]}"
+  INPUT=$WORK/chats.jsonl INIT_FROM_HF=$WORK/hf-in TOKENIZER=$tok DATA_DIR=$WORK/data \
+  CKPT_DIR=$WORK/ckpt LOG_DIR=$WORK/logs HF_OUT=$WORK/hf-out PROMPTS=$WORK/ask.jsonl \
+  MAX_STEPS=300 CHECKPOINT_FREQ=150 \
   run_job sft 300 -N 2 --ntasks-per-node=1 -t 10 "$TEMPLATES/sft-llama3.sbatch")
 check "sft-llama3.sbatch: prep, train, eval, export, generate ($((SECONDS - t0)) s)" "$rc" 0
 [[ $rc == 0 ]] || show sft
