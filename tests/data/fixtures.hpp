@@ -51,7 +51,7 @@ inline std::uint64_t expected_token(std::uint64_t i, std::uint32_t vocab = 50000
 }
 
 // The message of the InputError `what` throws ("(no error)" when it throws none),
-// checking that it came within a few seconds: input from outside is refused
+// checking that it came within 30 s (a blocked read never comes): input from outside is refused
 // unread, never waited on.
 std::string quick_error(const std::function<void()>& what);
 

@@ -449,7 +449,7 @@ TEST_CASE("reads in progress: none at rest; a stuck read names its shard and byt
   // TSan, often): wait for the stuck one's entry.
   const std::string prefix = (f.dir.path() / stuck).string() + " at byte ";
   std::string entry;
-  for (int i = 0; i < 1000 && entry.empty(); ++i) {
+  for (int i = 0; i < 3000 && entry.empty(); ++i) {  // up to 30 s (TSan, loaded)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     for (const std::string& r : loader->reads_in_progress())
       if (r.rfind(prefix, 0) == 0) entry = r;
