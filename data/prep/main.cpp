@@ -64,7 +64,7 @@ void add_input_options(CLI::App& app, Flags& f) {
                  "Text files: a line exactly equal to this separates documents (e.g. %)");
 }
 
-// Conversations for supervised fine-tuning (docs/wireup-prep.md, "Chat data").
+// Conversations for supervised fine-tuning (docs/wireup-prep-chat.md).
 void add_chat_options(CLI::App& app, Flags& f) {
   app.add_option("--chat-template", f.chat_template,
                  "JSONL rows are conversations ('messages', or 'prompt' and 'completion'), "

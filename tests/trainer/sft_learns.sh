@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Supervised fine-tuning learns what it is taught (docs/trainer.md, SFT): a tiny
+# Supervised fine-tuning learns what it is taught (docs/trainer-sft.md): a tiny
 # Llama with Llama 3's real tokenizer is fine-tuned on generated conversations (the
 # colour of 16 made-up things, each asked in four phrasings), then asked through
 # `wireup-train generate --chat` in a fifth phrasing it never saw. Before training

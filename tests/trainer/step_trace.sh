@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --profile_steps A:B (docs/trainer.md, "Step traces"): 2 ranks write
+# --profile_steps A:B (docs/trainer-observability.md, "Step traces"): 2 ranks write
 # trace-0.json and trace-1.json into --profile_dir, Chrome trace JSON whose
 # complete events nest per thread, belong to steps A..B only, and hold each
 # step's phases: the data wait, every unit's forward and backward, its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stragglers (docs/trainer.md, "Stragglers"): 2 ranks on one node; the test
+# Stragglers (docs/trainer-observability.md, "Stragglers"): 2 ranks on one node; the test
 # slows rank 1 with real signals (SIGSTOP 0.3 s, SIGCONT 0.1 s, over and over;
 # a step of the small preset computes about 0.15 s, so every step is hit),
 # so its compute time is about four times rank 0's. Rank 0's [train] lines and

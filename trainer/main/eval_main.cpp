@@ -57,7 +57,7 @@ struct EvalData {
 };
 
 // A chat data set: the first N of the split's packed windows (whole
-// conversations, data-format.md), in plan order, eval_batch_size rows a pass,
+// conversations, data-loader.md), in plan order, eval_batch_size rows a pass,
 // dealt to the ranks as the loader deals them (window s*B*W + r + j*W of pass
 // s to rank r); N must be a multiple of batch x world.
 void open_chat_windows(EvalData& d, const EvalOptions& o, const WorldLayout& w,

@@ -1,7 +1,7 @@
 #pragma once
 // Exec mode's fail-fast rules: each task keeps a small supervisor beside the
 // program it runs, and rank 0's supervisor tells every other one to stop when
-// any rank fails (see docs/launcher.md, "Exec mode").
+// any rank fails (see docs/launcher-exec-mode.md, "Exec mode: fail fast").
 #include <sys/types.h>
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // Agent mode's --max-restarts across agents: agent 0 hears FAIL, DONE and
 // STOPPED from every agent (itself included) over the control links and
 // decides when every agent stops, restarts or exits together (see
-// docs/launcher.md, "Restarts").
+// docs/launcher-agent.md, "Restarts without PMIx").
 #include <cstdint>
 #include <map>
 #include <optional>

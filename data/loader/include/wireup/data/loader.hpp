@@ -16,7 +16,7 @@ namespace wireup::data {
 
 enum class Split { Train, Validation };
 
-// How rows are cut from the split (docs/data-format.md, "Packed windows").
+// How rows are cut from the split (docs/data-loader.md, "Packed windows").
 enum class Packing {
   Auto,  // packed when the data set is a chat data set (its shards carry a loss mask)
   Off,   // windows at stride `context` over the token stream, ignoring documents
@@ -39,7 +39,7 @@ struct LoaderConfig {
                                 // (~256 KiB): 32 lets 32 KiB batches go 8 at a time
   std::size_t workers = 1;      // background threads filling batches (at most prefetch);
                                 // a caller whose batch is not ready fills it, or later
-                                // ones, itself rather than waiting (docs/data-format.md)
+                                // ones, itself rather than waiting (docs/data-loader.md)
   std::size_t readahead = 0;    // steps ahead to ask the kernel to fetch; 0: off.
                                 // Use ~prefetch on FSx/Lustre, where reads are round trips
   ReadMode read_mode = ReadMode::Mmap;

@@ -12,7 +12,7 @@
 namespace wireup::data {
 
 // Where a job is in its data, the same on every rank (ranks move in lock
-// step), so one copy goes into the checkpoint. Semantics in docs/data-format.md.
+// step), so one copy goes into the checkpoint. Semantics in docs/data-loader.md.
 struct Position {
   std::uint64_t seed = 0;    // shuffle seed of the run
   std::uint64_t epoch = 0;   // 0-based
