@@ -120,7 +120,7 @@ mount_all() {
 in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    CCACHE_DIR=/ccache CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=true DEBIAN_FRONTEND=noninteractive "$@"
+    CCACHE_DIR=/ccache CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=true CCACHE_SLOPPINESS=pch_defines,time_macros DEBIAN_FRONTEND=noninteractive "$@"
 }
 
 # ------------------------------------------------------------------ the root
