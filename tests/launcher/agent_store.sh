@@ -51,6 +51,7 @@ ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)
 # A --master-port that is taken: said so, and nothing starts.
 python3 -c 'import socket,time; s=socket.socket(); s.bind(("", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$TMP/port" &
 holder=$!
+# Waits up to 30 s for the holder to print its port.
 for _ in $(seq 600); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 [ -s "$TMP/port" ] || fail "the port holder printed no port within 30 s"
 run --nproc-per-node=2 --master-port="$(cat "$TMP/port")" -- "$PROGS/store_client.py" >"$TMP/taken" 2>&1

@@ -62,6 +62,7 @@ children=$(pgrep -P "$victim" | paste -sd' ')
 # shellcheck disable=SC2086 # one PID per word
 kill_agent_children_follow "$victim" $children
 scancel --name="wl-$$-k"
+# Waits up to 15 s for every worker to be gone after the scancel.
 wait_gone 15 "$W"
 wait $srun_pid
 pass "srun --preload: env, fail fast ($elapsed ms), failed import ($import_ms ms), restarts, agent SIGKILL"

@@ -7,6 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/cluster_nodes.sh
 source "$(dirname "$0")/../lib/cluster_nodes.sh"
+# nodes_idle, at the end, waits up to 60 s for a node still completing a job.
 : "${WIREUP_TEST_CLUSTER_DIR:?run through ctest}"
 eval "$(bash "$WIREUP_TEST_CLUSTER_SCRIPT" env "$WIREUP_TEST_CLUSTER_DIR")"
 CLUSTER=$WIREUP_TEST_CLUSTER_DIR
