@@ -430,7 +430,9 @@ cmd_start() {
     dd if=/dev/urandom of="$D/munge/munge.key" bs=1024 count=1 status=none ||
     fail_start "cannot create a munge key"
   chmod 600 "$D/munge/munge.key"
-  launch munged "$D/log/munged.stdout" munged -F \
+  # --force: munged refuses a socket below a directory that not everyone may enter
+  # (a clone under /root, or mktemp -d's 0700); only root uses this one.
+  launch munged "$D/log/munged.stdout" munged -F --force \
     -S "$D/munge/munge.socket" --key-file="$D/munge/munge.key" \
     --log-file="$D/log/munged.log" --pid-file="$D/run/munged.pid" \
     --seed-file="$D/munge/munged.seed" --num-threads=2
