@@ -9,7 +9,7 @@
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "profile/step_trace.hpp"
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 #include "watchdog/stall_watch.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"

@@ -13,7 +13,7 @@
 
 #include "comm/comm_shm.hpp"
 #include "comm/job_store.hpp"
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 
 namespace wireup::train {
 namespace {

@@ -6,7 +6,7 @@
 // ncclInProgress, every collective the host waits for and, from a watchdog
 // thread, every collective the compute stream waits for end within
 // collective_timeout() or the communicator is aborted (ncclCommAbort) and the
-// rank ends as a stalled one (PeerStalled: comm/recorded_comm.hpp prints
+// rank ends as a stalled one (PeerStalled: watchdog/recorded_comm.hpp prints
 // the line, exit status 3), naming the ranks that did not arrive.
 //
 // In a --profile_steps window each collective's work on the NCCL stream is a
@@ -28,7 +28,7 @@
 #include "comm/job_store.hpp"
 #include "nccl_watch.hpp"  // private to this library
 #include "profile/device_trace.hpp"
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 #include "wireup/error.hpp"
 
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP

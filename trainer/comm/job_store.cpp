@@ -10,7 +10,7 @@
 #include <thread>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 
 namespace wireup::train {
 

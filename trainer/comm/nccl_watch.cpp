@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "comm/job_store.hpp"
+#include "comm/collective_deadline.hpp"
 #include "watchdog/flight_recorder.hpp"
 
 namespace wireup::train {

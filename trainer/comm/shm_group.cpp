@@ -16,7 +16,7 @@
 #include <ctime>
 #include <new>
 
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 
 namespace wireup::train {
 

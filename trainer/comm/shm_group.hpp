@@ -48,7 +48,7 @@ class ShmGroup {
   int size() const { return size_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
   // How long a rank waits for the others before giving up: `t`, or when
-  // unset, the process-wide collective_timeout() (watchdog/flight_recorder.hpp)
+  // unset, the process-wide collective_timeout() (collective_deadline.hpp)
   // at each wait. A timeout throws PeerStalled naming the ranks not arrived.
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 

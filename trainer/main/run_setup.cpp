@@ -11,12 +11,12 @@
 
 #include "comm/comm_gloo.hpp"
 #include "comm/comm_nccl.hpp"
-#include "comm/recorded_comm.hpp"
+#include "watchdog/recorded_comm.hpp"
 #include "model/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -58,7 +58,7 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
                  "wireup-train: WARNING: LibTorch uses the reference BLAS (%s), about "
                  "50x slower than OpenBLAS: apt-get install libopenblas0-openmp\n",
                  blas.path.c_str());
-  // Every collective through the flight recorder (comm/recorded_comm.hpp).
+  // Every collective through the flight recorder (watchdog/recorded_comm.hpp).
   const CommGroups groups = started_groups(w, gpu ? "nccl_init" : "gloo_init", [&] {
     return gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding);
   });

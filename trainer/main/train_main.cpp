@@ -38,6 +38,7 @@
 #include "runtime/stop_signals.hpp"
 #include "tensorboard/event_file.hpp"
 #include "tensorboard/training_scalars.hpp"
+#include "comm/collective_deadline.hpp"
 #include "watchdog/flight_recorder.hpp"
 #include "watchdog/stall_watch.hpp"
 #include "wireup/data/batch_source.hpp"

@@ -2,13 +2,11 @@
 
 #include <unistd.h>
 
-#include <atomic>
+#include <chrono>
 #include <cstdio>
 
 namespace wireup::train {
 namespace {
-
-std::atomic<std::int64_t> g_timeout_ms{600000};
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -40,11 +38,6 @@ std::string this_host() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "?";
   return buf;
-}
-
-void set_collective_timeout(std::chrono::milliseconds t) { g_timeout_ms.store(t.count()); }
-std::chrono::milliseconds collective_timeout() {
-  return std::chrono::milliseconds(g_timeout_ms.load(std::memory_order_relaxed));
 }
 
 std::uint64_t FlightRecorder::begin(const char* kind, const char* group, std::uint64_t bytes,

@@ -1,52 +1,19 @@
 #pragma once
 #include <array>
-#include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-// The collective watchdog's plain-C++ half (no Torch): the deadline every
-// collective waits under, the flight recorder of a rank's last collectives,
-// and what a rank prints when a peer stalls (docs/reliability.md, "A stalled
+// The collective watchdog's plain-C++ half (no Torch): the flight recorder of
+// a rank's last collectives, and what a rank prints when a peer stalls (the
+// deadline itself is comm's: comm/collective_deadline.hpp) (docs/reliability.md, "A stalled
 // rank").
 namespace wireup::train {
 
 // Exit status of a rank that gave up waiting for a peer (1: internal error,
 // 2: bad input).
 inline constexpr int kExitPeerStalled = 3;
-
-// How long one collective may wait for the other ranks: --comm_init_timeout
-// during start-up, the first step and checkpoint loads and saves,
-// --comm_timeout after. Process-wide; read by every backend at each wait.
-void set_collective_timeout(std::chrono::milliseconds t);
-std::chrono::milliseconds collective_timeout();
-
-// `t` for the scope's lifetime, then the timeout before it (a checkpoint
-// save's collectives wait on storage: --comm_init_timeout).
-class CollectiveTimeoutScope {
- public:
-  explicit CollectiveTimeoutScope(std::chrono::milliseconds t) : previous_(collective_timeout()) {
-    set_collective_timeout(t);
-  }
-  ~CollectiveTimeoutScope() { set_collective_timeout(previous_); }
-  CollectiveTimeoutScope(const CollectiveTimeoutScope&) = delete;
-  CollectiveTimeoutScope& operator=(const CollectiveTimeoutScope&) = delete;
-
- private:
-  std::chrono::milliseconds previous_;
-};
-
-// A collective that ended because ranks of its group did not arrive in time.
-// `missing`: their ranks in the group; `detail`: what the backend saw.
-class PeerStalled : public std::runtime_error {
- public:
-  PeerStalled(std::vector<int> missing, double waited_s, const std::string& detail)
-      : std::runtime_error(detail), missing(std::move(missing)), waited_s(waited_s) {}
-  std::vector<int> missing;
-  double waited_s;
-};
 
 enum class CollectiveState : std::uint8_t { Started, Completed, TimedOut, Failed };
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "comm/job_store.hpp"
-#include "watchdog/flight_recorder.hpp"
+#include "comm/collective_deadline.hpp"
 
 // REQUIRE, not CHECK: torch's headers define a CHECK of their own (fatal).
 namespace wt = wireup::train;

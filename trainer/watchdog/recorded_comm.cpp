@@ -1,4 +1,4 @@
-#include "comm/recorded_comm.hpp"
+#include "watchdog/recorded_comm.hpp"
 
 #include <unistd.h>
 
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/collective_deadline.hpp"
 #include "profile/step_trace.hpp"
 #include "profile/straggler.hpp"
 #include "watchdog/flight_recorder.hpp"
