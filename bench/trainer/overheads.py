@@ -3,7 +3,7 @@
 
 Not part of run.sh: a diagnostic for docs/bench-trainer.md. Each row times two
 ways of doing the same part of one training step of the 'small' model (batch
-4, seq 256, one thread): the way wireup-train does it (trainer/model/*.cpp,
+4, seq 256, one thread): the way wireup-train does it (trainer/ops/*.cpp,
 same ATen calls) and the way the eager peer (or a cheaper alternative) does
 it. The two variants alternate inside one process, --reps times, and the
 medians of their CPU times are compared, so that other load on the machine

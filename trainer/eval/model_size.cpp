@@ -22,11 +22,6 @@ namespace {
 
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-std::uint64_t block_parameters(const ModelConfig& m) {
-  const std::uint64_t h = u(m.hidden), kv = u(m.kv_dim()), i = u(m.intermediate);
-  return h * h * 2 + h * kv * 2 + h * i * 3 + 2 * h;  // wq wo, wk wv, w1 w2 w3, two norms
-}
-
 std::string gib(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
@@ -34,11 +29,6 @@ std::string gib(std::uint64_t bytes) {
 }
 
 }  // namespace
-
-std::uint64_t parameter_count(const ModelConfig& m) {
-  const std::uint64_t embed = u(m.vocab) * u(m.hidden);
-  return embed * (m.tied ? 1 : 2) + u(m.layers) * block_parameters(m) + u(m.hidden);
-}
 
 void check_model_size(const ModelConfig& m, const std::string& name, const ModelFieldNames& f,
                       int world, std::uint64_t memory_bytes) {
@@ -53,10 +43,10 @@ void check_model_size(const ModelConfig& m, const std::string& name, const Model
   bound(f.heads, m.heads, 1, m.hidden);
   bound(f.kv_heads, m.kv_heads, 1, m.heads);
   bound(f.vocab, m.vocab, 2, kMaxVocab);
-  const std::uint64_t params = parameter_count(m);
+  const std::uint64_t params = u(total_params(m));
   const std::uint64_t need = params / u(world < 1 ? 1 : world) * 4;  // fp32, no gradient
   if (need <= memory_bytes) return;
-  const bool blocks = u(m.layers) * block_parameters(m) >= u(m.vocab) * u(m.hidden);
+  const bool blocks = u(m.layers) * u(block_params(m)) >= u(m.vocab) * u(m.hidden);
   const std::string fields = blocks ? std::string(f.layers) + "=" + std::to_string(m.layers) +
                                           ", " + f.hidden + "=" + std::to_string(m.hidden) + ", " +
                                           f.intermediate + "=" + std::to_string(m.intermediate)

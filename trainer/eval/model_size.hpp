@@ -28,9 +28,6 @@ constexpr std::int64_t kMaxHidden = 1 << 18;
 constexpr std::int64_t kMaxIntermediate = 1 << 20;
 constexpr std::int64_t kMaxVocab = 1 << 24;
 
-// The parameter count of `m` (embedding, blocks, final norm, head unless tied);
-// exact for shapes within the bounds above.
-std::uint64_t parameter_count(const ModelConfig& m);
 
 // Throws InputError starting with `name` that names the field: one outside
 // its bound, or (when the fp32 parameter shard, 4 bytes per parameter over

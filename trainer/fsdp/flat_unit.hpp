@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "comm/comm.hpp"
-#include "model/param_spec.hpp"
+#include "fsdp/param_spec.hpp"
 
 namespace wireup::train {
 

@@ -12,9 +12,8 @@
 #include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/checkpoint_format.hpp"
 #include "hf/hf_config.hpp"
-#include "hf/hf_layout.hpp"
 #include "hf/safetensors.hpp"
-#include "model/llama_model.hpp"
+#include "models/model_registry.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 
@@ -45,14 +44,13 @@ void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
   } catch (const InputError& e) {
     throw InputError(meta_path.string() + ": " + e.what());
   }
-  if (meta.units.size() != hf::num_units(m))
+  const std::vector<UnitPlan> units = model_spec(m).units(m);
+  if (meta.units.size() != units.size())
     throw InputError(meta_path.string() + ": " + std::to_string(meta.units.size()) + " units, a " +
-                     std::to_string(m.layers) + "-layer Llama has " +
-                     std::to_string(hf::num_units(m)));
+                     std::to_string(m.layers) + "-layer " + model_spec(m).name + " has " +
+                     std::to_string(units.size()));
   for (std::size_t u = 0; u < meta.units.size(); ++u) {
-    const auto specs = u == 0                       ? llama::embedding_specs(m)
-                       : u + 1 == meta.units.size() ? llama::head_specs(m)
-                                                    : llama::block_specs(m);
+    const auto& specs = units[u].specs;
     const UnitMeta& um = meta.units[u];
     bool same = um.param_names.size() == specs.size() && um.param_shapes.size() == specs.size();
     std::int64_t numel = 0;
@@ -88,8 +86,9 @@ ExportFiles plan_files(const ModelConfig& m, const std::string& dtype,
   const std::string st_dtype = dtype == "bfloat16" ? "BF16" : "F32";
   ExportFiles p;
   std::vector<std::uint64_t> sizes;
-  for (std::size_t u = 0; u < hf::num_units(m); ++u)
-    for (const auto& t : hf::unit_tensors(m, u)) {
+  const ModelSpec& spec = model_spec(m);
+  for (std::size_t u = 0; u < spec.units(m).size(); ++u)
+    for (const auto& t : spec.hf_tensors(m, u)) {
       safetensors::TensorEntry e;
       e.name = t.name;
       e.dtype = st_dtype;
@@ -125,11 +124,12 @@ void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::p
   };
   ChunkReader reader(r.step_dir, meta);
   reader.open_all();  // the files bear out the sizes below before they are allocated
-  for (std::size_t u = 0; u < hf::num_units(m); ++u) {
+  const ModelSpec& spec = model_spec(m);
+  for (std::size_t u = 0; u < meta.units.size(); ++u) {
     const std::int64_t numel = meta.units[u].numel;
     at::Tensor flat = at::empty({numel}, at::kFloat);
     reader.read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
-    for (const auto& t : hf::unit_to_hf(m, u, flat)) {
+    for (const auto& t : spec.unit_to_hf(m, u, flat)) {
       if (!writer) open_shard();
       writer->write_next(p.entries[next].name, t.data_ptr<float>(),
                          static_cast<std::uint64_t>(t.numel()));

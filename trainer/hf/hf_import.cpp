@@ -12,9 +12,8 @@
 #include <tuple>
 
 #include "checkpoint/checkpoint_files.hpp"
-#include "fsdp/fsdp_llama.hpp"
-#include "hf/hf_layout.hpp"
 #include "hf/safetensors.hpp"
+#include "models/sharded_model.hpp"
 #include "wireup/error.hpp"
 
 namespace fs = std::filesystem;
@@ -102,7 +101,7 @@ hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
   return facts;
 }
 
-void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
+void load_hf_into(ShardedModel& model, const std::string& dir_str) {
   const auto t0 = std::chrono::steady_clock::now();
   const fs::path dir(dir_str);
   if (!directory_exists(dir)) throw InputError("--init_from_hf " + dir_str + ": no such directory");
@@ -111,12 +110,12 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
   const bool untie = check_hf_config(dir, m).tied && !m.tied;
   const HfWeights weights(dir);
   auto& units = model.units();
-  if (units.size() != hf::num_units(m))
+  if (units.size() != model.units().size())
     throw std::logic_error("load_hf_into: model has an unexpected number of units");
   std::int64_t params = 0;
   std::size_t used = 0;
   for (std::size_t u = 0; u < units.size(); ++u) {
-    const auto specs = hf::unit_tensors(m, u);
+    const auto specs = model.spec().hf_tensors(m, u);
     // Each tensor checked, then read straight into the unit's buffer (one
     // rank: its parameters themselves).
     const auto read = [&](std::size_t i, at::Tensor& slot) {
@@ -136,7 +135,7 @@ void load_hf_into(FsdpLlama& model, const std::string& dir_str) {
       reader->read_f32(*entry, slot.data_ptr<float>());
       params += slot.numel();
     };
-    units[u]->load_full([&](at::Tensor& flat) { hf::unit_from_hf(m, u, flat, read); });
+    units[u]->load_full([&](at::Tensor& flat) { model.spec().unit_from_hf(m, u, flat, read); });
   }
   if (rank0()) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

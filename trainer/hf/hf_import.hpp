@@ -7,7 +7,7 @@
 
 namespace wireup::train {
 
-class FsdpLlama;
+class ShardedModel;
 
 // Reads DIR/config.json and throws InputError (naming the file, every field
 // wireup cannot represent and every field differing from `m`) unless it
@@ -17,6 +17,6 @@ hf::ConfigFacts check_hf_config(const std::filesystem::path& dir, const ModelCon
 // `--init_from_hf DIR`: sets every unit of `model` from a Hugging Face Llama
 // checkpoint (config.json + model.safetensors, or a sharded one with
 // model.safetensors.index.json; F32, BF16 or F16). Every rank reads the files.
-void load_hf_into(FsdpLlama& model, const std::string& dir);
+void load_hf_into(ShardedModel& model, const std::string& dir);
 
 }  // namespace wireup::train

@@ -15,8 +15,8 @@
 
 #include "comm/world_layout.hpp"
 #include "config/train_options.hpp"
-#include "fsdp/fsdp_llama.hpp"
 #include "main/run_setup.hpp"
+#include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 #include "tools/kernel_breakdown.hpp"
 #include "wireup/error.hpp"
@@ -69,15 +69,15 @@ int run_breakdown(int argc, char** argv) {
   const ComputeChoice c{o.device,   o.bf16,  o.sharding, o.threads, o.activation_checkpointing,
                         o.prefetch, o.float8};
   const CommGroups groups = start_ranks(w, c);
-  const FsdpOptions fo = fsdp_options(w, c);
-  FsdpLlama model(o.model, groups, fo, o.seed);
+  const ModelOptions fo = model_options(w, c);
+  ShardedModel model(o.model, groups, fo, o.seed);
   std::vector<FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
   ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
   const at::Tensor tokens =
       at::randint(0, o.model.vocab, {o.train_batch_size, o.model.context + 1}, at::kLong);
   const auto sync = [&] {
-    (void)at::zeros({1}, at::TensorOptions().device(fo.device)).item<float>();
+    (void)at::zeros({1}, at::TensorOptions().device(fo.fsdp.device)).item<float>();
   };
   const auto step = [&] {
     model.step(tokens, true, 1.0);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "batch/batch_tokens.hpp"
 #include "checkpoint/checkpoint_files.hpp"
 #include "config/metrics.hpp"
 #include "eval/eval_options.hpp"
@@ -20,7 +21,6 @@
 #include "eval/model_size.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
-#include "model/batch_tokens.hpp"
 #include "optim/sharded_adamw.hpp"
 #include "wireup/data/loader.hpp"
 #include "wireup/data/manifest.hpp"
@@ -88,7 +88,7 @@ void open_chat_windows(EvalData& d, const EvalOptions& o, const WorldLayout& w,
 // The chat windows' loss: every rank's sum of its trained targets'
 // cross-entropy (document masking: positions and attention per
 // conversation), all-reduced with the count; the mean and the count.
-std::pair<double, std::uint64_t> chat_loss(FsdpLlama& model, wd::TokenLoader& loader,
+std::pair<double, std::uint64_t> chat_loss(ShardedModel& model, wd::TokenLoader& loader,
                                            const CommGroups& groups) {
   double sum = 0, trained = 0;
   wd::Batch b;
@@ -140,8 +140,8 @@ EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelC
 
 // Each chunk's loss sum, from the rank that computed it: the passes of this
 // rank, then one all-reduce (zeros from the other ranks: the sums are exact).
-std::vector<double> chunk_loss_sums(FsdpLlama& model, const EvalData& d, const CommGroups& groups,
-                                    const WorldLayout& w) {
+std::vector<double> chunk_loss_sums(ShardedModel& model, const EvalData& d,
+                                    const CommGroups& groups, const WorldLayout& w) {
   const EvalPlan& plan = d.plan;
   std::vector<double> sums(plan.chunks(), 0.0);
   std::vector<unsigned char> buf;
@@ -187,7 +187,7 @@ int run_eval(int argc, char** argv) {
 
   const ComputeChoice compute{o.device, o.bf16, o.sharding, o.threads, false, true};
   const CommGroups groups = start_ranks(w, compute);
-  FsdpLlama model(m, groups, inference_fsdp_options(w, compute), 0);
+  ShardedModel model(m, groups, inference_model_options(w, compute), 0);
   load_weights(model, weights, groups, w);
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -21,7 +21,7 @@
 #include "hf/hf_config.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
-#include "model/kv_decode.hpp"
+#include "models/llama/kv_decode.hpp"
 #include "wireup/chat/chat_encoder.hpp"
 #include "wireup/error.hpp"
 #include "wireup/tokenizer/tokenizer.hpp"
@@ -140,7 +140,7 @@ llama::DecoderWeights decoder_weights(const ModelConfig& m, const Weights& weigh
                                       const ComputeChoice& compute, const WorldLayout& w,
                                       at::ScalarType dtype) {
   const CommGroups groups = start_ranks(w, compute);
-  FsdpLlama model(m, groups, inference_fsdp_options(w, compute), 0);
+  ShardedModel model(m, groups, inference_model_options(w, compute), 0);
   load_weights(model, weights, groups, w);
   const auto to = [dtype](const at::Tensor& t) { return t.to(dtype); };
   auto& units = model.units();

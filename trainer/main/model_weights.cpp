@@ -46,7 +46,7 @@ Weights find_weights(const std::string& init_from_hf, const std::string& resume_
   return w;
 }
 
-void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
+void load_weights(ShardedModel& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w) {
   if (!weights.hf_dir.empty()) {
     load_hf_into(model, weights.hf_dir.string());

@@ -5,7 +5,7 @@
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
 #include "config/model_config.hpp"
-#include "fsdp/fsdp_llama.hpp"
+#include "models/sharded_model.hpp"
 
 // The weights `wireup-train eval` and `wireup-train generate` run: a Hugging
 // Face directory (--init_from_hf) or a wireup checkpoint
@@ -29,7 +29,7 @@ Weights find_weights(const std::string& init_from_hf, const std::string& resume_
 
 // Sets every unit of `model` from the weights (load_hf_into, or the
 // Checkpointer's load of the parameters alone, its AdamW moments unread).
-void load_weights(FsdpLlama& model, const Weights& weights, const CommGroups& groups,
+void load_weights(ShardedModel& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w);
 
 }  // namespace wireup::train

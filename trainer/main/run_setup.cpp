@@ -9,14 +9,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "comm/collective_deadline.hpp"
 #include "comm/comm_gloo.hpp"
 #include "comm/comm_nccl.hpp"
-#include "watchdog/recorded_comm.hpp"
-#include "model/float8_linear.hpp"
+#include "ops/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
-#include "comm/collective_deadline.hpp"
+#include "watchdog/recorded_comm.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -63,7 +63,7 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
     return gpu ? make_nccl_groups(w, c.sharding) : make_gloo_groups(w, c.sharding);
   });
   if (c.float8 != Float8Recipe::Off) {
-    const auto why = llama::float8_unavailable(
+    const auto why = ops::float8_unavailable(
         at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank)), c.float8);
     if (!why.empty())
       throw InputError(std::string("--float8 ") + float8_recipe_name(c.float8) + ": " + why);
@@ -75,22 +75,22 @@ void set_comm_timeout_seconds(double seconds) {
   set_collective_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000)));
 }
 
-FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c) {
-  FsdpOptions fo;
+ModelOptions model_options(const WorldLayout& w, const ComputeChoice& c) {
+  ModelOptions mo;
   if (c.device == "cuda")
-    fo.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank));
-  if (c.bf16) fo.compute_dtype = at::kBFloat16;
-  fo.float8 = c.float8;
-  fo.activation_checkpointing = c.activation_checkpointing;
-  fo.prefetch = c.prefetch;
-  return fo;
+    mo.fsdp.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(w.local_rank));
+  if (c.bf16) mo.fsdp.compute_dtype = at::kBFloat16;
+  mo.fsdp.activation_checkpointing = c.activation_checkpointing;
+  mo.fsdp.prefetch = c.prefetch;
+  mo.float8 = c.float8;
+  return mo;
 }
 
-FsdpOptions inference_fsdp_options(const WorldLayout& w, const ComputeChoice& c) {
-  FsdpOptions fo = fsdp_options(w, c);
-  fo.random_init = false;
-  fo.use = UnitUse::Inference;
-  return fo;
+ModelOptions inference_model_options(const WorldLayout& w, const ComputeChoice& c) {
+  ModelOptions mo = model_options(w, c);
+  mo.random_init = false;
+  mo.fsdp.use = UnitUse::Inference;
+  return mo;
 }
 
 PeakFlops peak_for_mfu(std::optional<double> given_tflops, at::Device device, at::ScalarType dtype,

@@ -6,7 +6,7 @@
 #include "checkpoint/checkpointer.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
-#include "fsdp/fsdp_llama.hpp"
+#include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 
 // What training (train_main.cpp) and evaluation (eval_main.cpp) share: the
@@ -36,10 +36,10 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c);
 // --comm_timeout); a peer that does not arrive in time ends the rank with
 // exit status 3 (watchdog/, docs/reliability.md).
 void set_comm_timeout_seconds(double seconds);
-FsdpOptions fsdp_options(const WorldLayout& w, const ComputeChoice& c);
+ModelOptions model_options(const WorldLayout& w, const ComputeChoice& c);
 // The same for eval and generate: forward passes only, every parameter set
 // by load_weights (no random initialisation, no gradient shards).
-FsdpOptions inference_fsdp_options(const WorldLayout& w, const ComputeChoice& c);
+ModelOptions inference_model_options(const WorldLayout& w, const ComputeChoice& c);
 
 // The peak one rank is measured against for MFU, and where it came from:
 // --peak_tflops (`given`), else WIREUP_PEAK_FLOPS (FLOP/s), else a GEMM probe

@@ -13,12 +13,14 @@
 #include <optional>
 #include <stdexcept>
 
+#include "batch/batch_tokens.hpp"
+#include "batch/document_layout.hpp"
 #include "checkpoint/checkpointer.hpp"
+#include "comm/collective_deadline.hpp"
 #include "comm/world_layout.hpp"
 #include "config/metrics.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
-#include "fsdp/fsdp_llama.hpp"
 #include "hf/hf_import.hpp"
 #include "main/breakdown_main.hpp"
 #include "main/eval_main.hpp"
@@ -27,9 +29,8 @@
 #include "main/run_setup.hpp"
 #include "main/straggler_report.hpp"
 #include "main/training_state.hpp"
-#include "model/batch_tokens.hpp"
-#include "model/cpu_gemm.hpp"
-#include "model/document_layout.hpp"
+#include "models/sharded_model.hpp"
+#include "ops/cpu_gemm.hpp"
 #include "optim/sharded_adamw.hpp"
 #include "profile/cuda_timer.hpp"
 #include "profile/device_trace.hpp"
@@ -38,7 +39,6 @@
 #include "runtime/stop_signals.hpp"
 #include "tensorboard/event_file.hpp"
 #include "tensorboard/training_scalars.hpp"
-#include "comm/collective_deadline.hpp"
 #include "watchdog/flight_recorder.hpp"
 #include "watchdog/stall_watch.hpp"
 #include "wireup/data/batch_source.hpp"
@@ -111,7 +111,7 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
 // on a stop signal waits for the end of the step.
 std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
                                                     const wt::CommGroups& groups,
-                                                    wt::FsdpLlama& model,
+                                                    wt::ShardedModel& model,
                                                     const std::vector<wt::FlatUnit*>& units,
                                                     wt::ShardedAdamW& opt) {
   if (o.checkpoint_dir.empty() && o.resume_from_checkpoint.empty() && o.stop_after_step <= 0)
@@ -182,7 +182,7 @@ std::unique_ptr<tb::EventFileWriter> open_tensorboard(const wt::TrainOptions& o,
 }
 
 wt::RunConfig run_config(const wt::TrainOptions& o, const wt::WorldLayout& w,
-                         const wt::FsdpLlama& model, const std::vector<wt::FlatUnit*>& units) {
+                         const wt::ShardedModel& model, const std::vector<wt::FlatUnit*>& units) {
   wt::RunConfig c;
   c.preset = o.preset;
   c.params = wt::total_params(o.model);
@@ -213,7 +213,7 @@ struct Run {
   const wt::TrainOptions& o;
   const wt::WorldLayout& w;
   const wt::CommGroups& groups;
-  wt::FsdpLlama& model;
+  wt::ShardedModel& model;
   const std::vector<wt::FlatUnit*>& units;
   wt::ShardedAdamW& opt;
   wt::TokenBatches& train;
@@ -252,7 +252,7 @@ double world_mean(wt::Comm& world, double v, at::Device device) {
 
 // Raw text: the ranks' mean of their batches' mean losses. Chat: the mean
 // over every trained target of every rank's batches.
-double validation_loss(wt::FsdpLlama& model, wt::TokenBatches& val, std::int64_t batches,
+double validation_loss(wt::ShardedModel& model, wt::TokenBatches& val, std::int64_t batches,
                        wt::Comm& world) {
   double sum = 0, trained = 0;
   bool masked = false;
@@ -496,10 +496,10 @@ int train_steps(Run& r, std::int64_t first_step) {
 
 // Chat data with --document_masking 1: which attention runs it, once.
 void say_document_attention(const wt::TrainOptions& o, const wt::WorldLayout& w,
-                            wt::FsdpLlama& model, wt::TokenBatches& train) {
+                            wt::ShardedModel& model, wt::TokenBatches& train) {
   const wd::TokenLoader* loader = train.source().loader();
   if (!o.document_masking || !loader || !loader->pack_stats()) return;
-  const wt::llama::DocumentAttentionChoice* a = nullptr;
+  const wt::ops::DocumentAttentionChoice* a = nullptr;
   try {
     a = &model.document_attention();
   } catch (const std::invalid_argument& e) {
@@ -524,8 +524,8 @@ int run(int argc, char** argv) {
   const wt::ComputeChoice compute{
       o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch, o.float8};
   const wt::CommGroups groups = wt::start_ranks(w, compute);
-  const wt::FsdpOptions fo = wt::fsdp_options(w, compute);
-  wt::FsdpLlama model(o.model, groups, fo, o.seed);
+  const wt::ModelOptions fo = wt::model_options(w, compute);
+  wt::ShardedModel model(o.model, groups, fo, o.seed);
   if (o.profile_last >= o.profile_first && model.device().is_cuda()) wt::install_cuda_timer();
   std::vector<wt::FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
@@ -540,7 +540,7 @@ int run(int argc, char** argv) {
 
   wt::say(w, wt::format_config_line(run_config(o, w, model, units)));
   const wt::PeakFlops peak =
-      wt::peak_for_mfu(o.peak_tflops, model.device(), fo.compute_dtype, *groups.world);
+      wt::peak_for_mfu(o.peak_tflops, model.device(), fo.fsdp.compute_dtype, *groups.world);
   wt::say(w, wt::format_peak_line(peak.flops_per_s, peak.source));
   std::ofstream metrics;
   if (w.rank == 0 && !o.metrics_file.empty()) {

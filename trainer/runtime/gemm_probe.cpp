@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "model/llama_model.hpp"
+#include "ops/fused_ops.hpp"
 
 namespace wireup::train {
 
@@ -34,7 +34,7 @@ GemmProbe probe_gemm_peak(at::Device device, at::ScalarType dtype) {
   auto round = [&] {
     at::Tensor y;
     const auto r0 = clock::now();
-    for (int i = 0; i < per_round; ++i) y = llama::linear(x, w);
+    for (int i = 0; i < per_round; ++i) y = ops::linear(x, w);
     (void)y.select(0, 0).select(0, 0).item<double>();
     return std::chrono::duration<double>(clock::now() - r0).count();
   };

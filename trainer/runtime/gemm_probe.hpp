@@ -6,7 +6,7 @@
 namespace wireup::train {
 
 // A short measurement of the GEMM peak on the device and dtype the model
-// computes in, through the model's own linear layer (llama::linear: oneDNN's
+// computes in, through the model's own linear layer (ops::linear: oneDNN's
 // sgemm for fp32 on the CPU where built in, else ATen: OpenBLAS, cuBLAS), on
 // the calling thread's intra-op threads. CPU: 1024^3 GEMMs for about 0.25 s;
 // CUDA: 8192^3, ten per timed round. The best round counts.

@@ -2,7 +2,6 @@
 // value for the process, a scope that puts back the one before it however it
 // ends, and the stall a backend throws when it passes.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <stdexcept>
 #include <thread>

@@ -8,11 +8,14 @@
 using namespace wireup::train;
 using Catch::Matchers::Contains;
 
-TEST_CASE("parameter counts of known models") {
+TEST_CASE("the size check counts parameters as the trainer does (total_params)") {
   ModelConfig m = preset("llama3-8b");
-  CHECK(parameter_count(m) == 8030261248ull);
-  m.tied = true;
-  CHECK(parameter_count(m) == 8030261248ull - 128256ull * 4096);
+  // 8030261248 fp32 parameters are 29.9 GiB: one rank with 30 GiB holds them, with 29 not.
+  CHECK_NOTHROW(check_model_size(m, "config.json", kHfConfigFields, 1, 30ull << 30));
+  CHECK_THROWS_AS(check_model_size(m, "config.json", kHfConfigFields, 1, 29ull << 30),
+                  wireup::InputError);
+  m.tied = true;  // 525 M fewer: 27.9 GiB
+  CHECK_NOTHROW(check_model_size(m, "config.json", kHfConfigFields, 1, 28ull << 30));
 }
 
 TEST_CASE("a field outside its bound is named") {

@@ -10,7 +10,7 @@
 
 #include "comm/comm.hpp"
 #include "config/model_config.hpp"
-#include "fsdp/fsdp_llama.hpp"
+#include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 
 using namespace wireup::train;
@@ -56,7 +56,7 @@ struct Reference {
   std::vector<RefBlock> blocks;
 
   // From the FSDP model's unit values (world 1: the shard is the whole unit).
-  explicit Reference(FsdpLlama& f) : m(f.config()) {
+  explicit Reference(ShardedModel& f) : m(f.config()) {
     auto& u = f.units();
     const auto H = m.hidden, kvd = m.kv_dim(), I = m.intermediate;
     emb = leaf(u[0]->master().narrow(0, 0, m.vocab * H).view({m.vocab, H}));
@@ -151,9 +151,9 @@ TEST_CASE("the reference rope rotates pair i at position t by t * theta^(-2i/d)"
 TEST_CASE("FSDP forward and backward match an unsharded Llama") {
   ModelConfig m = preset("micro");  // GQA: 4 heads, 2 KV heads
   const bool checkpointing = GENERATE(false, true);
-  FsdpOptions o;
-  o.activation_checkpointing = checkpointing;
-  FsdpLlama f(m, solo(), o, 7);
+  ModelOptions o;
+  o.fsdp.activation_checkpointing = checkpointing;
+  ShardedModel f(m, solo(), o, 7);
   Reference ref(f);
 
   auto gen = at::detail::createCPUGenerator(3);
@@ -199,9 +199,9 @@ TEST_CASE("tied embeddings: one matrix, its gradient the sum of the lookup's and
   m.tied = true;
   m.rope_scaling = parse_rope_scaling("llama3:4,1,4,100");  // kept, blended, divided pairs
   const bool checkpointing = GENERATE(false, true);
-  FsdpOptions o;
-  o.activation_checkpointing = checkpointing;
-  FsdpLlama f(m, solo(), o, 11);
+  ModelOptions o;
+  o.fsdp.activation_checkpointing = checkpointing;
+  ShardedModel f(m, solo(), o, 11);
   REQUIRE(f.units().back()->numel() == m.hidden);  // the head holds the final norm only
   Reference ref(f);
   auto gen = at::detail::createCPUGenerator(4);
@@ -225,7 +225,7 @@ TEST_CASE("tied embeddings: one matrix, its gradient the sum of the lookup's and
 }
 
 TEST_CASE("units hold no full parameters between steps") {
-  FsdpLlama f(preset("micro"), solo(), {}, 1);
+  ShardedModel f(preset("micro"), solo(), {}, 1);
   at::Tensor tokens = at::randint(64, {2, 17}, at::kLong);
   f.step(tokens, true, 1.0);
   for (auto& u : f.units()) {
@@ -242,7 +242,7 @@ TEST_CASE("a lone rank's gradients: accumulated in grad(), read mid-way or not, 
   const ModelConfig m = preset("micro");
   at::Tensor a = at::randint(m.vocab, {2, 17}, at::kLong);
   at::Tensor b = at::randint(m.vocab, {2, 17}, at::kLong);
-  FsdpLlama plain(m, solo(), {}, 5), read(m, solo(), {}, 5);
+  ShardedModel plain(m, solo(), {}, 5), read(m, solo(), {}, 5);
   plain.step(a, true, 1.0);
   read.step(a, true, 1.0);
   for (auto& u : read.units()) CHECK(u->grad().abs().max().item<float>() > 0.0f);  // read mid-way
@@ -257,7 +257,7 @@ TEST_CASE("a lone rank's gradients: accumulated in grad(), read mid-way or not, 
   const double pn = global_grad_norm(pu, *solo_comm), rn = global_grad_norm(ru, *solo_comm);
   CHECK(pn == Approx(rn).epsilon(1e-6));
   // The sum of both micro-steps: a model stepped on a alone has smaller ones.
-  FsdpLlama once(m, solo(), {}, 5);
+  ShardedModel once(m, solo(), {}, 5);
   once.step(a, true, 1.0);
   std::vector<FlatUnit*> ou;
   for (auto& u : once.units()) ou.push_back(u.get());
@@ -274,7 +274,7 @@ TEST_CASE("a lone rank's gradients: accumulated in grad(), read mid-way or not, 
 }
 
 TEST_CASE("a token id outside the vocabulary is an error, not a read out of bounds") {
-  FsdpLlama f(preset("micro"), solo(), {}, 1);
+  ShardedModel f(preset("micro"), solo(), {}, 1);
   const auto V = f.config().vocab;
   at::Tensor tokens = at::randint(V, {1, 9}, at::kLong);
   tokens[0][8] = V;  // the last token is a target only, never an input
@@ -289,7 +289,7 @@ TEST_CASE("blocked grouped-query attention matches plain causal softmax attentio
     at::Tensor k = at::randn({B, T, kv, hd}).requires_grad_(true);
     at::Tensor v = at::randn({B, T, kv, hd}).requires_grad_(true);
     at::Tensor causal = at::full({T, T}, -INFINITY).triu_(1);
-    at::Tensor out = llama::causal_attention(q, k, v, causal);
+    at::Tensor out = ops::causal_attention(q, k, v, causal);
     at::Tensor w = at::randn(out.sizes());
     auto got = torch::autograd::grad({(out * w).sum()}, {q, k, v});
     // Reference: every query head against its KV head, full scores, mask after.

@@ -13,8 +13,8 @@
 #include "checkpoint/checkpointer.hpp"
 #include "comm/comm.hpp"
 #include "config/model_config.hpp"
-#include "fsdp/fsdp_llama.hpp"
 #include "main/training_state.hpp"
+#include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 
 using namespace wireup::train;
@@ -30,11 +30,11 @@ CommGroups solo() {
 
 TEST_CASE("a model built for inference holds no gradient and computes the same loss") {
   const ModelConfig m = preset("micro");
-  FsdpLlama train(m, solo(), {}, 9);
-  FsdpOptions o;
+  ShardedModel train(m, solo(), {}, 9);
+  ModelOptions o;
   o.random_init = false;
-  o.use = UnitUse::Inference;
-  FsdpLlama infer(m, solo(), o, 0);
+  o.fsdp.use = UnitUse::Inference;
+  ShardedModel infer(m, solo(), o, 0);
   std::int64_t shard = 0;
   for (std::size_t i = 0; i < infer.units().size(); ++i) {
     FlatUnit& u = *infer.units()[i];
@@ -77,14 +77,14 @@ TEST_CASE("building for inference leaves the gradient's memory unallocated") {
   // mmap threshold), so resident memory grows by exactly what is touched.
   ModelConfig m = preset("small");
   m.hidden = 1024, m.intermediate = 2816, m.vocab = 16000, m.layers = 2;
-  FsdpOptions train_opts;
+  ModelOptions train_opts;
   train_opts.random_init = false;  // zeros: no temporaries
-  FsdpOptions infer_opts = train_opts;
-  infer_opts.use = UnitUse::Inference;
+  ModelOptions infer_opts = train_opts;
+  infer_opts.fsdp.use = UnitUse::Inference;
   const std::int64_t before = resident_bytes();
-  FsdpLlama train(m, solo(), train_opts, 0);
+  ShardedModel train(m, solo(), train_opts, 0);
   const std::int64_t after_train = resident_bytes();
-  FsdpLlama infer(m, solo(), infer_opts, 0);
+  ShardedModel infer(m, solo(), infer_opts, 0);
   const std::int64_t after_infer = resident_bytes();
   std::int64_t grad_bytes = 0;
   for (auto& u : train.units()) grad_bytes += u->grad().numel() * 4;
@@ -103,7 +103,7 @@ TEST_CASE("a weights-only state loads a checkpoint's parameters and refuses to s
       fs::temp_directory_path() / ("wireup-weights-only-" + std::to_string(getpid()));
   fs::remove_all(dir);
   const ModelConfig m = preset("micro");
-  FsdpLlama train(m, solo(), {}, 4);
+  ShardedModel train(m, solo(), {}, 4);
   std::vector<FlatUnit*> units;
   for (auto& u : train.units()) units.push_back(u.get());
   ShardedAdamW opt(units, AdamWConfig{});
@@ -118,10 +118,10 @@ TEST_CASE("a weights-only state loads a checkpoint's parameters and refuses to s
   saver.save(info);
   saver.wait();
 
-  FsdpOptions o;
+  ModelOptions o;
   o.random_init = false;
-  o.use = UnitUse::Inference;
-  FsdpLlama infer(m, solo(), o, 0);
+  o.fsdp.use = UnitUse::Inference;
+  ShardedModel infer(m, solo(), o, 0);
   std::vector<FlatUnit*> infer_units;
   for (auto& u : infer.units()) infer_units.push_back(u.get());
   Checkpointer loader(policy, solo(), weights_state(infer_units));
@@ -139,10 +139,10 @@ TEST_CASE("a weights-only state loads a checkpoint's parameters and refuses to s
 
 TEST_CASE("a load from a writer fills one rank's parameters in place, padding zeroed") {
   const ModelConfig m = preset("micro");
-  FsdpOptions o;
+  ModelOptions o;
   o.random_init = false;
-  o.use = UnitUse::Inference;
-  FsdpLlama f(m, solo(), o, 0);
+  o.fsdp.use = UnitUse::Inference;
+  ShardedModel f(m, solo(), o, 0);
   for (auto& unit : f.units()) {
     FlatUnit& u = *unit;
     INFO(u.name());

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "model/cpu_gemm.hpp"
+#include "ops/cpu_gemm.hpp"
 #include "runtime/stop_signals.hpp"
 
 namespace wt = wireup::train;

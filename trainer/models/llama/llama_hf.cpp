@@ -1,0 +1,105 @@
+#include "models/llama/llama_hf.hpp"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+
+namespace wireup::train::llama {
+namespace {
+
+enum class Kind { Embedding, Block, Head };
+
+Kind kind_of(const ModelConfig& m, std::size_t unit) {
+  if (unit == 0) return Kind::Embedding;
+  if (unit <= static_cast<std::size_t>(m.layers)) return Kind::Block;
+  if (unit == static_cast<std::size_t>(m.layers) + 1) return Kind::Head;
+  throw std::out_of_range("hf layout: unit " + std::to_string(unit) + " of a " +
+                          std::to_string(m.layers) + "-layer model");
+}
+
+std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+std::vector<HfTensor> unit_tensors(const ModelConfig& m, std::size_t unit) {
+  const auto H = m.hidden, I = m.intermediate, kv = m.kv_dim(), V = m.vocab;
+  switch (kind_of(m, unit)) {
+    case Kind::Embedding:
+      return {{"model.embed_tokens.weight", {V, H}}};
+    case Kind::Head:
+      if (m.tied) return {{"model.norm.weight", {H}}};  // lm_head is embed_tokens
+      return {{"model.norm.weight", {H}}, {"lm_head.weight", {V, H}}};
+    case Kind::Block: {
+      const std::string p = "model.layers." + std::to_string(unit - 1) + ".";
+      return {
+          {p + "input_layernorm.weight", {H}},      {p + "self_attn.q_proj.weight", {H, H}},
+          {p + "self_attn.k_proj.weight", {kv, H}}, {p + "self_attn.v_proj.weight", {kv, H}},
+          {p + "self_attn.o_proj.weight", {H, H}},  {p + "post_attention_layernorm.weight", {H}},
+          {p + "mlp.gate_proj.weight", {I, H}},     {p + "mlp.up_proj.weight", {I, H}},
+          {p + "mlp.down_proj.weight", {H, I}}};
+    }
+  }
+  return {};
+}
+
+at::Tensor rope_rows_to_hf(const at::Tensor& w, std::int64_t n_heads) {
+  const auto rows = w.size(0), cols = w.size(1), hd = rows / n_heads;
+  // row h*hd + 2j + c  ->  row h*hd + c*hd/2 + j
+  return w.reshape({n_heads, hd / 2, 2, cols}).transpose(1, 2).reshape({rows, cols}).contiguous();
+}
+
+at::Tensor rope_rows_from_hf(const at::Tensor& w, std::int64_t n_heads) {
+  const auto rows = w.size(0), cols = w.size(1), hd = rows / n_heads;
+  return w.reshape({n_heads, 2, hd / 2, cols}).transpose(1, 2).reshape({rows, cols}).contiguous();
+}
+
+std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const at::Tensor& flat) {
+  const auto specs = unit_tensors(m, unit);
+  std::int64_t total = 0;
+  for (const auto& s : specs) total += numel_of(s.shape);
+  if (flat.dim() != 1 || flat.numel() < total)
+    throw std::invalid_argument("hf layout: unit " + std::to_string(unit) + " buffer has " +
+                                std::to_string(flat.numel()) + " elements, needs " +
+                                std::to_string(total));
+  // The HF tensors of a unit cover its flat buffer in the same order, except
+  // that wqkv and w13 split into several tensors: slicing in order is enough.
+  std::vector<at::Tensor> out;
+  std::int64_t off = 0;
+  for (const auto& s : specs) {
+    const auto n = numel_of(s.shape);
+    out.push_back(flat.narrow(0, off, n).view(s.shape).to(at::kFloat).contiguous());
+    off += n;
+  }
+  if (kind_of(m, unit) == Kind::Block) {
+    out[1] = rope_rows_to_hf(out[1], m.heads);
+    out[2] = rope_rows_to_hf(out[2], m.kv_heads);
+  }
+  return out;
+}
+
+void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
+                  const ReadHfTensor& read) {
+  const auto specs = unit_tensors(m, unit);
+  std::int64_t total = 0;
+  for (const auto& s : specs) total += numel_of(s.shape);
+  if (flat.dim() != 1 || flat.numel() != total || flat.scalar_type() != at::kFloat ||
+      !flat.is_contiguous())
+    throw std::invalid_argument("hf layout: unit " + std::to_string(unit) +
+                                " needs a contiguous fp32 buffer of " + std::to_string(total) +
+                                " elements");
+  std::int64_t off = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto n = numel_of(specs[i].shape);
+    at::Tensor slot = flat.narrow(0, off, n).view(specs[i].shape);
+    read(i, slot);
+    if (kind_of(m, unit) == Kind::Block && (i == 1 || i == 2))
+      slot.copy_(rope_rows_from_hf(slot, i == 1 ? m.heads : m.kv_heads));
+    off += n;
+  }
+}
+
+}  // namespace wireup::train::llama

@@ -1,0 +1,112 @@
+#include "models/llama/llama_model.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "ops/float8_linear.hpp"
+#include "ops/fused_ops.hpp"
+
+namespace wireup::train::llama {
+
+std::vector<ParamSpec> embedding_specs(const ModelConfig& m) {
+  return {{"tok_embeddings.weight", {m.vocab, m.hidden}}};
+}
+
+std::vector<ParamSpec> block_specs(const ModelConfig& m) {
+  return {{"attention_norm.weight", {m.hidden}},
+          {"attention.wqkv.weight", {m.hidden + 2 * m.kv_dim(), m.hidden}},
+          {"attention.wo.weight", {m.hidden, m.hidden}},
+          {"ffn_norm.weight", {m.hidden}},
+          {"feed_forward.w13.weight", {2 * m.intermediate, m.hidden}},
+          {"feed_forward.w2.weight", {m.hidden, m.intermediate}}};
+}
+
+std::vector<ParamSpec> head_specs(const ModelConfig& m) {
+  if (m.tied) return {{"norm.weight", {m.hidden}}};  // the output is tok_embeddings.weight
+  return {{"norm.weight", {m.hidden}}, {"output.weight", {m.vocab, m.hidden}}};
+}
+
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
+                     std::uint64_t seed) {
+  std::int64_t total = 0;
+  for (const auto& s : specs) total += s.numel();
+  at::Tensor flat = at::empty({total}, at::kFloat);
+  auto gen = at::detail::createCPUGenerator(seed);
+  const double out_std = 0.02 / std::sqrt(2.0 * static_cast<double>(m.layers));
+  std::int64_t off = 0;
+  for (const auto& s : specs) {
+    at::Tensor v = flat.narrow(0, off, s.numel());
+    if (s.shape.size() == 1) {
+      v.fill_(1.0);
+    } else {
+      const bool out_proj =
+          s.name.find("wo.") != std::string::npos || s.name.find("w2.") != std::string::npos;
+      v.normal_(0.0, out_proj ? out_std : 0.02, gen);
+    }
+    off += s.numel();
+  }
+  return flat;
+}
+
+ops::Rope make_rope(const ModelConfig& m, std::int64_t seq, bool with_causal) {
+  // theta^(-2i/d), Llama 3.1's scaling applied (model_config.cpp).
+  return ops::make_rope(rope_inv_freq(m), seq, with_causal);
+}
+
+Documents make_documents(const at::Tensor& positions, const at::Tensor& segments,
+                         at::ScalarType dtype) {
+  return {positions, ops::document_mask(segments, dtype)};
+}
+
+at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
+  return at::embedding(p[0], tokens);
+}
+
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
+                 const ModelConfig& m, Float8Recipe float8, const Documents& docs) {
+  const auto B = x.size(0), T = x.size(1);
+  const auto proj = [float8](const at::Tensor& in, const at::Tensor& w) {
+    return float8 == Float8Recipe::Off ? ops::linear(in, w) : ops::float8_linear(in, w, float8);
+  };
+  const auto H = m.hidden, hd = m.head_dim(), kv = m.kv_heads, nh = m.heads;
+  // attention
+  // split, not narrow: its backward is one cat, where each narrow's would be
+  // a zeroed full-size gradient summed with the others'.
+  const auto qkv =
+      proj(ops::rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
+  at::Tensor q = qkv[0].view({B, T, nh, hd});
+  at::Tensor k = qkv[1].view({B, T, kv, hd});
+  at::Tensor v = qkv[2].view({B, T, kv, hd});
+  at::Tensor a = docs.defined() ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
+                                                          ops::apply_rope(k, rope, docs.positions),
+                                                          v, docs.attend)
+                                : ops::causal_attention(ops::apply_rope(q, rope),
+                                                        ops::apply_rope(k, rope), v, rope.causal);
+  at::Tensor h = x + proj(a, p[2]);
+  // SwiGLU feed-forward
+  const at::Tensor w13 = proj(ops::rms_norm(h, p[3], m.norm_eps), p[4]);
+  return h + proj(ops::swiglu(w13), p[5]);
+}
+
+at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                     const at::Tensor& targets, const ModelConfig& m, const at::Tensor& trained,
+                     double divisor) {
+  if (!trained.defined()) {
+    at::Tensor logits = ops::linear(ops::rms_norm(x, p[0], m.norm_eps), p[1]);
+    return ops::cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
+  }
+  TORCH_CHECK(divisor > 0, "head_loss: a masked loss needs a divisor above 0");
+  const at::Tensor rows = x.reshape({-1, x.size(-1)}), all_targets = targets.reshape({-1});
+  const std::int64_t n = trained.numel();
+  // No trained target: the first row's loss times zero, so that every
+  // parameter still gets its (zero) gradient.
+  const at::Tensor pick = n > 0 ? trained : at::zeros({1}, trained.options());
+  at::Tensor logits =
+      ops::linear(ops::rms_norm(rows.index_select(0, pick), p[0], m.norm_eps), p[1]);
+  const at::Tensor mean =
+      ops::cross_entropy(logits.to(at::kFloat), all_targets.index_select(0, pick));
+  return mean * (static_cast<double>(n) / divisor);
+}
+
+}  // namespace wireup::train::llama

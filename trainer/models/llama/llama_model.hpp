@@ -1,0 +1,60 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "config/float8_recipe.hpp"
+#include "config/model_config.hpp"
+#include "fsdp/param_spec.hpp"
+#include "ops/attention.hpp"
+#include "ops/rotary.hpp"
+
+// The Llama computation, written against plain tensors (the gathered views of
+// a unit), so the sharded model and the reference in the tests share one
+// definition; its ops (ops/) are every model's.
+namespace wireup::train::llama {
+
+// Parameter layouts of the three unit kinds. A tied model's head holds only
+// the final norm: its output projection is the embedding unit's matrix. Q, K and V sit next to each
+// other in the flat buffer, and so do W1 and W3: one GEMM each (fused projections).
+std::vector<ParamSpec> embedding_specs(const ModelConfig& m);
+std::vector<ParamSpec> block_specs(const ModelConfig& m);
+std::vector<ParamSpec> head_specs(const ModelConfig& m);
+
+// Initial values of a unit, flat, identical on every rank and world size:
+// N(0, 0.02), output projections scaled by 1/sqrt(2*layers), norms at 1.
+at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m, std::uint64_t seed);
+
+// The rotary tables of `seq` positions for this model's frequencies
+// (rope_inv_freq: theta, Llama 3.1's scaling), and the causal mask unless
+// `with_causal` is false (ops/rotary.hpp).
+ops::Rope make_rope(const ModelConfig& m, std::int64_t seq, bool with_causal = true);
+
+// A micro-batch of packed conversations with document masking: each token's
+// position counts from its conversation's first token and it attends only to
+// its own conversation. Made once per micro-batch, on the device; a
+// default-constructed one (raw text, or --document_masking 0) changes nothing.
+struct Documents {
+  at::Tensor positions;  // [B,T] int64
+  ops::DocumentMask attend;
+  bool defined() const { return positions.defined(); }
+};
+Documents make_documents(const at::Tensor& positions, const at::Tensor& segments,
+                         at::ScalarType dtype);
+
+at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
+// `float8`: the block's four projections in float8 (float8_linear.hpp).
+// `docs`: packed conversations (positions and attention per conversation).
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
+                 const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off,
+                 const Documents& docs = Documents());
+// Mean cross-entropy of the next-token logits against `targets`; p = {final
+// norm, output projection} (tied: the embedding matrix). With `trained`
+// (int64 flat indices into the B*T targets, document_layout.hpp's
+// trained_targets): the sum of those targets' cross-entropy over
+// `divisor` (> 0), only their logits computed; none: a zero with gradients.
+at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                     const at::Tensor& targets, const ModelConfig& m,
+                     const at::Tensor& trained = at::Tensor(), double divisor = 0);
+
+}  // namespace wireup::train::llama

@@ -1,0 +1,107 @@
+#include "models/llama/llama_spec.hpp"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+
+#include "models/llama/llama_hf.hpp"
+#include "models/llama/llama_model.hpp"
+
+namespace wireup::train::llama {
+namespace {
+
+// The Llama's step: embedding lookup, blocks, final norm and loss.
+class LlamaCompute final : public ModelCompute {
+ public:
+  LlamaCompute(const ModelConfig& m, const ModelOptions& o)
+      : cfg_(m),
+        device_(o.fsdp.device),
+        dtype_(o.fsdp.compute_dtype),
+        float8_(o.float8),
+        rope_(ops::rope_to(make_rope(m, m.context, ops::attention_needs_mask(device_)), device_)) {
+    if (rope_.causal.defined())
+      rope_.causal = rope_.causal.to(dtype_);  // added to the scores in that dtype
+  }
+
+  Step prepare(const ModelBatch& batch, double loss_divisor) override;
+
+  const ops::DocumentAttentionChoice& document_attention() override {
+    if (!document_attention_)
+      document_attention_ = ops::document_attention_for(device_, dtype_, cfg_.head_dim());
+    return *document_attention_;
+  }
+
+ private:
+  ModelConfig cfg_;
+  at::Device device_;
+  at::ScalarType dtype_;
+  Float8Recipe float8_;
+  ops::Rope rope_;
+  std::optional<ops::DocumentAttentionChoice> document_attention_;
+};
+
+ModelCompute::Step LlamaCompute::prepare(const ModelBatch& batch, double loss_divisor) {
+  const at::Tensor& host_tokens = batch.tokens;
+  // Ids index the embedding and pick the logits: check them here, on the host
+  // (on a GPU a check there would stall the step on a device-to-host copy).
+  const auto [lo, hi] = at::aminmax(host_tokens);
+  TORCH_CHECK(lo.item<std::int64_t>() >= 0 && hi.item<std::int64_t>() < cfg_.vocab,
+              "token id outside the vocabulary of ", cfg_.vocab, " (--vocab_size)");
+  const at::Tensor tokens = host_tokens.to(device_);
+  const auto T = tokens.size(1) - 1;
+  const at::Tensor targets = tokens.narrow(1, 1, T);
+  const at::Tensor trained =
+      batch.masked() ? batch.trained.to(device_) : at::Tensor();  // undefined: every target
+  Documents docs;
+  if (batch.segments.defined()) {
+    const at::Tensor positions = batch.positions.to(device_);
+    docs = document_attention().path == DocumentAttention::VarlenFlash
+               ? Documents{positions,
+                           ops::varlen_documents(batch.cu_seqlens.to(device_), batch.max_seqlen)}
+               : make_documents(positions, batch.segments.to(device_), dtype_);
+  }
+  const std::size_t head = static_cast<std::size_t>(cfg_.layers) + 1;
+  UnitCompute compute = [this, docs, targets, trained, loss_divisor, head](
+                            std::size_t unit, const std::vector<at::Tensor>& p,
+                            const at::Tensor& x) {
+    if (unit == 0) return embed(p, x);
+    if (unit < head) return block(p, x, rope_, cfg_, float8_, docs);
+    return head_loss(p, x, targets, cfg_, trained, loss_divisor);
+  };
+  return {tokens.narrow(1, 0, T), std::move(compute)};
+}
+
+at::Tensor init_llama_unit(const UnitPlan& unit, const ModelConfig& m, std::uint64_t seed) {
+  return init_unit(unit.specs, m, seed);
+}
+
+std::unique_ptr<ModelCompute> llama_compute(const ModelConfig& m, const ModelOptions& o) {
+  return std::make_unique<LlamaCompute>(m, o);
+}
+
+}  // namespace
+
+std::vector<UnitPlan> llama_units(const ModelConfig& m) {
+  std::vector<UnitPlan> units;
+  UnitPlan embedding{"embedding", embedding_specs(m)};
+  embedding.backward_reads_params = false;  // a scatter
+  units.push_back(std::move(embedding));
+  for (std::int64_t i = 0; i < m.layers; ++i) {
+    UnitPlan b{"block" + std::to_string(i), block_specs(m)};
+    b.recompute = true;
+    units.push_back(std::move(b));
+  }
+  UnitPlan head{"head", head_specs(m)};
+  if (m.tied) head.borrows = 0;  // the output projection is the embedding's matrix
+  units.push_back(std::move(head));
+  return units;
+}
+
+const ModelSpec& llama_spec() {
+  static const ModelSpec spec{"llama",      llama_units, init_llama_unit, llama_compute,
+                              unit_tensors, unit_to_hf,  unit_from_hf};
+  return spec;
+}
+
+}  // namespace wireup::train::llama

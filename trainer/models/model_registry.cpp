@@ -1,0 +1,34 @@
+#include "models/model_registry.hpp"
+
+#include "models/llama/llama_spec.hpp"
+#include "wireup/error.hpp"
+
+namespace wireup::train {
+namespace {
+
+// Every family the trainer knows: a new one is a line here.
+const std::vector<const ModelSpec*>& families() {
+  static const std::vector<const ModelSpec*> all{&llama::llama_spec()};
+  return all;
+}
+
+}  // namespace
+
+const ModelSpec& model_spec(const ModelConfig&) { return llama::llama_spec(); }
+
+const ModelSpec& model_spec(const std::string& name) {
+  std::string known;
+  for (const ModelSpec* s : families()) {
+    if (name == s->name) return *s;
+    known += known.empty() ? s->name : std::string(", ") + s->name;
+  }
+  throw wireup::InputError("model family '" + name + "': expected one of " + known);
+}
+
+std::vector<std::string> model_family_names() {
+  std::vector<std::string> names;
+  for (const ModelSpec* s : families()) names.emplace_back(s->name);
+  return names;
+}
+
+}  // namespace wireup::train

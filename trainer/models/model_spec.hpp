@@ -1,0 +1,83 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "batch/batch_tokens.hpp"
+#include "config/float8_recipe.hpp"
+#include "config/model_config.hpp"
+#include "fsdp/fsdp_model.hpp"
+#include "fsdp/unit_plan.hpp"
+#include "ops/attention.hpp"
+
+// What a model family gives the trainer, tied together as torchtitan's
+// ModelSpec ties a model, its parallelization and its state-dict adapter: its
+// FSDP units, their initial values, their computation, and its Hugging Face
+// names and layouts. The sharding engine (fsdp/), the checkpoints and the
+// optimizer see units only; a new dense decoder is a folder under models/
+// and a line in model_registry.cpp.
+namespace wireup::train {
+
+// How a model is built and computes: its sharding, its linear layers' float8
+// recipe, and whether its parameters start at the family's random values
+// (false: zeros, for a caller that loads every one of them next: eval,
+// generate).
+struct ModelOptions {
+  FsdpOptions fsdp;
+  Float8Recipe float8 = Float8Recipe::Off;
+  bool random_init = true;
+};
+
+// One model's computation for a run: made once (its rotary tables, its
+// attention choice), asked once per micro-batch.
+class ModelCompute {
+ public:
+  virtual ~ModelCompute() = default;
+  // The first unit's input and every unit's computation for one micro-batch
+  // (tokens [B, T+1] on the host; ids outside the vocabulary are refused
+  // here, std::runtime_error naming the vocabulary). The last unit returns
+  // the mean loss; a masked batch's is the sum of its trained targets'
+  // cross-entropy over `loss_divisor` (> 0), with positions and attention
+  // per conversation where it has segments.
+  struct Step {
+    at::Tensor input;
+    UnitCompute compute;
+  };
+  virtual Step prepare(const ModelBatch& batch, double loss_divisor) = 0;
+  // The attention of packed micro-batches with segments (chosen, and on CUDA
+  // probed, on first use).
+  virtual const ops::DocumentAttentionChoice& document_attention() = 0;
+};
+
+// One Hugging Face tensor: its name and shape.
+struct HfTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+};
+// Fills `slot` (a view of a unit's flat buffer, tensor `index`'s shape) with
+// HF tensor `index` of the unit.
+using ReadHfTensor = std::function<void(std::size_t index, at::Tensor& slot)>;
+
+struct ModelSpec {
+  const char* name;  // the family: "llama"
+  // The units in order, their parameters' names and shapes.
+  std::vector<UnitPlan> (*units)(const ModelConfig& m);
+  // Unit `unit`'s initial values, flat fp32, the same on every rank and world
+  // size for a seed.
+  at::Tensor (*init_unit)(const UnitPlan& unit, const ModelConfig& m, std::uint64_t seed);
+  std::unique_ptr<ModelCompute> (*compute)(const ModelConfig& m, const ModelOptions& o);
+  // The Hugging Face adapter: the HF tensors unit `unit` maps to, in a fixed
+  // order; a unit's flat fp32 buffer (padding excluded) to them (contiguous
+  // fp32), and from them, read in place.
+  std::vector<HfTensor> (*hf_tensors)(const ModelConfig& m, std::size_t unit);
+  std::vector<at::Tensor> (*unit_to_hf)(const ModelConfig& m, std::size_t unit,
+                                        const at::Tensor& flat);
+  void (*unit_from_hf)(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
+                       const ReadHfTensor& read);
+};
+
+}  // namespace wireup::train
