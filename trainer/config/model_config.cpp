@@ -1,5 +1,7 @@
 #include "config/model_config.hpp"
 
+#include <utility>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -179,6 +181,19 @@ std::int64_t total_params(const ModelConfig& m) {
 double flops_per_token(const ModelConfig& m) {
   const double n = static_cast<double>(m.layers * block_params(m) + m.hidden + m.vocab * m.hidden);
   return 6.0 * n + 12.0 * static_cast<double>(m.layers * m.hidden * m.context);
+}
+
+ModelConfig apply_shape_flags(ModelConfig m, const ShapeFlags& f) {
+  const std::pair<std::int64_t*, const std::optional<std::int64_t>*> shapes[] = {
+      {&m.context, &f.context}, {&m.vocab, &f.vocab}, {&m.hidden, &f.hidden},
+      {&m.layers, &f.layers},   {&m.heads, &f.heads}, {&m.kv_heads, &f.kv_heads},
+      {&m.intermediate, &f.intermediate}};
+  for (const auto& [field, flag] : shapes)
+    if (*flag) *field = **flag;
+  if (f.rope_theta > 0) m.rope_theta = f.rope_theta;
+  if (!f.rope_scaling.empty()) m.rope_scaling = parse_rope_scaling(f.rope_scaling);
+  if (f.tie >= 0) m.tied = f.tie == 1;
+  return m;
 }
 
 }  // namespace wireup::train

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,18 @@ struct ModelConfig {
   std::int64_t head_dim() const { return hidden / heads; }
   std::int64_t kv_dim() const { return kv_heads * head_dim(); }
 };
+
+// The shape flags a user gave (--max_context_width, --hidden_width, ...,
+// --rope_theta, --rope_scaling, --tie_word_embeddings): each one set overrides
+// the base's value, the base a preset or a Hugging Face config.json.
+struct ShapeFlags {
+  std::optional<std::int64_t> context, vocab, hidden, layers, heads, kv_heads, intermediate;
+  double rope_theta = 0;     // > 0: set
+  std::string rope_scaling;  // not empty: set
+  int tie = -1;              // 0 or 1: set
+};
+// `base` with every flag in `f` applied (a bad --rope_scaling: InputError).
+ModelConfig apply_shape_flags(ModelConfig base, const ShapeFlags& f);
 
 // "llama2-7b", "llama3-8b", ..., "tiny", "small". Throws InputError listing
 // the known names.

@@ -42,10 +42,8 @@ std::string format_number(double v) {
 // the 0/1 switches, the sharding name, the MFU peak.
 struct RawFlags {
   std::string preset;
-  std::optional<std::int64_t> context, vocab, hidden, layers, heads, kv_heads, intermediate;
-  double rope_theta = 0;     // > 0: overrides the preset's
-  std::string rope_scaling;  // not empty: overrides the preset's
-  int tie = -1;              // 0 or 1: overrides the preset's
+  CLI::Option* preset_option = nullptr;
+  ShapeFlags shape;
   int bf16 = 0, activation_checkpointing = 0, prefetch = 1, async_checkpointing = 0;
   int document_masking = 1;
   std::string sharding = "full";
@@ -60,19 +58,20 @@ void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
     app.add_option_function<std::int64_t>(
         flag, [&field](std::int64_t v) { field = v; }, help);
   };
-  app.add_option("--preset", f.preset, "model preset")->check(CLI::IsMember(preset_names()));
+  f.preset_option = app.add_option("--preset", f.preset, "model preset (with --init_from_hf: the shape is config.json's)")
+                        ->check(CLI::IsMember(preset_names()));
   app.add_option("--model_type", o.model_type, "llama_v2 or llama_v3 (compatibility)");
-  shape("--max_context_width", f.context, "sequence length T");
-  shape("--vocab_size", f.vocab, "vocabulary size");
-  shape("--hidden_width", f.hidden, "model width");
-  shape("--num_layers", f.layers, "transformer blocks");
-  shape("--num_heads", f.heads, "attention heads");
-  shape("--num_key_value_heads", f.kv_heads, "KV heads (GQA)");
-  shape("--intermediate_size,--llama_intermediate_size", f.intermediate, "FFN width");
-  app.add_option("--rope_theta", f.rope_theta, "rotary base (default per preset)");
-  app.add_option("--rope_scaling", f.rope_scaling,
+  shape("--max_context_width", f.shape.context, "sequence length T");
+  shape("--vocab_size", f.shape.vocab, "vocabulary size");
+  shape("--hidden_width", f.shape.hidden, "model width");
+  shape("--num_layers", f.shape.layers, "transformer blocks");
+  shape("--num_heads", f.shape.heads, "attention heads");
+  shape("--num_key_value_heads", f.shape.kv_heads, "KV heads (GQA)");
+  shape("--intermediate_size,--llama_intermediate_size", f.shape.intermediate, "FFN width");
+  app.add_option("--rope_theta", f.shape.rope_theta, "rotary base (default per preset)");
+  app.add_option("--rope_scaling", f.shape.rope_scaling,
                  "none or llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT (default per preset)");
-  app.add_option("--tie_word_embeddings", f.tie,
+  app.add_option("--tie_word_embeddings", f.shape.tie,
                  "1: the output projection is the embedding matrix (default per preset)")
       ->check(CLI::IsMember({0, 1}));
 }
@@ -157,24 +156,6 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
 }
 
 // The preset's shapes with every shape flag that was given applied over them.
-ModelConfig model_from_flags(const RawFlags& f) {
-  ModelConfig m = preset(f.preset);
-  const std::pair<std::int64_t*, const std::optional<std::int64_t>*> shapes[] = {
-      {&m.context, &f.context},
-      {&m.vocab, &f.vocab},
-      {&m.hidden, &f.hidden},
-      {&m.layers, &f.layers},
-      {&m.heads, &f.heads},
-      {&m.kv_heads, &f.kv_heads},
-      {&m.intermediate, &f.intermediate}};
-  for (const auto& [field, flag] : shapes)
-    if (*flag) *field = **flag;
-  if (f.rope_theta > 0) m.rope_theta = f.rope_theta;
-  if (!f.rope_scaling.empty()) m.rope_scaling = parse_rope_scaling(f.rope_scaling);
-  if (f.tie >= 0) m.tied = f.tie == 1;
-  return m;
-}
-
 // The straggler report's and the step trace's flags.
 void check_observability_options(const TrainOptions& o) {
   if (!(std::isfinite(o.straggler_ratio) && o.straggler_ratio > 1 && o.straggler_ratio <= 1000))
@@ -204,7 +185,9 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   if (!parse_command_line(app, argc, argv, "", "wireup-train --help")) return false;
 
   o.preset = f.preset;
-  o.model = model_from_flags(f);
+  o.preset_given = f.preset_option->count() > 0;
+  o.shape_flags = f.shape;
+  o.model = apply_shape_flags(preset(f.preset), f.shape);
   o.bf16 = f.bf16 != 0;
   o.float8 = parse_float8_recipe(f.float8);
   o.activation_checkpointing = f.activation_checkpointing != 0;

@@ -16,6 +16,8 @@ namespace wireup::train {
 struct TrainOptions {
   ModelConfig model;
   std::string preset = "small";
+  bool preset_given = false;  // --preset on the command line
+  ShapeFlags shape_flags;     // the shape flags given, over the preset (or config.json)
   std::string model_type = "llama_v2";  // accepted for compatibility; shapes decide
 
   std::int64_t train_batch_size = 4;  // sequences per rank per micro-step

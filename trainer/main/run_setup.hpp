@@ -6,6 +6,7 @@
 #include "checkpoint/checkpointer.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
+#include "config/train_options.hpp"
 #include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 
@@ -13,6 +14,13 @@
 // process settings, the checks that need the world layout and the build, the
 // groups, the FSDP options, the peak for MFU, rank 0's lines.
 namespace wireup::train {
+
+// --init_from_hf DIR without --preset: the model's shape is DIR/config.json's
+// (sizes, rope_theta and rope_scaling, tied embeddings, RMSNorm eps, bos and
+// eos ids), its context the default preset's, and the shape flags given are
+// applied over it: the load then refuses one that disagrees with config.json,
+// naming both values. InputError naming the file when it cannot be read.
+ModelConfig shape_from_hf(const std::string& dir, const TrainOptions& o);
 
 struct ComputeChoice {
   std::string device = "cpu";  // cpu or cuda

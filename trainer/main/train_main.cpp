@@ -514,6 +514,10 @@ int run(int argc, char** argv) {
   wt::keep_freed_memory();
   wt::TrainOptions o;
   if (!wt::parse_train_options(argc, argv, o)) return 0;
+  if (!o.init_from_hf.empty() && !o.preset_given) {  // the shape is config.json's
+    o.model = wt::shape_from_hf(o.init_from_hf, o);
+    o.preset = "init_from_hf";
+  }
   const wt::WorldLayout w = wt::world_from_env();
   wt::check_train_options(o, w.world, w.local_world);
   check_tensorboard_dir(o, w);
