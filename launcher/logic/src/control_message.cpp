@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::size_t kMaxLine = 4096;
 
-constexpr std::array<std::pair<ControlVerb, std::string_view>, 7> kWords{{
+constexpr std::array<std::pair<ControlVerb, std::string_view>, 8> kWords{{
     {ControlVerb::Hello, "HELLO"},
     {ControlVerb::Fail, "FAIL"},
     {ControlVerb::Done, "DONE"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<ControlVerb, std::string_view>, 7> kWords{{
     {ControlVerb::Stop, "STOP"},
     {ControlVerb::Start, "START"},
     {ControlVerb::Exit, "EXIT"},
+    {ControlVerb::Lost, "LOST"},
 }};
 
 }  // namespace

@@ -66,6 +66,10 @@ class Agent {
   void on_grace_over();
   void accept_peer();
   void on_link_readable(ControlLink& link, FdDispatch& d);
+  // A worker failed with no restart left: `code` to every other agent (LOST).
+  void tell_lost(int code);
+  // Another agent's LOST: stop this agent's workers and exit with `code`.
+  void on_lost_elsewhere(int code);
   static void on_stream_readable(Stream& s);
   void setup_signals();
   void setup_run_dir();

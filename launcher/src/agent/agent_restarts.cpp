@@ -76,7 +76,32 @@ void Agent::on_hello(ControlLink& link, const ControlMessage& m) {
   begin_stop(SIGTERM);
 }
 
+void Agent::tell_lost(int code) {
+  const std::vector<std::uint32_t> args{static_cast<std::uint32_t>(code)};
+  if (coordinator_)
+    broadcast(ControlVerb::Lost, args);
+  else if (up_)
+    up_->send(ControlVerb::Lost, args);
+}
+
+// The job ends with the root cause's code on every agent: without it an agent
+// that only saw its link drop would exit 1, and mpirun (or srun) might report
+// that 1 instead of the failed worker's code.
+void Agent::on_lost_elsewhere(int code) {
+  if (phase_ == Phase::Finished) return;
+  if (exit_code_ == 0) exit_code_ = code;
+  if (coordinator_) broadcast(ControlVerb::Lost, {static_cast<std::uint32_t>(code)});
+  if (phase_ == Phase::WaitingPeers) return finish(exit_code_);
+  if (phase_ == Phase::Restarting) {
+    phase_ = Phase::Stopping;  // stopping already: for good now
+    return;
+  }
+  if (!stopping()) begin_stop(SIGTERM);
+}
+
 void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
+  if (m.verb == ControlVerb::Lost && !m.args.empty())
+    return on_lost_elsewhere(static_cast<int>(m.args[0]));
   if (coordinator_) {
     if (m.verb == ControlVerb::Hello)
       on_hello(link, m);

@@ -92,6 +92,7 @@ void Agent::on_worker_exit(Worker& wk) {
     return;
   }
   exit_code_ = code;
+  tell_lost(code);
   write_fd(2, format_failure_summary(*failure_));
   // Every other node stops now, not when its collectives time out: as soon as
   // the local workers are gone (so the summary and their last output reach

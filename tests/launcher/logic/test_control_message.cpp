@@ -27,7 +27,7 @@ TEST_CASE("control lines: split across reads, numbers, garbage, overlong lines")
 TEST_CASE("control verbs: every verb's word reads back as that verb") {
   const ControlVerb all[] = {ControlVerb::Hello,   ControlVerb::Fail, ControlVerb::Done,
                              ControlVerb::Stopped, ControlVerb::Stop, ControlVerb::Start,
-                             ControlVerb::Exit};
+                             ControlVerb::Exit,    ControlVerb::Lost};
   for (const ControlVerb v : all) {
     CHECK(parse_verb(verb_word(v)) == v);
     ControlLineReader r;

@@ -12,10 +12,12 @@ namespace wireup {
 //   agent -> 0:  HELLO <rank> <nproc> <job> <step> (wireup/control_endpoint.hpp)
 //                | FAIL <attempt> | DONE <attempt> | STOPPED <attempt>
 //   0 -> agent:  STOP <attempt> | START <attempt> <master-port> | EXIT <code>
+//   both ways:   LOST <code>: a worker failed with no restart left; every agent
+//                stops its workers and exits with that code
 // Exec mode (fail fast, rank 0's launcher is the hub):
 //   rank -> 0:   HELLO <rank> | DONE <rank> | FAIL <rank> <code>
 //   0 -> rank:   STOP <failed rank> <code>
-enum class ControlVerb { Hello, Fail, Done, Stopped, Stop, Start, Exit };
+enum class ControlVerb { Hello, Fail, Done, Stopped, Stop, Start, Exit, Lost };
 
 // The verb's word on the wire ("HELLO"), and the verb of a word (nullopt for
 // any other word).
