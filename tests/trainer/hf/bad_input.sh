@@ -7,20 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 common=(--preset tiny --synthetic_data --num_threads 1 --train_batch_size 2)
 
-# expect_error DESCRIPTION NEEDLE COMMAND...: exit 2, NEEDLE in stderr.
-expect_error() {
-  local what=$1 needle=$2 out rc
-  shift 2
-  set +e
-  out=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  set -e
-  if ((rc == 2)) && [[ $out == *"$needle"* ]]; then
-    pass "$what"
-  else
-    fail "$what: exit $rc, wanted 2 and '$needle' in: $out"
-  fi
-}
 flip() {  # FILE OFFSET
   local byte
   byte=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')

@@ -7,15 +7,6 @@
 # step-1 loss equals the one with the shape given in full.
 source "$(dirname "$0")/lib.sh"
 run=(--synthetic_data --num_threads 1 --train_batch_size 2 --max_steps 1 --max_context_width 64)
-expect_error() {
-  local what=$1 needle=$2 out rc
-  shift 2
-  set +e
-  out=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  set -e
-  if ((rc == 2)) && [[ $out == *"$needle"* ]]; then pass "$what"; else fail "$what: exit $rc, wanted 2 and '$needle' in: $out"; fi
-}
 
 # A tiny Llama with a rope_theta and tied embeddings no preset has, exported.
 train 1 --preset tiny "${run[@]}" --rope_theta 50000 --tie_word_embeddings 1 \

@@ -65,3 +65,18 @@ far_apart() {
     fail "$2"
   fi
 }
+
+# expect_error WHAT NEEDLE COMMAND...: COMMAND exits 2 and its stderr holds NEEDLE.
+expect_error() {
+  local what=$1 needle=$2 out rc
+  shift 2
+  set +e
+  out=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  if ((rc == 2)) && [[ $out == *"$needle"* ]]; then
+    pass "$what"
+  else
+    fail "$what: exit $rc, wanted 2 and '$needle' in: $out"
+  fi
+}
