@@ -11,12 +11,6 @@
 #include "profile/step_trace.hpp"
 
 namespace wireup::train {
-namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-}  // namespace
 
 // What one unit computes, and what its backward needs to run again.
 struct FsdpModel::Run {
@@ -44,6 +38,8 @@ struct FsdpModel::Run {
 
 namespace {
 
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
 using UnitRun = FsdpModel::Run;
 
 // Leaves that share the gathered views' memory but not their version counter:

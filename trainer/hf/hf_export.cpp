@@ -87,7 +87,8 @@ ExportFiles plan_files(const ModelConfig& m, const std::string& dtype,
   ExportFiles p;
   std::vector<std::uint64_t> sizes;
   const ModelSpec& spec = model_spec(m);
-  for (std::size_t u = 0; u < spec.units(m).size(); ++u)
+  const std::size_t units = spec.units(m).size();
+  for (std::size_t u = 0; u < units; ++u)
     for (const auto& t : spec.hf_tensors(m, u)) {
       safetensors::TensorEntry e;
       e.name = t.name;

@@ -110,8 +110,6 @@ void load_hf_into(ShardedModel& model, const std::string& dir_str) {
   const bool untie = check_hf_config(dir, m).tied && !m.tied;
   const HfWeights weights(dir);
   auto& units = model.units();
-  if (units.size() != model.units().size())
-    throw std::logic_error("load_hf_into: model has an unexpected number of units");
   std::int64_t params = 0;
   std::size_t used = 0;
   for (std::size_t u = 0; u < units.size(); ++u) {

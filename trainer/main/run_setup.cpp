@@ -85,7 +85,7 @@ ModelConfig shape_from_hf(const std::string& dir, const TrainOptions& o) {
     throw InputError("--init_from_hf " + dir + ": no such directory");
   ModelConfig m =
       model_config_from_hf_config(io::read_text(path, hf::kMaxConfigBytes), path.string());
-  m.context = preset(TrainOptions{}.preset).context;
+  m.context = o.model.context;  // --max_context_width, else the default preset's
   return apply_shape_flags(m, o.shape_flags);
 }
 

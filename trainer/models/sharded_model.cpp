@@ -28,8 +28,6 @@ double ShardedModel::step(const at::Tensor& tokens, bool backward, double grad_s
 
 double ShardedModel::step(const ModelBatch& batch, bool backward, double grad_scale,
                           double loss_divisor) {
-  if (backward && fsdp_.options().use == UnitUse::Inference)
-    throw std::logic_error("ShardedModel::step: a backward pass on a model built for inference");
   const ModelCompute::Step s = compute_->prepare(batch, loss_divisor);
   const at::Tensor loss = fsdp_.forward(s.input, s.compute, backward);
   const double value = loss.item<double>();
