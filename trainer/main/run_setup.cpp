@@ -6,22 +6,22 @@
 #include <sys/resource.h>
 
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "comm/collective_deadline.hpp"
 #include "comm/comm_gloo.hpp"
+#include "comm/comm_nccl.hpp"
 #include "eval/model_size.hpp"
 #include "hf/hf_config.hpp"
-#include "wireup/file_io.hpp"
-#include "comm/comm_nccl.hpp"
 #include "ops/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
 #include "watchdog/recorded_comm.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 
 namespace wireup::train {
 
