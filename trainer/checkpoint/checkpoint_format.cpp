@@ -161,6 +161,8 @@ std::string to_json(const CheckpointMeta& m) {
       {"seed", m.seed},
       {"model",
        {{"preset", m.preset},
+        {"family", c.family},
+        {"head_dim", c.head_dim()},
         {"context", c.context},
         {"vocab", c.vocab},
         {"hidden", c.hidden},
@@ -214,6 +216,12 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     m.model.intermediate = integer<std::int64_t>(mo.at("intermediate"), "intermediate");
     m.model.rope_theta = mo.at("rope_theta");
     m.model.norm_eps = mo.at("norm_eps");
+    // Checkpoints of Llamas may lack these (written before there were families).
+    m.model.family = mo.value("family", "llama");
+    // A family this build does not know is named; the head width is kept
+    // where the family sets it apart from hidden / heads.
+    if (family_traits(m.model.family).free_head_dim)
+      m.model.head_width = integer<std::int64_t>(mo.at("head_dim"), "head_dim");
     // Checkpoints of untied models without rope scaling may lack these.
     if (mo.contains("rope_scaling") && !mo["rope_scaling"].is_null()) {
       const auto& r = mo["rope_scaling"];

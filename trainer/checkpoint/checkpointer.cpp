@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "checkpoint/checkpoint_files.hpp"
-#include "profile/step_trace.hpp"
 #include "comm/collective_deadline.hpp"
+#include "profile/step_trace.hpp"
 #include "watchdog/stall_watch.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
@@ -351,9 +351,12 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
       meta = checkpoint_meta_from_json(read_text(step_dir / "metadata.json"),
                                        (step_dir / "metadata.json").string());
       const auto& m = meta.model;
-      if (m.hidden != expect.hidden || m.layers != expect.layers || m.heads != expect.heads ||
-          m.kv_heads != expect.kv_heads || m.intermediate != expect.intermediate ||
-          m.vocab != expect.vocab || m.tied != expect.tied)
+      if (m.family != expect.family)
+        throw InputError(step_dir.string() + ": saved from a " + m.family + " model, this run is " +
+                         expect.family);
+      if (m.head_dim() != expect.head_dim() || m.hidden != expect.hidden ||
+          m.layers != expect.layers || m.heads != expect.heads || m.kv_heads != expect.kv_heads ||
+          m.intermediate != expect.intermediate || m.vocab != expect.vocab || m.tied != expect.tied)
         throw InputError(step_dir.string() + ": saved from a different model shape");
       if (m.rope_scaling != expect.rope_scaling)
         throw InputError(step_dir.string() + ": saved with --rope_scaling " +

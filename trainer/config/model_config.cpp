@@ -1,11 +1,10 @@
 #include "config/model_config.hpp"
 
-#include <utility>
-
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "wireup/error.hpp"
 
@@ -44,6 +43,20 @@ ModelConfig llama31(ModelConfig m, double factor, bool tied) {
   return with_tokens(m, 128000, 128001);
 }
 
+// Qwen3 (dense) and Qwen2.5, as their published config.json files: a
+// 151936-id embedding (Qwen2.5 7B and up: 152064), rope_theta 10^6, RMSNorm
+// eps 10^-6, <|endoftext|> and <|im_end|> as bos and eos; Qwen3's head width
+// is 128 at every size.
+ModelConfig qwen(const char* family, ModelConfig m, std::int64_t head_width, bool tied) {
+  m.family = family;
+  m.head_width = head_width;
+  m.tied = tied;
+  m.norm_eps = 1e-6;
+  return with_tokens(m, 151643, 151645);
+}
+ModelConfig qwen3(ModelConfig m, bool tied) { return qwen("qwen3", m, 128, tied); }
+ModelConfig qwen25(ModelConfig m, bool tied) { return qwen("qwen2", m, 0, tied); }
+
 const std::map<std::string, ModelConfig>& presets() {
   // context, vocab, hidden, layers, heads, kv_heads, intermediate, rope_theta
   static const std::map<std::string, ModelConfig> p = {
@@ -59,15 +72,56 @@ const std::map<std::string, ModelConfig>& presets() {
        llama31(shape(131072, 128256, 8192, 80, 64, 8, 28672, 500000.0), 8.0, false)},
       {"llama3.2-1b", llama31(shape(131072, 128256, 2048, 16, 32, 8, 8192, 500000.0), 32.0, true)},
       {"llama3.2-3b", llama31(shape(131072, 128256, 3072, 28, 24, 8, 8192, 500000.0), 32.0, true)},
-      // CPU scale: the benchmark model of the issue, and smaller ones for tests.
+      {"qwen3-0.6b", qwen3(shape(40960, 151936, 1024, 28, 16, 8, 3072, 1e6), true)},
+      {"qwen3-1.7b", qwen3(shape(40960, 151936, 2048, 28, 16, 8, 6144, 1e6), true)},
+      {"qwen3-4b", qwen3(shape(40960, 151936, 2560, 36, 32, 8, 9728, 1e6), true)},
+      {"qwen3-8b", qwen3(shape(40960, 151936, 4096, 36, 32, 8, 12288, 1e6), false)},
+      {"qwen3-14b", qwen3(shape(40960, 151936, 5120, 40, 40, 8, 17408, 1e6), false)},
+      {"qwen3-32b", qwen3(shape(40960, 151936, 5120, 64, 64, 8, 25600, 1e6), false)},
+      {"qwen2.5-0.5b", qwen25(shape(32768, 151936, 896, 24, 14, 2, 4864, 1e6), true)},
+      {"qwen2.5-1.5b", qwen25(shape(32768, 151936, 1536, 28, 12, 2, 8960, 1e6), true)},
+      {"qwen2.5-3b", qwen25(shape(32768, 151936, 2048, 36, 16, 2, 11008, 1e6), true)},
+      {"qwen2.5-7b", qwen25(shape(32768, 152064, 3584, 28, 28, 4, 18944, 1e6), false)},
+      // CPU scale: the benchmark model of the issue, and smaller ones for tests
+      // (qwen3-tiny's heads are wider than hidden / heads, as Qwen3 0.6B's are).
       {"small", shape(256, 8000, 512, 4, 8, 4, 1376, 10000.0)},
       {"tiny", shape(64, 512, 64, 2, 4, 2, 176, 10000.0)},
       {"micro", shape(16, 64, 32, 2, 4, 2, 64, 10000.0)},
+      {"qwen3-tiny", qwen("qwen3", shape(64, 512, 64, 2, 4, 2, 176, 1e6), 32, true)},
+      {"qwen2.5-tiny", qwen25(shape(64, 512, 64, 2, 4, 2, 176, 1e6), true)},
   };
   return p;
 }
 
+// Every family the trainer knows, as plain facts (the computation of each is
+// its folder under trainer/models/, tied by name in model_registry.cpp).
+constexpr FamilyTraits kFamilies[] = {
+    {"llama", "Llama", "llama", "LlamaForCausalLM", false, false, false},
+    {"qwen3", "Qwen3", "qwen3", "Qwen3ForCausalLM", true, false, true},
+    {"qwen2", "Qwen2.5", "qwen2", "Qwen2ForCausalLM", false, true, false},
+};
+
 }  // namespace
+
+std::vector<std::string> family_names() {
+  std::vector<std::string> out;
+  for (const auto& f : kFamilies) out.emplace_back(f.name);
+  return out;
+}
+
+const FamilyTraits& family_traits(const std::string& family) {
+  for (const auto& f : kFamilies)
+    if (family == f.name) return f;
+  std::string known;
+  for (const auto& n : family_names()) known += (known.empty() ? "" : ", ") + n;
+  throw InputError("model family '" + family + "': expected one of " + known);
+}
+
+const FamilyTraits* family_of_hf_model_type(const std::string& model_type) {
+  for (const auto& f : kFamilies)
+    if (model_type == f.hf_model_type) return &f;
+  return nullptr;
+}
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> out;
@@ -87,18 +141,24 @@ void check_model_config(const ModelConfig& m) {
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw InputError("model shape: " + what);
   };
+  const FamilyTraits& traits = family_traits(m.family);
   need(m.context >= 1, "--max_context_width must be at least 1");
   need(m.vocab >= 2, "--vocab_size must be at least 2");
   need(m.hidden >= 2 && m.layers >= 1 && m.heads >= 1 && m.kv_heads >= 1 && m.intermediate >= 1,
        "--hidden_width, --num_layers, --num_heads, --num_key_value_heads and "
        "--intermediate_size must be positive");
-  need(m.hidden % m.heads == 0, "--hidden_width " + std::to_string(m.hidden) +
-                                    " is not divisible by --num_heads " + std::to_string(m.heads));
+  need(m.head_width >= 0 && m.head_width <= 4096, "--head_dim must be 0 (hidden / heads) to 4096");
+  need(traits.free_head_dim || m.head_width == 0 || m.head_width * m.heads == m.hidden,
+       "--head_dim " + std::to_string(m.head_width) + ": the " + m.family +
+           " family's head dimension is hidden / heads = " + std::to_string(m.hidden / m.heads));
+  need(m.head_width > 0 || m.hidden % m.heads == 0, "--hidden_width " + std::to_string(m.hidden) +
+                                                        " is not divisible by --num_heads " +
+                                                        std::to_string(m.heads));
   need(m.heads % m.kv_heads == 0, "--num_heads " + std::to_string(m.heads) +
                                       " is not divisible by --num_key_value_heads " +
                                       std::to_string(m.kv_heads));
-  need(m.head_dim() % 2 == 0, "head dimension " + std::to_string(m.head_dim()) +
-                                  " (hidden/heads) must be even for rotary embeddings");
+  need(m.head_dim() % 2 == 0,
+       "head dimension " + std::to_string(m.head_dim()) + " must be even for rotary embeddings");
   need(m.rope_theta > 0, "--rope_theta must be positive");
   const RopeScaling& r = m.rope_scaling;
   need(!r.enabled() || r.type == "llama3",
@@ -165,7 +225,10 @@ std::vector<double> rope_inv_freq(const ModelConfig& m) {
 std::int64_t embedding_params(const ModelConfig& m) { return m.vocab * m.hidden; }
 
 std::int64_t block_params(const ModelConfig& m) {
-  const std::int64_t attn = m.hidden * m.hidden * 2 + 2 * m.kv_dim() * m.hidden;
+  const FamilyTraits& t = family_traits(m.family);
+  const std::int64_t qkv = m.q_dim() + 2 * m.kv_dim();
+  const std::int64_t attn = qkv * m.hidden + m.hidden * m.q_dim() + (t.qkv_bias ? qkv : 0) +
+                            (t.qk_norm ? 2 * m.head_dim() : 0);
   const std::int64_t ffn = 3 * m.hidden * m.intermediate;
   return attn + ffn + 2 * m.hidden;
 }
@@ -180,14 +243,20 @@ std::int64_t total_params(const ModelConfig& m) {
 
 double flops_per_token(const ModelConfig& m) {
   const double n = static_cast<double>(m.layers * block_params(m) + m.hidden + m.vocab * m.hidden);
-  return 6.0 * n + 12.0 * static_cast<double>(m.layers * m.hidden * m.context);
+  return 6.0 * n + 12.0 * static_cast<double>(m.layers * m.q_dim() * m.context);
 }
 
 ModelConfig apply_shape_flags(ModelConfig m, const ShapeFlags& f) {
   const std::pair<std::int64_t*, const std::optional<std::int64_t>*> shapes[] = {
-      {&m.context, &f.context}, {&m.vocab, &f.vocab}, {&m.hidden, &f.hidden},
-      {&m.layers, &f.layers},   {&m.heads, &f.heads}, {&m.kv_heads, &f.kv_heads},
-      {&m.intermediate, &f.intermediate}};
+      {&m.context, &f.context},
+      {&m.vocab, &f.vocab},
+      {&m.hidden, &f.hidden},
+      {&m.layers, &f.layers},
+      {&m.heads, &f.heads},
+      {&m.kv_heads, &f.kv_heads},
+      {&m.intermediate, &f.intermediate},
+      {&m.head_width, &f.head_dim}};
+  if (!f.family.empty()) m.family = family_traits(f.family).name;
   for (const auto& [field, flag] : shapes)
     if (*flag) *field = **flag;
   if (f.rope_theta > 0) m.rope_theta = f.rope_theta;

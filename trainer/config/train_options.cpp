@@ -58,7 +58,8 @@ void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
     app.add_option_function<std::int64_t>(
         flag, [&field](std::int64_t v) { field = v; }, help);
   };
-  f.preset_option = app.add_option("--preset", f.preset, "model preset (with --init_from_hf: the shape is config.json's)")
+  f.preset_option = app.add_option("--preset", f.preset,
+                                   "model preset (with --init_from_hf: the shape is config.json's)")
                         ->check(CLI::IsMember(preset_names()));
   app.add_option("--model_type", o.model_type, "llama_v2 or llama_v3 (compatibility)");
   shape("--max_context_width", f.shape.context, "sequence length T");
@@ -68,6 +69,10 @@ void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   shape("--num_heads", f.shape.heads, "attention heads");
   shape("--num_key_value_heads", f.shape.kv_heads, "KV heads (GQA)");
   shape("--intermediate_size,--llama_intermediate_size", f.shape.intermediate, "FFN width");
+  shape("--head_dim", f.shape.head_dim, "attention head width (Qwen3; default hidden / heads)");
+  app.add_option("--model_family", f.shape.family,
+                 "llama, qwen3 or qwen2 (Qwen2.5) (default per preset or config.json)")
+      ->check(CLI::IsMember(family_names()));
   app.add_option("--rope_theta", f.shape.rope_theta, "rotary base (default per preset)");
   app.add_option("--rope_scaling", f.shape.rope_scaling,
                  "none or llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT (default per preset)");

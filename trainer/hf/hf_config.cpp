@@ -71,9 +71,10 @@ std::optional<RopeScaling> read_rope_scaling(const json& c, std::string& unsuppo
 }  // namespace
 
 std::string config_json(const ModelConfig& m, const std::string& torch_dtype) {
+  const FamilyTraits& family = family_traits(m.family);
   json j = {
-      {"architectures", {"LlamaForCausalLM"}},
-      {"model_type", "llama"},
+      {"architectures", {family.hf_architecture}},
+      {"model_type", family.hf_model_type},
       {"hidden_size", m.hidden},
       {"intermediate_size", m.intermediate},
       {"num_attention_heads", m.heads},
@@ -97,6 +98,15 @@ std::string config_json(const ModelConfig& m, const std::string& torch_dtype) {
       {"use_cache", true},
       {"torch_dtype", torch_dtype},
   };
+  if (family.qkv_bias || family.qk_norm) {
+    // Qwen2Config / Qwen3Config: no mlp_bias or pretraining_tp; full attention
+    // in every layer; Qwen2's Q/K/V biases are implied by its model_type.
+    for (const char* key : {"mlp_bias", "pretraining_tp"}) j.erase(key);
+    j["use_sliding_window"] = false;
+    j["sliding_window"] = nullptr;
+    j["max_window_layers"] = m.layers;
+    if (family.qkv_bias) j.erase("attention_bias");
+  }
   return j.dump(2) + "\n";
 }
 
@@ -104,6 +114,12 @@ void read_model_extras(const std::string& text, ModelConfig& m) {
   const json c = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!c.is_object()) return;  // check_config names a file that is not a JSON object
   std::string unsupported;
+  if (c.contains("model_type") && c["model_type"].is_string())
+    if (const FamilyTraits* f = family_of_hf_model_type(c["model_type"].get<std::string>()))
+      m.family = f->name;
+  if (family_traits(m.family).free_head_dim && c.contains("head_dim") &&
+      c["head_dim"].is_number_integer())
+    m.head_width = c["head_dim"].get<std::int64_t>();
   if (const auto rope = read_rope_scaling(c, unsupported)) m.rope_scaling = *rope;
   m.tied = truthy(c, "tie_word_embeddings");
   for (auto [key, id] :
@@ -113,30 +129,43 @@ void read_model_extras(const std::string& text, ModelConfig& m) {
 
 namespace {
 
-// What of config.json `c` wireup's Llama cannot represent, whatever the
+// What of config.json `c` the family of `m` cannot represent, whatever the
 // flags; `rope` is set to its rope_scaling when that can be represented.
 std::vector<std::string> unsupported_fields(const json& c, const ModelConfig& m,
                                             std::optional<RopeScaling>& rope) {
   std::vector<std::string> unsupported;
-  if (c.contains("model_type") && c["model_type"] != "llama")
-    unsupported.push_back("model_type=" + c["model_type"].dump() +
-                          " (a llama checkpoint is expected)");
+  const FamilyTraits& family = family_traits(m.family);
+  const std::string model = std::string("wireup's ") + family.display;
+  const std::string type = c.value("model_type", json(family.hf_model_type)).dump();
+  if (c.contains("model_type") && c["model_type"] != family.hf_model_type) {
+    std::string known;
+    for (const auto& n : family_names())
+      known += (known.empty() ? "" : ", ") + std::string(family_traits(n).hf_model_type);
+    unsupported.push_back(
+        "model_type=" + type + " (a " + family.hf_model_type +
+        " checkpoint is expected; wireup trains the dense families " + known +
+        (type.find("moe") != std::string::npos ? "; mixture-of-experts is not supported" : "") +
+        ")");
+  }
   if (c.contains("hidden_act") && c["hidden_act"] != "silu")
-    unsupported.push_back("hidden_act=" + c["hidden_act"].dump() + " (wireup's Llama uses silu)");
+    unsupported.push_back("hidden_act=" + c["hidden_act"].dump() + " (" + model + " uses silu)");
   for (const char* key : {"attention_bias", "mlp_bias"})
-    if (truthy(c, key))
-      unsupported.push_back(std::string(key) + "=true (wireup's Llama has no biases)");
+    if (truthy(c, key) && !(family.qkv_bias && key == std::string("attention_bias")))
+      unsupported.push_back(std::string(key) + "=true (" + model + " has no such biases)");
+  // Qwen's configs name a window they do not use (use_sliding_window false).
   if (truthy(c, "use_sliding_window") ||
-      (c.contains("sliding_window") && !c["sliding_window"].is_null()))
+      (!(family.qkv_bias || family.qk_norm) && c.contains("sliding_window") &&
+       !c["sliding_window"].is_null()))
     unsupported.push_back("sliding_window=" + c.value("sliding_window", json(nullptr)).dump() +
                           " (wireup's attention is full causal)");
   if (c.contains("quantization_config") && !c["quantization_config"].is_null())
     unsupported.push_back("quantization_config (wireup loads F32, BF16 or F16 weights)");
   if (c.contains("head_dim") && !c["head_dim"].is_null() &&
       !(c["head_dim"].is_number_integer() && c["head_dim"].get<std::int64_t>() == m.head_dim()))
-    unsupported.push_back("head_dim=" + c["head_dim"].dump() +
-                          " (wireup's head dimension is hidden_size/num_attention_heads = " +
-                          std::to_string(m.head_dim()) + ")");
+    unsupported.push_back(
+        "head_dim=" + c["head_dim"].dump() + " (" + model + "'s head dimension is " +
+        (family.free_head_dim ? "--head_dim " : "hidden_size/num_attention_heads = ") +
+        std::to_string(m.head_dim()) + ")");
   std::string rope_problem;
   rope = read_rope_scaling(c, rope_problem);
   if (!rope) unsupported.push_back(rope_problem);
@@ -213,7 +242,8 @@ ConfigFacts check_config(const std::string& text, const std::string& name, const
   if (!unsupported.empty() || !diffs.empty()) {
     std::string msg = name + ":";
     if (!unsupported.empty()) {
-      msg += " fields wireup's Llama cannot represent:";
+      msg +=
+          std::string(" fields wireup's ") + family_traits(m.family).display + " cannot represent:";
       for (const auto& u : unsupported) msg += "\n  " + u;
     }
     if (!diffs.empty()) {

@@ -7,8 +7,8 @@
 #include "config/model_config.hpp"
 
 // The Hugging Face side of export and import that is text, not tensors: the
-// config.json of a LlamaForCausalLM, what of a config.json wireup's Llama can
-// represent, the byte-size flag and the split of the weights into shard files
+// config.json of each family (LlamaForCausalLM, Qwen3ForCausalLM,
+// Qwen2ForCausalLM), what of a config.json the family can represent, the byte-size flag and the split of the weights into shard files
 // with their model.safetensors.index.json. Plain C++ (no LibTorch).
 namespace wireup::train::hf {
 
@@ -23,7 +23,7 @@ constexpr std::uint64_t kMaxConfigValues = 1ull << 18;
 // parse (io::check_json_shape); InputError naming the file and the bound.
 void check_config_text(const std::string& text, const std::string& name);
 
-// config.json for `m`: LlamaForCausalLM, rope_theta, rope_scaling (a llama3
+// config.json for `m`: its family's architecture and model_type, head_dim, rope_theta, rope_scaling (a llama3
 // dict or null), tie_word_embeddings, bos/eos token ids (null when unknown),
 // max_position_embeddings (= --max_context_width), torch_dtype.
 std::string config_json(const ModelConfig& m, const std::string& torch_dtype);
@@ -35,14 +35,17 @@ struct ConfigFacts {
 };
 
 // Checks a config.json's text against `m`. Throws one InputError, starting
-// with `name`, that lists every field wireup's Llama cannot represent
-// (rope_scaling of another type, attention_bias, mlp_bias, head_dim other than
-// hidden/heads, sliding windows, quantization, other activations or model
-// types) and every field that differs from the model flags.
+// with `name`, that lists every field the model's family cannot represent
+// (rope_scaling of another type, biases it lacks, a head_dim other than the
+// model's, sliding windows in use, quantization, other activations, another
+// model_type: qwen3_moe and other mixtures of experts are named as such) and
+// every field that differs from the model flags.
 ConfigFacts check_config(const std::string& text, const std::string& name, const ModelConfig& m);
 
-// Fills what a config.json says beyond the shapes into `m`: rope_scaling
-// (llama3 or none), tie_word_embeddings, bos/eos token ids. A value wireup
+// Fills what a config.json says beyond the shapes into `m`: the family (from
+// model_type, when a known one), head_dim (families whose heads may be wider
+// than hidden/heads), rope_scaling (llama3 or none), tie_word_embeddings,
+// bos/eos token ids. A value wireup
 // cannot represent is left as it was: check_config then names it.
 void read_model_extras(const std::string& text, ModelConfig& m);
 

@@ -21,7 +21,8 @@
 #include "hf/hf_config.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
-#include "models/llama/kv_decode.hpp"
+#include "models/model_registry.hpp"
+#include "models/sharded_model.hpp"
 #include "wireup/chat/chat_encoder.hpp"
 #include "wireup/error.hpp"
 #include "wireup/tokenizer/tokenizer.hpp"
@@ -132,29 +133,23 @@ void check_against_model(const gen::GenerateOptions& o, Weights& weights,
   }
 }
 
-// The weights as the decoder takes them, in `dtype` on the model's device. The
-// FSDP model (built for inference: no gradient shards) is dropped here: the
-// decoder keeps its parameters alive (float32: the same storage; bfloat16:
-// copies).
-llama::DecoderWeights decoder_weights(const ModelConfig& m, const Weights& weights,
-                                      const ComputeChoice& compute, const WorldLayout& w,
-                                      at::ScalarType dtype) {
+// The units' parameters as the family's decoder takes them, in `dtype` on
+// the model's device. The FSDP model (built for inference: no gradient
+// shards) is dropped here: the decoder keeps its parameters alive (float32:
+// the same storage; bfloat16: copies).
+std::vector<std::vector<at::Tensor>> decoder_params(const ModelConfig& m, const Weights& weights,
+                                                    const ComputeChoice& compute,
+                                                    const WorldLayout& w, at::ScalarType dtype) {
   const CommGroups groups = start_ranks(w, compute);
   ShardedModel model(m, groups, inference_model_options(w, compute), 0);
   load_weights(model, weights, groups, w);
-  const auto to = [dtype](const at::Tensor& t) { return t.to(dtype); };
-  auto& units = model.units();
-  llama::DecoderWeights d;
-  d.embedding = to(units.front()->params()[0]);
-  for (std::size_t i = 1; i + 1 < units.size(); ++i) {
-    std::vector<at::Tensor> block;
-    for (const at::Tensor& p : units[i]->params()) block.push_back(to(p));
-    d.blocks.push_back(std::move(block));
+  std::vector<std::vector<at::Tensor>> params;
+  for (const auto& unit : model.units()) {
+    std::vector<at::Tensor> p;
+    for (const at::Tensor& t : unit->params()) p.push_back(t.to(dtype));
+    params.push_back(std::move(p));
   }
-  const auto& head = units.back()->params();
-  d.norm = to(head[0]);
-  d.output = model.config().tied ? d.embedding : to(head[1]);
-  return d;
+  return params;
 }
 
 // The completion's text; an id the tokenizer does not have (a model whose
@@ -173,7 +168,7 @@ std::string decode_text(const tokenizer::Tokenizer& tok, const std::vector<std::
   return text + tok.decode(run);
 }
 
-gen::Completion complete(llama::KvDecoder& decoder, gen::TokenSampler& sampler,
+gen::Completion complete(TokenDecoder& decoder, gen::TokenSampler& sampler,
                          const gen::StopRule& stop, const std::vector<std::int64_t>& prompt,
                          std::int64_t max_new_tokens) {
   gen::Completion c;
@@ -222,8 +217,10 @@ int run_generate(int argc, char** argv) {
   Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint);
   check_against_model(o, weights, tok, ids);
   const ModelConfig& m = weights.model;
-  const gen::StopRule stop(
-      {tok.eos_id(), tok.special_id("<|eot_id|>"), tok.special_id("<|end_of_text|>")});
+  // The end tokens of Llama 3 and of Qwen (ChatML), where the tokenizer has them.
+  const gen::StopRule stop({tok.eos_id(), tok.special_id("<|eot_id|>"),
+                            tok.special_id("<|end_of_text|>"), tok.special_id("<|im_end|>"),
+                            tok.special_id("<|endoftext|>")});
 
   const ComputeChoice compute{o.device, false, Sharding::Full, o.threads, false, true};
   std::int64_t longest = 0;
@@ -231,8 +228,9 @@ int run_generate(int argc, char** argv) {
     longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(p.size()));
   StdoutToStderr setup_lines;
   const at::ScalarType dtype = o.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat;
-  llama::KvDecoder decoder(m, decoder_weights(m, weights, compute, w, dtype),
-                           std::min(m.context, longest + o.max_new_tokens));
+  const std::unique_ptr<TokenDecoder> decoder =
+      model_spec(m).decoder(m, decoder_params(m, weights, compute, w, dtype),
+                            std::min(m.context, longest + o.max_new_tokens));
   setup_lines.restore();
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -241,7 +239,7 @@ int run_generate(int argc, char** argv) {
     // Prompt i draws from its own stream of the seed: its completion does not
     // depend on the prompts before it.
     gen::TokenSampler sampler(o.sampling, o.seed, i);
-    gen::Completion c = complete(decoder, sampler, stop, ids[i], o.max_new_tokens);
+    gen::Completion c = complete(*decoder, sampler, stop, ids[i], o.max_new_tokens);
     c.prompt = prompts[i];
     c.text = decode_text(tok, c.ids);
     generated += static_cast<std::int64_t>(c.ids.size());

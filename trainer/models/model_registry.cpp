@@ -1,6 +1,7 @@
 #include "models/model_registry.hpp"
 
 #include "models/llama/llama_spec.hpp"
+#include "models/qwen/qwen_spec.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -8,13 +9,14 @@ namespace {
 
 // Every family the trainer knows: a new one is a line here.
 const std::vector<const ModelSpec*>& families() {
-  static const std::vector<const ModelSpec*> all{&llama::llama_spec()};
+  static const std::vector<const ModelSpec*> all{&llama::llama_spec(), &qwen::qwen3_spec(),
+                                                 &qwen::qwen2_spec()};
   return all;
 }
 
 }  // namespace
 
-const ModelSpec& model_spec(const ModelConfig&) { return llama::llama_spec(); }
+const ModelSpec& model_spec(const ModelConfig& m) { return model_spec(m.family); }
 
 const ModelSpec& model_spec(const std::string& name) {
   std::string known;

@@ -53,6 +53,19 @@ class ModelCompute {
   virtual const ops::DocumentAttentionChoice& document_attention() = 0;
 };
 
+// Decoding one sequence with a KV cache (generate): inference only.
+class TokenDecoder {
+ public:
+  virtual ~TokenDecoder() = default;
+  // Runs `tokens` (int64 [T], T >= 1, position() + T <= capacity()) at the
+  // next positions, keeping their keys and values. Returns fp32 logits: of
+  // the last position [V], or with `all_rows` of each [T, V].
+  virtual at::Tensor feed(const at::Tensor& tokens, bool all_rows = false) = 0;
+  virtual void reset() = 0;  // the next feed starts at position 0
+  virtual std::int64_t position() const = 0;
+  virtual std::int64_t capacity() const = 0;
+};
+
 // One Hugging Face tensor: its name and shape.
 struct HfTensor {
   std::string name;
@@ -78,6 +91,12 @@ struct ModelSpec {
                                         const at::Tensor& flat);
   void (*unit_from_hf)(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
                        const ReadHfTensor& read);
+  // A decoder of `capacity` positions (1..context) over the units' parameters
+  // (each unit's, in units() order; a tied head's output is the embedding's),
+  // kept alive by it.
+  std::unique_ptr<TokenDecoder> (*decoder)(const ModelConfig& m,
+                                           std::vector<std::vector<at::Tensor>> unit_params,
+                                           std::int64_t capacity);
 };
 
 }  // namespace wireup::train

@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-"""A Hugging Face Llama in plain PyTorch (no transformers), for the export tests.
+"""A Hugging Face Llama, Qwen3 and Qwen2.5 in plain PyTorch (no transformers), for the
+export tests.
 
-It follows transformers' modeling_llama.py: rotate-half RoPE (with Llama 3.1's
+It follows transformers' modeling_llama.py (and, by config.json's model_type,
+modeling_qwen3.py: head_dim from the config, q_norm/k_norm RMSNorm over each head before
+RoPE; modeling_qwen2.py: Q/K/V biases): rotate-half RoPE (with Llama 3.1's
 "llama3" rope_scaling as _compute_llama3_parameters computes it), GQA by
 repeat_kv, RMSNorm computed in fp32, SwiGLU MLP, lm_head or, with
 tie_word_embeddings, the embedding matrix. Weights come from model.safetensors
 or the shards model.safetensors.index.json names, through a small reader (JSON
 header + torch.frombuffer).
 
-  hf_llama.py loss HF_DIR --seed S --rows N --context T [--wrong_rope] [--no_scaling]
+  hf_llama.py loss HF_DIR --seed S --rows N --context T [--wrong_rope] [--wrong_extras]
+        [--no_scaling]
         mean next-token loss on wireup's synthetic batch of step 1 (tokens regenerated
-        exactly as the trainer does); --wrong_rope, --no_scaling: a second line, the loss
-        without the import's RoPE permutation, or without rope_scaling
+        exactly as the trainer does); --wrong_rope, --wrong_extras, --no_scaling: a further
+        line each, the loss without the import's RoPE permutation of the Q/K rows, or of
+        Qwen's per-head norms and Q/K biases, or without rope_scaling
   hf_llama.py sft_loss HF_DIR DATA_DIR --context T
         a chat data set's train split (version 2 shards: tokens, conversations, loss
         mask): each conversation (its first T+1 tokens) run on its own, positions from 0;
@@ -21,7 +26,7 @@ header + torch.frombuffer).
         whole sequence so far (no cache); the new ids, comma-separated, stop id left out
   hf_llama.py same A_DIR B_DIR [--bf16]   B's tensors equal A's bit for bit
         (--bf16: A's rounded to bfloat16)
-  hf_llama.py make HF_DIR --preset tiny --seed S [--qk_scale X] [--dtype F32|BF16]
+  hf_llama.py make HF_DIR --preset tiny|qwen3-tiny|qwen2.5-tiny --seed S [--qk_scale X] [--dtype F32|BF16]
         [--tied] [--shards N] [--override KEY JSON]...
         write a random HF Llama checkpoint (config.json + model.safetensors, or N
         model-0000i-of-0000N.safetensors shards and model.safetensors.index.json)
@@ -40,6 +45,20 @@ PRESETS = {  # hidden, layers, heads, kv_heads, intermediate, vocab, context (wi
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, intermediate_size=176, vocab_size=512,
                  max_position_embeddings=64),
+    "qwen3-tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, intermediate_size=176, vocab_size=512,
+                       max_position_embeddings=64, head_dim=32),
+    "qwen2.5-tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, intermediate_size=176, vocab_size=512,
+                         max_position_embeddings=64),
+}
+FAMILIES = {  # preset prefix -> what its config.json says besides the shape
+    "qwen3": dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", rope_theta=1e6,
+                  rms_norm_eps=1e-6, attention_bias=False, use_sliding_window=False,
+                  sliding_window=None, max_window_layers=2),
+    "qwen2.5": dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", rope_theta=1e6,
+                    rms_norm_eps=1e-6, use_sliding_window=False, sliding_window=32768,
+                    max_window_layers=2),
 }
 
 
@@ -135,7 +154,8 @@ class HfLlama:
         c, w = self.cfg, self.w
         B, T = tokens.shape
         H, nh, kvh = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
-        hd = H // nh
+        hd = c.get("head_dim") or H // nh
+        qk_norm = c.get("model_type") == "qwen3"
         inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
         r = c.get("rope_scaling")
         if r and self.scaling:
@@ -149,16 +169,19 @@ class HfLlama:
         for i in range(c["num_hidden_layers"]):
             p = f"model.layers.{i}."
             h = self.rms_norm(x, w[p + "input_layernorm.weight"])
-            q = (h @ w[p + "self_attn.q_proj.weight"].T).view(B, T, nh, hd).transpose(1, 2)
-            k = (h @ w[p + "self_attn.k_proj.weight"].T).view(B, T, kvh, hd).transpose(1, 2)
-            v = (h @ w[p + "self_attn.v_proj.weight"].T).view(B, T, kvh, hd).transpose(1, 2)
+            q, k, v = (self.proj(h, p + f"self_attn.{n}_proj") for n in "qkv")
+            q, k, v = q.view(B, T, nh, hd), k.view(B, T, kvh, hd), v.view(B, T, kvh, hd)
+            if qk_norm:  # Qwen3: each head normed before RoPE
+                q = self.rms_norm(q, w[p + "self_attn.q_norm.weight"])
+                k = self.rms_norm(k, w[p + "self_attn.k_norm.weight"])
+            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
             q = q * cos + self.rotate_half(q) * sin
             k = k * cos + self.rotate_half(k) * sin
             rep = nh // kvh  # repeat_kv
             k = k[:, :, None].expand(B, kvh, rep, T, hd).reshape(B, nh, T, hd)
             v = v[:, :, None].expand(B, kvh, rep, T, hd).reshape(B, nh, T, hd)
             att = torch.softmax(q @ k.transpose(2, 3) / math.sqrt(hd) + mask, dim=-1)
-            a = (att @ v).transpose(1, 2).reshape(B, T, H)
+            a = (att @ v).transpose(1, 2).reshape(B, T, nh * hd)
             x = x + a @ w[p + "self_attn.o_proj.weight"].T
             h = self.rms_norm(x, w[p + "post_attention_layernorm.weight"])
             g = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
@@ -166,6 +189,11 @@ class HfLlama:
             x = x + (g * u) @ w[p + "mlp.down_proj.weight"].T
         x = self.rms_norm(x, w["model.norm.weight"])
         return x @ w["lm_head.weight"].T
+
+    def proj(self, x, name):
+        """x W^T, + b where the file has a bias (Qwen2's Q, K and V)."""
+        y = x @ self.w[name + ".weight"].T
+        return y + self.w[name + ".bias"] if name + ".bias" in self.w else y
 
     def loss(self, tokens):
         logits = self.logits(tokens[:, :-1])
@@ -200,6 +228,19 @@ def cmd_loss(a):
                                                                c["num_attention_heads"])
                 model.w[p + "k_proj.weight"] = meta_to_hf_rows(model.w[p + "k_proj.weight"],
                                                                c["num_key_value_heads"])
+            print(f"{model.loss(tokens):.9g}")
+        if a.wrong_extras:
+            # What a missing permutation of Qwen's per-head norms and Q/K biases would
+            # compute (their elements follow the Q/K rows' order).
+            c = model.cfg
+            for i in range(c["num_hidden_layers"]):
+                p = f"model.layers.{i}.self_attn."
+                for name, heads in (("q_norm.weight", 1), ("k_norm.weight", 1),
+                                    ("q_proj.bias", c["num_attention_heads"]),
+                                    ("k_proj.bias", c["num_key_value_heads"])):
+                    if p + name in model.w:
+                        t = model.w[p + name]
+                        model.w[p + name] = meta_to_hf_rows(t.view(-1, 1), heads).reshape(-1)
             print(f"{model.loss(tokens):.9g}")
         if a.no_scaling:
             # What a model without Llama 3.1's rope scaling would compute.
@@ -278,10 +319,12 @@ def cmd_make(a):
     c.update(architectures=["LlamaForCausalLM"], model_type="llama", rope_theta=10000.0,
              rms_norm_eps=1e-5, hidden_act="silu", tie_word_embeddings=a.tied,
              torch_dtype={"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[a.dtype])
+    c.update(FAMILIES.get(a.preset.split("-")[0], {}))
     for k, v in (a.override or []):
         c[k] = json.loads(v)
     H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
-    kv = c["num_key_value_heads"] * H // c["num_attention_heads"]
+    hd = c.get("head_dim") or H // c["num_attention_heads"]
+    Q, kv = c["num_attention_heads"] * hd, c["num_key_value_heads"] * hd
     g = torch.Generator().manual_seed(a.seed)
 
     def rnd(*shape, std=0.02):
@@ -292,10 +335,16 @@ def cmd_make(a):
         p = f"model.layers.{i}."
         t[p + "input_layernorm.weight"] = 1 + rnd(H, std=0.1)
         # large Q and K: sharp attention, so the rotary layout changes the loss
-        t[p + "self_attn.q_proj.weight"] = rnd(H, H, std=a.qk_scale)
+        t[p + "self_attn.q_proj.weight"] = rnd(Q, H, std=a.qk_scale)
         t[p + "self_attn.k_proj.weight"] = rnd(kv, H, std=a.qk_scale)
         t[p + "self_attn.v_proj.weight"] = rnd(kv, H, std=0.2)
-        t[p + "self_attn.o_proj.weight"] = rnd(H, H, std=0.2)
+        t[p + "self_attn.o_proj.weight"] = rnd(H, Q, std=0.2)
+        if c["model_type"] == "qwen2":
+            for n, rows in (("q", Q), ("k", kv), ("v", kv)):
+                t[p + f"self_attn.{n}_proj.bias"] = rnd(rows, std=0.5)
+        if c["model_type"] == "qwen3":  # per-head norms with weights far from 1
+            t[p + "self_attn.q_norm.weight"] = 1 + rnd(hd, std=2.0)
+            t[p + "self_attn.k_norm.weight"] = 1 + rnd(hd, std=2.0)
         t[p + "post_attention_layernorm.weight"] = 1 + rnd(H, std=0.1)
         t[p + "mlp.gate_proj.weight"] = rnd(I, H, std=0.1)
         t[p + "mlp.up_proj.weight"] = rnd(I, H, std=0.1)
@@ -334,6 +383,7 @@ def main():
     l.add_argument("--rows", type=int, required=True)
     l.add_argument("--context", type=int, required=True)
     l.add_argument("--wrong_rope", action="store_true")
+    l.add_argument("--wrong_extras", action="store_true")
     l.add_argument("--no_scaling", action="store_true")
     m = sub.add_parser("make")
     m.add_argument("hf_dir")

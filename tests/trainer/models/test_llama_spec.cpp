@@ -69,7 +69,7 @@ TEST_CASE("the Llama's HF adapter names every parameter once, with the units' si
 TEST_CASE("the registry knows the Llama and names the known families for another") {
   CHECK(std::string(model_spec("llama").name) == "llama");
   CHECK(&model_spec(preset("tiny")) == &llama::llama_spec());
-  CHECK(model_family_names() == std::vector<std::string>{"llama"});
-  CHECK_THROWS_WITH(model_spec("gpt2"), "model family 'gpt2': expected one of llama");
+  CHECK(model_family_names() == std::vector<std::string>{"llama", "qwen3", "qwen2"});
+  CHECK_THROWS_WITH(model_spec("gpt2"), "model family 'gpt2': expected one of llama, qwen3, qwen2");
   CHECK_THROWS_AS(model_spec("gpt2"), wireup::InputError);
 }

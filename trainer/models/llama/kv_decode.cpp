@@ -25,8 +25,9 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& w) {
 
 }  // namespace
 
-KvDecoder::KvDecoder(const ModelConfig& m, DecoderWeights w, std::int64_t capacity)
-    : cfg_(m), w_(std::move(w)), capacity_(capacity) {
+KvDecoder::KvDecoder(const ModelConfig& m, DecoderWeights w, std::int64_t capacity,
+                     AttentionInputs inputs)
+    : cfg_(m), w_(std::move(w)), inputs_(inputs), capacity_(capacity) {
   if (capacity < 1 || capacity > m.context)
     throw std::invalid_argument("KvDecoder: capacity " + std::to_string(capacity) + " outside 1.." +
                                 std::to_string(m.context));
@@ -65,13 +66,10 @@ at::Tensor KvDecoder::attend(std::size_t layer, const at::Tensor& q, const at::T
 
 at::Tensor KvDecoder::block(std::size_t layer, const at::Tensor& x, const ops::Rope& at_positions) {
   const std::vector<at::Tensor>& p = w_.blocks[layer];
-  const auto T = x.size(1), H = cfg_.hidden, hd = cfg_.head_dim(), kv = cfg_.kv_heads;
-  const auto qkv = project(ops::rms_norm(x, p[0], cfg_.norm_eps), p[1])
-                       .split_with_sizes({H, kv * hd, kv * hd}, -1);
-  const at::Tensor q = ops::apply_rope(qkv[0].view({1, T, cfg_.heads, hd}), at_positions);
-  const at::Tensor k = ops::apply_rope(qkv[1].view({1, T, kv, hd}), at_positions);
-  const at::Tensor v = qkv[2].view({1, T, kv, hd});
-  const at::Tensor h = x + project(attend(layer, q[0], k[0], v[0]), p[2]);
+  const QkvHeads in = inputs_(p, ops::rms_norm(x, p[0], cfg_.norm_eps), cfg_, project);
+  const at::Tensor q = ops::apply_rope(in.q, at_positions);
+  const at::Tensor k = ops::apply_rope(in.k, at_positions);
+  const at::Tensor h = x + project(attend(layer, q[0], k[0], in.v[0]), p[2]);
   return h + project(ops::swiglu(project(ops::rms_norm(h, p[3], cfg_.norm_eps), p[4])), p[5]);
 }
 
@@ -89,6 +87,22 @@ at::Tensor KvDecoder::feed(const at::Tensor& tokens, bool all_rows) {
   const at::Tensor rows = all_rows ? x[0] : x[0].narrow(0, T - 1, 1);
   const at::Tensor logits = project(ops::rms_norm(rows, w_.norm, cfg_.norm_eps), w_.output);
   return (all_rows ? logits : logits[0]).to(at::kFloat);
+}
+
+std::unique_ptr<TokenDecoder> skeleton_decoder(const ModelConfig& m,
+                                               std::vector<std::vector<at::Tensor>> unit_params,
+                                               std::int64_t capacity, AttentionInputs inputs) {
+  if (unit_params.size() != static_cast<std::size_t>(m.layers) + 2)
+    throw std::invalid_argument("decoder: " + std::to_string(unit_params.size()) +
+                                " units for a model of " + std::to_string(m.layers) + " layers");
+  DecoderWeights d;
+  d.embedding = unit_params.front().at(0);
+  for (std::size_t i = 1; i + 1 < unit_params.size(); ++i)
+    d.blocks.push_back(std::move(unit_params[i]));
+  const auto& head = unit_params.back();
+  d.norm = head.at(0);
+  d.output = m.tied ? d.embedding : head.at(1);
+  return std::make_unique<KvDecoder>(m, std::move(d), capacity, inputs);
 }
 
 }  // namespace wireup::train::llama

@@ -26,7 +26,7 @@ std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 std::vector<HfTensor> unit_tensors(const ModelConfig& m, std::size_t unit) {
-  const auto H = m.hidden, I = m.intermediate, kv = m.kv_dim(), V = m.vocab;
+  const auto H = m.hidden, I = m.intermediate, kv = m.kv_dim(), V = m.vocab, Q = m.q_dim();
   switch (kind_of(m, unit)) {
     case Kind::Embedding:
       return {{"model.embed_tokens.weight", {V, H}}};
@@ -36,9 +36,9 @@ std::vector<HfTensor> unit_tensors(const ModelConfig& m, std::size_t unit) {
     case Kind::Block: {
       const std::string p = "model.layers." + std::to_string(unit - 1) + ".";
       return {
-          {p + "input_layernorm.weight", {H}},      {p + "self_attn.q_proj.weight", {H, H}},
+          {p + "input_layernorm.weight", {H}},      {p + "self_attn.q_proj.weight", {Q, H}},
           {p + "self_attn.k_proj.weight", {kv, H}}, {p + "self_attn.v_proj.weight", {kv, H}},
-          {p + "self_attn.o_proj.weight", {H, H}},  {p + "post_attention_layernorm.weight", {H}},
+          {p + "self_attn.o_proj.weight", {H, Q}},  {p + "post_attention_layernorm.weight", {H}},
           {p + "mlp.gate_proj.weight", {I, H}},     {p + "mlp.up_proj.weight", {I, H}},
           {p + "mlp.down_proj.weight", {H, I}}};
     }

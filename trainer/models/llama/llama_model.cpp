@@ -15,8 +15,8 @@ std::vector<ParamSpec> embedding_specs(const ModelConfig& m) {
 
 std::vector<ParamSpec> block_specs(const ModelConfig& m) {
   return {{"attention_norm.weight", {m.hidden}},
-          {"attention.wqkv.weight", {m.hidden + 2 * m.kv_dim(), m.hidden}},
-          {"attention.wo.weight", {m.hidden, m.hidden}},
+          {"attention.wqkv.weight", {m.q_dim() + 2 * m.kv_dim(), m.hidden}},
+          {"attention.wo.weight", {m.hidden, m.q_dim()}},
           {"ffn_norm.weight", {m.hidden}},
           {"feed_forward.w13.weight", {2 * m.intermediate, m.hidden}},
           {"feed_forward.w2.weight", {m.hidden, m.intermediate}}};
@@ -37,7 +37,9 @@ at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m,
   std::int64_t off = 0;
   for (const auto& s : specs) {
     at::Tensor v = flat.narrow(0, off, s.numel());
-    if (s.shape.size() == 1) {
+    if (s.name.size() >= 5 && s.name.compare(s.name.size() - 5, 5, ".bias") == 0) {
+      v.zero_();
+    } else if (s.shape.size() == 1) {
       v.fill_(1.0);
     } else {
       const bool out_proj =
@@ -63,21 +65,25 @@ at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
   return at::embedding(p[0], tokens);
 }
 
-at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
-                 const ModelConfig& m, Float8Recipe float8, const Documents& docs) {
-  const auto B = x.size(0), T = x.size(1);
-  const auto proj = [float8](const at::Tensor& in, const at::Tensor& w) {
-    return float8 == Float8Recipe::Off ? ops::linear(in, w) : ops::float8_linear(in, w, float8);
-  };
-  const auto H = m.hidden, hd = m.head_dim(), kv = m.kv_heads, nh = m.heads;
-  // attention
+QkvHeads llama_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed, const ModelConfig& m,
+                   const Projection& proj) {
+  const auto B = normed.size(0), T = normed.size(1);
+  const auto hd = m.head_dim(), kv = m.kv_heads;
   // split, not narrow: its backward is one cat, where each narrow's would be
   // a zeroed full-size gradient summed with the others'.
-  const auto qkv =
-      proj(ops::rms_norm(x, p[0], m.norm_eps), p[1]).split_with_sizes({H, kv * hd, kv * hd}, -1);
-  at::Tensor q = qkv[0].view({B, T, nh, hd});
-  at::Tensor k = qkv[1].view({B, T, kv, hd});
-  at::Tensor v = qkv[2].view({B, T, kv, hd});
+  const auto qkv = proj(normed, p[1]).split_with_sizes({m.q_dim(), kv * hd, kv * hd}, -1);
+  return {qkv[0].view({B, T, m.heads, hd}), qkv[1].view({B, T, kv, hd}),
+          qkv[2].view({B, T, kv, hd})};
+}
+
+at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
+                 const ModelConfig& m, Float8Recipe float8, const Documents& docs,
+                 AttentionInputs inputs) {
+  const Projection proj = [float8](const at::Tensor& in, const at::Tensor& w) {
+    return float8 == Float8Recipe::Off ? ops::linear(in, w) : ops::float8_linear(in, w, float8);
+  };
+  // attention
+  auto [q, k, v] = inputs(p, ops::rms_norm(x, p[0], m.norm_eps), m, proj);
   at::Tensor a = docs.defined() ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
                                                           ops::apply_rope(k, rope, docs.positions),
                                                           v, docs.attend)

@@ -1,6 +1,7 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <vector>
 
 #include "config/float8_recipe.hpp"
@@ -22,7 +23,8 @@ std::vector<ParamSpec> block_specs(const ModelConfig& m);
 std::vector<ParamSpec> head_specs(const ModelConfig& m);
 
 // Initial values of a unit, flat, identical on every rank and world size:
-// N(0, 0.02), output projections scaled by 1/sqrt(2*layers), norms at 1.
+// N(0, 0.02), output projections scaled by 1/sqrt(2*layers), norms at 1,
+// biases (a parameter named *.bias) at 0.
 at::Tensor init_unit(const std::vector<ParamSpec>& specs, const ModelConfig& m, std::uint64_t seed);
 
 // The rotary tables of `seq` positions for this model's frequencies
@@ -43,11 +45,28 @@ Documents make_documents(const at::Tensor& positions, const at::Tensor& segments
                          at::ScalarType dtype);
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
+
+// x W^T as a block computes it (ops::linear, float8_linear, a decoding step's
+// matrix-vector product).
+using Projection = std::function<at::Tensor(const at::Tensor& x, const at::Tensor& w)>;
+// The attention's inputs of one block, RoPE not yet applied: q [B,T,nh,hd], k
+// and v [B,T,kv,hd], from the block's parameters `p` (block_specs order; a
+// family's own parameters follow the Llama's six) and its normed input. The
+// Llama's: one fused QKV projection. A family that computes them otherwise
+// (biases, QK-norm: models/qwen/) passes its own to block() and KvDecoder.
+struct QkvHeads {
+  at::Tensor q, k, v;
+};
+using AttentionInputs = QkvHeads (*)(const std::vector<at::Tensor>& p, const at::Tensor& normed,
+                                     const ModelConfig& m, const Projection& proj);
+QkvHeads llama_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed, const ModelConfig& m,
+                   const Projection& proj);
+
 // `float8`: the block's four projections in float8 (float8_linear.hpp).
 // `docs`: packed conversations (positions and attention per conversation).
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
                  const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off,
-                 const Documents& docs = Documents());
+                 const Documents& docs = Documents(), AttentionInputs inputs = llama_qkv);
 // Mean cross-entropy of the next-token logits against `targets`; p = {final
 // norm, output projection} (tied: the embedding matrix). With `trained`
 // (int64 flat indices into the B*T targets, document_layout.hpp's

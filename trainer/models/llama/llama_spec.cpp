@@ -5,17 +5,20 @@
 #include <optional>
 #include <string>
 
+#include "models/llama/kv_decode.hpp"
 #include "models/llama/llama_hf.hpp"
 #include "models/llama/llama_model.hpp"
 
 namespace wireup::train::llama {
 namespace {
 
-// The Llama's step: embedding lookup, blocks, final norm and loss.
-class LlamaCompute final : public ModelCompute {
+// The decoder's step: embedding lookup, blocks (the family's attention
+// inputs), final norm and loss.
+class DecoderCompute final : public ModelCompute {
  public:
-  LlamaCompute(const ModelConfig& m, const ModelOptions& o)
+  DecoderCompute(const ModelConfig& m, const ModelOptions& o, AttentionInputs inputs)
       : cfg_(m),
+        inputs_(inputs),
         device_(o.fsdp.device),
         dtype_(o.fsdp.compute_dtype),
         float8_(o.float8),
@@ -34,6 +37,7 @@ class LlamaCompute final : public ModelCompute {
 
  private:
   ModelConfig cfg_;
+  AttentionInputs inputs_;
   at::Device device_;
   at::ScalarType dtype_;
   Float8Recipe float8_;
@@ -41,7 +45,7 @@ class LlamaCompute final : public ModelCompute {
   std::optional<ops::DocumentAttentionChoice> document_attention_;
 };
 
-ModelCompute::Step LlamaCompute::prepare(const ModelBatch& batch, double loss_divisor) {
+ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_divisor) {
   const at::Tensor& host_tokens = batch.tokens;
   // Ids index the embedding and pick the logits: check them here, on the host
   // (on a GPU a check there would stall the step on a device-to-host copy).
@@ -66,29 +70,43 @@ ModelCompute::Step LlamaCompute::prepare(const ModelBatch& batch, double loss_di
                             std::size_t unit, const std::vector<at::Tensor>& p,
                             const at::Tensor& x) {
     if (unit == 0) return embed(p, x);
-    if (unit < head) return block(p, x, rope_, cfg_, float8_, docs);
+    if (unit < head) return block(p, x, rope_, cfg_, float8_, docs, inputs_);
     return head_loss(p, x, targets, cfg_, trained, loss_divisor);
   };
   return {tokens.narrow(1, 0, T), std::move(compute)};
 }
 
-at::Tensor init_llama_unit(const UnitPlan& unit, const ModelConfig& m, std::uint64_t seed) {
-  return init_unit(unit.specs, m, seed);
+std::unique_ptr<ModelCompute> llama_compute(const ModelConfig& m, const ModelOptions& o) {
+  return decoder_compute(m, o, llama_qkv);
 }
 
-std::unique_ptr<ModelCompute> llama_compute(const ModelConfig& m, const ModelOptions& o) {
-  return std::make_unique<LlamaCompute>(m, o);
+std::unique_ptr<TokenDecoder> llama_decoder(const ModelConfig& m,
+                                            std::vector<std::vector<at::Tensor>> unit_params,
+                                            std::int64_t capacity) {
+  return skeleton_decoder(m, std::move(unit_params), capacity, llama_qkv);
 }
 
 }  // namespace
 
-std::vector<UnitPlan> llama_units(const ModelConfig& m) {
+std::vector<UnitPlan> llama_units(const ModelConfig& m) { return decoder_units(m, block_specs); }
+
+at::Tensor init_decoder_unit(const UnitPlan& unit, const ModelConfig& m, std::uint64_t seed) {
+  return init_unit(unit.specs, m, seed);
+}
+
+std::unique_ptr<ModelCompute> decoder_compute(const ModelConfig& m, const ModelOptions& o,
+                                              AttentionInputs inputs) {
+  return std::make_unique<DecoderCompute>(m, o, inputs);
+}
+
+std::vector<UnitPlan> decoder_units(const ModelConfig& m,
+                                    std::vector<ParamSpec> (*blocks)(const ModelConfig&)) {
   std::vector<UnitPlan> units;
   UnitPlan embedding{"embedding", embedding_specs(m)};
   embedding.backward_reads_params = false;  // a scatter
   units.push_back(std::move(embedding));
   for (std::int64_t i = 0; i < m.layers; ++i) {
-    UnitPlan b{"block" + std::to_string(i), block_specs(m)};
+    UnitPlan b{"block" + std::to_string(i), blocks(m)};
     b.recompute = true;
     units.push_back(std::move(b));
   }
@@ -99,8 +117,8 @@ std::vector<UnitPlan> llama_units(const ModelConfig& m) {
 }
 
 const ModelSpec& llama_spec() {
-  static const ModelSpec spec{"llama",      llama_units, init_llama_unit, llama_compute,
-                              unit_tensors, unit_to_hf,  unit_from_hf};
+  static const ModelSpec spec{"llama",      llama_units, init_decoder_unit, llama_compute,
+                              unit_tensors, unit_to_hf,  unit_from_hf,      llama_decoder};
   return spec;
 }
 
