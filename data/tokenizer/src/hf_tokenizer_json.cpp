@@ -137,6 +137,14 @@ Normalization read_normalizer(const json& root, const Refusal& fail) {
   return Normalization::Nfc;
 }
 
+std::string unknown_pattern(const std::string& regex) {
+  std::string names;
+  for (const auto& k : known_patterns())
+    names += (names.empty() ? "" : ", ") + std::string(k.name) + "'s";
+  return "its pre_tokenizer's Split regex " + regex +
+         " is not one wireup-prep reproduces (it knows " + names + ")";
+}
+
 // The pre-tokenizer's pattern: one Split by a Regex (Isolated, not
 // inverted) and a ByteLevel step, or a ByteLevel step with use_regex (GPT-2's).
 void read_pre_tokenizer(const json& root, BpeSpec& spec, const Refusal& fail) {
@@ -153,6 +161,7 @@ void read_pre_tokenizer(const json& root, BpeSpec& spec, const Refusal& fail) {
       if (field(step, "invert").is_boolean() && field(step, "invert").get<bool>())
         fail("its Split is inverted");
       spec.pattern = regex.get<std::string>();
+      if (find_known_pattern(spec.pattern) == nullptr) fail(unknown_pattern(spec.pattern));
     } else if (t == "ByteLevel") {
       byte_level = true;
       if (field(step, "add_prefix_space").is_boolean() &&

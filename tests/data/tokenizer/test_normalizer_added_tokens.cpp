@@ -125,6 +125,16 @@ TEST_CASE("Qwen's pattern: Llama 3's with one digit a piece", "[bpe]") {
   const auto spec = parse_hf_tokenizer_json(qwen_like_json().dump(), "t");
   CHECK(spec.pattern == kQwen2Pattern);
   CHECK(spec.keep_gaps);
+  CHECK(find_known_pattern(kQwen2Pattern)->name == "Qwen2");
+  // A pattern that is not a known one is refused by name.
+  auto other = qwen_like_json();
+  std::string regex(kQwen2Pattern);
+  regex.replace(regex.find(R"(\p{N}|)"), 6, R"(\p{N}{1,2}|)");
+  other["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = regex;
+  CHECK_THROWS_WITH(
+      Tokenizer::from_bytes(other.dump(), "tokenizer 'q.json'"),
+      Contains("tokenizer 'q.json': its pre_tokenizer's Split regex " + regex +
+               " is not one wireup-prep reproduces (it knows Llama 3's, Qwen2's, GPT-2's)"));
 }
 
 TEST_CASE("added tokens: leftmost-longest, the text between them handed out", "[bpe]") {

@@ -39,4 +39,15 @@ inline constexpr std::string_view kQwen2Pattern =
 inline constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// The pre-tokenizer patterns a tokenizer.json's Split may use, by name:
+// those whose pieces are tested to be Hugging Face's (its regex engine is
+// Oniguruma, wireup-prep's PCRE2; these patterns cut text alike in both).
+struct KnownPattern {
+  std::string_view name;  // "Llama 3", "Qwen2"
+  std::string_view pattern;
+};
+const std::vector<KnownPattern>& known_patterns();
+// The known pattern spelled exactly `regex`, if any.
+const KnownPattern* find_known_pattern(std::string_view regex);
+
 }  // namespace wireup::tokenizer
