@@ -19,7 +19,11 @@ left out of added_tokens, the rule wireup-prep follows (text that spells
 2. The independence checks: Python's own NFC (unicodedata) gives the same
    ids, ids of NFC text decode back to it, and where a text spells no special
    token the published tokenizer gives the same ids as the reference.
-3. wireup-prep end to end: manifest vocabulary 151669, no BOS, EOS
+3. Where Debian's python3-tiktoken is installed (the trixie lane), a second
+   reference independent of both tokenizers' code: tiktoken's BPE on the
+   vocabulary's ranks with Qwen's pattern, Python's NFC, and the added
+   tokens that are not special cut out first (leftmost-longest).
+4. wireup-prep end to end: manifest vocabulary 151669, no BOS, EOS
    <|endoftext|> 151643, uint32 shards holding the reference's ids + EOS per
    document.
 Exit 0: all equal; 1: a difference (printed); 77: NODE is not an executable
@@ -28,6 +32,7 @@ here (no Node.js), so there is nothing to compare with.
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import unicodedata
@@ -136,6 +141,42 @@ check("ids of NFC text decode back to it",
 check("published == reference where no special token is spelled",
       [(t, f"{p[:16]} != {r[:16]}") for t, p, r in zip(items, ref["published"], ref["ordinary"])
        if p != r and not any(s in t for s in specials)], n)
+try:
+    import tiktoken
+except ImportError:
+    tiktoken = None
+if tiktoken is None:
+    print("python3-tiktoken is not installed here: compared with the JavaScript tokenizer only")
+else:
+    QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
+                     r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    char_byte, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            char_byte[chr(b)] = b
+        else:
+            char_byte[chr(256 + extra)] = b
+            extra += 1
+    with open(tokenizer, encoding="utf-8") as f:
+        vocab = json.load(f)["model"]["vocab"]
+    ranks = {bytes(char_byte[c] for c in token): rank for token, rank in vocab.items()}
+    enc = tiktoken.Encoding("qwen3", pat_str=QWEN2_PATTERN, mergeable_ranks=ranks,
+                            special_tokens={})
+    added_id = {t["content"]: t["id"] for t in added if not t["special"]}
+    cut = re.compile("|".join(re.escape(t) for t in sorted(added_id, key=len, reverse=True)))
+
+    def tiktoken_ids(text):
+        ids, at = [], 0
+        for m in cut.finditer(text):
+            ids += enc.encode_ordinary(unicodedata.normalize("NFC", text[at:m.start()]))
+            ids.append(added_id[m.group()])
+            at = m.end()
+        return ids + enc.encode_ordinary(unicodedata.normalize("NFC", text[at:]))
+
+    check("wireup == tiktoken (ranks, Qwen's pattern, Python's NFC)",
+          [(t, f"ours {o[:16]} tiktoken {k[:16]}")
+           for t, o in zip(items, ours_ids) if o != (k := tiktoken_ids(t))], n)
 spelled = sum(1 for t in items if any(s in t for s in in_text))
 print(f"{spelled} texts spell added tokens that are not special; "
       f"{sum(1 for t in items if any(s in t for s in specials))} spell special ones")
