@@ -12,6 +12,7 @@ packages=(
   libdnnl-dev                                          # trainer: oneDNN sgemm for the linear layers
   libsentencepiece-dev sentencepiece zlib1g-dev libssl-dev  # wireup-prep
   libpcre2-dev libzstd-dev zstd                        # wireup-prep: Llama 3 pre-tokenizer, .zst input
+  libicu-dev                                           # wireup-prep: NFC (Qwen's tokenizer.json normalizer)
   fortunes python3-matplotlib                          # the demo corpus and its loss plot
   python3-torch                                        # real PyTorch clients in tests
   python3-protobuf protobuf-compiler                   # TensorBoard event files decoded in tests

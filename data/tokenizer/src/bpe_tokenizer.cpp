@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "wireup/error.hpp"
+#include "wireup/tokenizer/utf8.hpp"
 
 namespace wireup::tokenizer {
 namespace {
@@ -18,10 +19,24 @@ BpeModel make_model(const BpeSpec& spec, const std::string& name) {
   }
 }
 
+// The added tokens matched in text: those not special.
+std::vector<SpecialToken> matched_in_text(const BpeSpec& spec, const std::string& name) {
+  std::vector<SpecialToken> out;
+  for (const auto& s : spec.specials) {
+    if (s.special) continue;
+    if (s.text.empty())
+      throw InputError(name + ": an added token with id " + std::to_string(s.id) + " is empty");
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(const BpeSpec& spec, const std::string& name)
     : specials_(spec.specials),
+      added_(matched_in_text(spec, name)),
+      normalization_(spec.normalization),
       pre_(spec.pattern, name),
       model_(make_model(spec, name)),
       keep_gaps_(spec.keep_gaps),
@@ -66,9 +81,17 @@ int BpeTokenizer::special_id(std::string_view text) const {
 }
 
 void BpeTokenizer::encode(std::string_view text, std::vector<int>& ids) const {
-  Pretokenizer::Cursor cursor(pre_, text, keep_gaps_);
-  std::string_view piece;
-  while (cursor.next(piece)) model_.encode(piece, ids);
+  for_each_piece(text, [&](std::string_view piece, int added) {
+    if (added >= 0)
+      ids.push_back(added);
+    else
+      model_.encode(piece, ids);
+  });
+}
+
+void BpeTokenizer::check_utf8(std::string_view text) {
+  if (const auto at = invalid_utf8_at(text))
+    throw InputError("not valid UTF-8 at byte " + std::to_string(*at + 1) + " of the text");
 }
 
 std::string BpeTokenizer::decode(const std::vector<int>& ids) const {

@@ -108,17 +108,41 @@ std::string template_special(const json& post, bool before) {
 }
 
 // The model is byte-level BPE with nothing wireup-prep would not reproduce.
-void check_model(const json& root, const json& model, const Refusal& fail) {
+void check_model(const json& model, const Refusal& fail) {
   if (!model.is_object()) fail("no \"model\" object");
   if (const auto t = type_of(model); !t.empty() && t != "BPE") fail("its model is " + t);
-  if (!field(root, "normalizer").is_null())
-    fail("it has a normalizer (" + type_of(field(root, "normalizer")) +
-         "), which wireup-prep does not apply");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (const auto& v = field(model, key); v.is_string() && !v.get<std::string>().empty())
       fail(std::string("its model has a ") + key);
   if (const auto& d = field(model, "dropout"); d.is_number() && d.get<double>() > 0.0)
     fail("its model has BPE dropout");
+}
+
+// The normalizer: none, or NFC (Qwen2, 2.5 and 3), alone or as the one
+// step of a Sequence.
+Normalization read_normalizer(const json& root, const Refusal& fail) {
+  const auto& normalizer = field(root, "normalizer");
+  if (normalizer.is_null()) return Normalization::None;
+  const json* step = &normalizer;
+  if (type_of(normalizer) == "Sequence") {
+    const auto& list = field(normalizer, "normalizers");
+    if (!list.is_array() || list.size() != 1)
+      fail("its normalizer is a Sequence of other than one step; wireup-prep applies only NFC");
+    step = &list[0];
+  }
+  const auto t = type_of(*step);
+  if (t != "NFC")
+    fail("its normalizer is " + (t.empty() ? std::string("untyped") : t) +
+         ", which wireup-prep does not apply (it applies only NFC, as Qwen's)");
+  return Normalization::Nfc;
+}
+
+std::string unknown_pattern(const std::string& regex) {
+  std::string names;
+  for (const auto& k : known_patterns())
+    names += (names.empty() ? "" : ", ") + std::string(k.name) + "'s";
+  return "its pre_tokenizer's Split regex " + regex +
+         " is not one wireup-prep reproduces (it knows " + names + ")";
 }
 
 // The pre-tokenizer's pattern: one Split by a Regex (Isolated, not
@@ -137,6 +161,7 @@ void read_pre_tokenizer(const json& root, BpeSpec& spec, const Refusal& fail) {
       if (field(step, "invert").is_boolean() && field(step, "invert").get<bool>())
         fail("its Split is inverted");
       spec.pattern = regex.get<std::string>();
+      if (find_known_pattern(spec.pattern) == nullptr) fail(unknown_pattern(spec.pattern));
     } else if (t == "ByteLevel") {
       byte_level = true;
       if (field(step, "add_prefix_space").is_boolean() &&
@@ -196,20 +221,45 @@ void read_merges(const json& model, BpeSpec& spec, const Refusal& fail) {
   }
 }
 
+bool flag(const json& j, const char* key) {
+  const auto& v = field(j, key);
+  return v.is_boolean() && v.get<bool>();
+}
+
+// One added_tokens entry. One that is not special is matched in text as
+// Hugging Face does (anywhere, before the normalizer): one asking for more
+// (single_word, lstrip, rstrip, or matching in normalized text) is refused.
+SpecialToken read_added_token(const json& t, std::uint64_t bound, bool normalizer,
+                              const Refusal& fail) {
+  const auto& content = field(t, "content");
+  const auto& id = field(t, "id");
+  if (!content.is_string() || !id.is_number_unsigned())
+    fail("an added_tokens entry lacks a string content or a non-negative id");
+  const auto text = content.get<std::string>();
+  if (id.get<std::uint64_t>() >= bound)
+    fail("added token '" + text + "' has " + past_bound(id.get<std::uint64_t>(), bound));
+  // Without a "special" flag: special (never matched in text).
+  const bool special = !field(t, "special").is_boolean() || field(t, "special").get<bool>();
+  if (!special) {
+    if (text.empty()) fail("added token " + std::to_string(id.get<int>()) + " is empty");
+    for (const char* key : {"single_word", "lstrip", "rstrip"})
+      if (flag(t, key))
+        fail("added token '" + text + "' (not special) has " + key +
+             ", which wireup-prep does not reproduce");
+    if (normalizer && flag(t, "normalized"))
+      fail("added token '" + text +
+           "' (not special) is matched in normalized text, which wireup-prep does not reproduce");
+  }
+  return {text, id.get<int>(), special};
+}
+
 // added_tokens, and which of them are BOS and EOS: the post_processor's
 // template's, else the first of the usual names.
 void read_specials(const json& root, std::uint64_t bound, BpeSpec& spec, const Refusal& fail) {
   const auto& added = field(root, "added_tokens");
-  for (const auto& t : added.is_array() ? added : json::array()) {
-    const auto& content = field(t, "content");
-    const auto& id = field(t, "id");
-    if (!content.is_string() || !id.is_number_unsigned())
-      fail("an added_tokens entry lacks a string content or a non-negative id");
-    if (id.get<std::uint64_t>() >= bound)
-      fail("added token '" + content.get<std::string>() + "' has " +
-           past_bound(id.get<std::uint64_t>(), bound));
-    spec.specials.push_back({content.get<std::string>(), id.get<int>()});
-  }
+  const bool normalizer = spec.normalization != Normalization::None;
+  for (const auto& t : added.is_array() ? added : json::array())
+    spec.specials.push_back(read_added_token(t, bound, normalizer, fail));
   const auto id_of = [&](const std::string& text) {
     for (const auto& s : spec.specials)
       if (s.text == text) return s.id;
@@ -243,11 +293,12 @@ BpeSpec parse_hf_tokenizer_json(std::string_view content, const std::string& nam
     throw InputError(name + ": not valid JSON (" + e.what() + ")" + Refusal::kExpected);
   }
   const auto& model = field(root, "model");
-  check_model(root, model, fail);
+  check_model(model, fail);
   BpeSpec spec;
   spec.keep_gaps = true;  // HF's Split (behavior Isolated) keeps unmatched text
   spec.ignore_merges =
       field(model, "ignore_merges").is_boolean() && field(model, "ignore_merges").get<bool>();
+  spec.normalization = read_normalizer(root, fail);
   read_pre_tokenizer(root, spec, fail);
   const auto bound = id_bound(field(model, "vocab"), field(root, "added_tokens"));
   read_vocab(model, bound, spec, fail);

@@ -47,6 +47,18 @@ const std::vector<KnownVocabulary>& known_vocabularies() {
   return v;
 }
 
+const std::vector<KnownPattern>& known_patterns() {
+  static const std::vector<KnownPattern> v = {
+      {"Llama 3", kLlama3Pattern}, {"Qwen2", kQwen2Pattern}, {"GPT-2", kGpt2Pattern}};
+  return v;
+}
+
+const KnownPattern* find_known_pattern(std::string_view regex) {
+  for (const auto& k : known_patterns())
+    if (k.pattern == regex) return &k;
+  return nullptr;
+}
+
 const KnownVocabulary* find_known_vocabulary(std::string_view sha256_hex) {
   for (const auto& k : known_vocabularies())
     if (k.sha256 == sha256_hex) return &k;

@@ -29,7 +29,7 @@ std::size_t utf8_sequence_length(const unsigned char* p, std::size_t n) {
   return len;
 }
 
-std::optional<std::size_t> invalid_utf8_at(const std::string& s) {
+std::optional<std::size_t> invalid_utf8_at(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   for (std::size_t i = 0; i < n;) {

@@ -263,8 +263,9 @@ TEST_CASE("tokenizer.json: byte-level BPE read, anything else refused by name", 
                     Contains("tok.json: its model is Unigram; expected a Hugging Face "
                              "tokenizer.json with a byte-level BPE model"));
   auto normalized = j;
-  normalized["normalizer"] = {{"type", "NFC"}};
-  CHECK_THROWS_WITH(parse_hf_tokenizer_json(normalized.dump(), "t"), Contains("normalizer (NFC)"));
+  normalized["normalizer"] = {{"type", "NFKC"}};
+  CHECK_THROWS_WITH(parse_hf_tokenizer_json(normalized.dump(), "t"),
+                    Contains("t: its normalizer is NFKC, which wireup-prep does not apply"));
   auto not_byte_level = j;
   not_byte_level["pre_tokenizer"] = {{"type", "Whitespace"}};
   CHECK_THROWS_WITH(parse_hf_tokenizer_json(not_byte_level.dump(), "t"),

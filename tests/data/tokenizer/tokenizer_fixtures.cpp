@@ -25,6 +25,11 @@ const tokenizer::Tokenizer& llama3() {
   return t;
 }
 
+const tokenizer::Tokenizer& qwen3() {
+  static const auto t = tokenizer::Tokenizer::load(vocab_file("qwen3/tokenizer.json"));
+  return t;
+}
+
 std::vector<int> ids_of(const tokenizer::Tokenizer& t, std::string_view text) {
   std::vector<int> ids;
   t.encode(text, ids);

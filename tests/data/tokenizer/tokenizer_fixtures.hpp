@@ -13,11 +13,13 @@ namespace wireup::test {
 double thread_cpu_seconds();
 
 // A real vocabulary in WIREUP_VOCAB_DIR (tests/data/vocab/fetch-vocab.sh puts
-// llama3.tiktoken and cl100k_base.tiktoken there); the test fails when it is missing.
+// llama3.tiktoken, cl100k_base.tiktoken and qwen3/ there); the test fails when it is missing.
 std::filesystem::path vocab_file(const std::string& name);
 
 // Llama 3's tokenizer.model, loaded once.
 const tokenizer::Tokenizer& llama3();
+// Qwen3's published tokenizer.json (WIREUP_VOCAB_DIR/qwen3), loaded once.
+const tokenizer::Tokenizer& qwen3();
 
 std::vector<int> ids_of(const tokenizer::Tokenizer& t, std::string_view text);
 

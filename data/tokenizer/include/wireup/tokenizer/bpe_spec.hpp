@@ -5,13 +5,22 @@
 
 namespace wireup::tokenizer {
 
-// A special token: its spelling and id. Decoding gives the spelling; text
-// that contains the spelling is encoded as ordinary text (documents cannot
-// inject a BOS or EOS).
+// A token outside the BPE vocabulary (a tokenizer.json's added token): its
+// spelling and id. Decoding gives the spelling. A special one (BOS, EOS,
+// Llama 3's headers, Qwen's <|im_start|>) is never produced from text: text
+// that spells it is encoded as ordinary text (documents cannot inject one);
+// chat templates put its id in by name. One not special (Qwen's <think>,
+// <tool_call>) is part of the text's vocabulary: wherever text spells it,
+// it is that token, as Hugging Face's tokenizers match it.
 struct SpecialToken {
   std::string text;
   int id = -1;
+  bool special = true;
 };
+
+// The normalizer applied to the text between added tokens before it is
+// pre-tokenized.
+enum class Normalization { None, Nfc };
 
 // Everything a byte-level BPE tokenizer is made of, whichever file it came
 // from (a tiktoken file plus a known vocabulary's pattern and specials, or a
@@ -26,7 +35,8 @@ struct BpeSpec {
   // a token merge, lowest id first. Else HF's: only these pairs (as bytes),
   // in this order of priority.
   std::vector<std::pair<std::string, std::string>> merges;
-  std::vector<SpecialToken> specials;
+  std::vector<SpecialToken> specials;  // the added tokens, special or not
+  Normalization normalization = Normalization::None;
   int bos = -1, eos = -1;
 };
 

@@ -4,16 +4,20 @@
 #include <string_view>
 #include <vector>
 
+#include "wireup/tokenizer/added_tokens.hpp"
 #include "wireup/tokenizer/bpe_model.hpp"
 #include "wireup/tokenizer/bpe_spec.hpp"
 #include "wireup/tokenizer/pretokenizer.hpp"
+#include "wireup/tokenizer/unicode_nfc.hpp"
 
 namespace wireup::tokenizer {
 
-// A byte-level BPE tokenizer (Llama 3, tiktoken's encodings, Hugging Face
-// byte-level BPE): the pre-tokenizer regex cuts the text into pieces, each
-// piece is merged by BpeModel. Special tokens are never produced by encode:
-// their spelling in text is ordinary text. const and thread-safe.
+// A byte-level BPE tokenizer (Llama 3, Qwen, tiktoken's encodings, Hugging
+// Face byte-level BPE): the added tokens that are not special are matched in
+// the text first (Qwen's <think>); the text between them is normalized (NFC
+// for Qwen) and the pre-tokenizer regex cuts it into pieces, each merged by
+// BpeModel. Special tokens are never produced by encode: their spelling in
+// text is ordinary text. const and thread-safe.
 class BpeTokenizer {
  public:
   // InputError naming `name` when the spec is unusable.
@@ -22,25 +26,31 @@ class BpeTokenizer {
   // Appends the text's ids. InputError when the text is not UTF-8.
   void encode(std::string_view text, std::vector<int>& ids) const;
   // As encode(), handing the ids to `sink` every time they cover at least
-  // `max_bytes` of text, piece boundaries being the regex's: the ids are
-  // those of encode(). Calls `between` before each batch.
+  // `max_bytes` of (normalized) text, batch boundaries being the pieces':
+  // the ids are those of encode(). Calls `between` before each batch.
+  // Memory: a normalized copy of the text between two added tokens where
+  // it is not NFC already, and the ids of one batch.
   template <class Sink, class Between>
   void encode_batches(std::string_view text, std::size_t max_bytes, Sink&& sink,
                       Between&& between) const {
-    Pretokenizer::Cursor cursor(pre_, text, keep_gaps_);
     std::vector<int> ids;
-    std::string_view piece;
-    const char* batch_start = text.data();
+    std::size_t batch_bytes = 0;
     between();
-    while (cursor.next(piece)) {
-      model_.encode(piece, ids);
-      if (static_cast<std::size_t>(piece.data() + piece.size() - batch_start) >= max_bytes) {
+    for_each_piece(text, [&](std::string_view piece, int added) {
+      if (added >= 0) {
+        ids.push_back(added);
+        batch_bytes += token_length(added);
+      } else {
+        model_.encode(piece, ids);
+        batch_bytes += piece.size();
+      }
+      if (batch_bytes >= max_bytes) {
         sink(ids);
         ids.clear();
-        batch_start = piece.data() + piece.size();
+        batch_bytes = 0;
         between();
       }
-    }
+    });
     sink(ids);
   }
   // The bytes of the ids, exactly (a special token gives its spelling).
@@ -61,7 +71,31 @@ class BpeTokenizer {
   }
 
  private:
+  // Calls visit(piece, -1) for each pre-tokenized piece of the text and
+  // visit("", id) for each added token matched in it, in text order.
+  template <class Visit>
+  void for_each_piece(std::string_view text, Visit&& visit) const {
+    if (normalization_ != Normalization::None || !added_.empty()) check_utf8(text);
+    AddedTokenSplitter::Cursor split(added_, text);
+    std::string_view gap;
+    int added = -1;
+    std::string storage;
+    while (split.next(gap, added)) {
+      if (!gap.empty()) {
+        const auto normalized = normalization_ == Normalization::Nfc ? to_nfc(gap, storage) : gap;
+        Pretokenizer::Cursor cursor(pre_, normalized, keep_gaps_);
+        std::string_view piece;
+        while (cursor.next(piece)) visit(piece, -1);
+      }
+      if (added >= 0) visit(std::string_view(), added);
+    }
+  }
+  // InputError "not valid UTF-8 at byte N of the text" (N from 1).
+  static void check_utf8(std::string_view text);
+
   std::vector<SpecialToken> specials_;
+  AddedTokenSplitter added_;  // the added tokens matched in text
+  Normalization normalization_;
   Pretokenizer pre_;
   BpeModel model_;
   bool keep_gaps_;

@@ -12,7 +12,8 @@ namespace wireup::tokenizer {
 // A tokenizer of one of three kinds, told from the file's content (not its
 // name): a SentencePiece model (Llama 2's tokenizer.model), a tiktoken BPE
 // file of a known vocabulary (Meta's Llama 3 tokenizer.model, cl100k_base),
-// or a Hugging Face tokenizer.json with a byte-level BPE model (Llama 3's).
+// or a Hugging Face tokenizer.json with a byte-level BPE model (Llama 3's,
+// Qwen2/2.5/3's).
 // The sentencepiece headers stay in tokenizer.cpp. encode/decode are const
 // and thread-safe.
 class Tokenizer {
@@ -58,8 +59,9 @@ class Tokenizer {
   std::uint32_t vocab_size() const;
   int bos_id() const;  // -1: the model has none
   int eos_id() const;
-  // Byte-level BPE: the id of the special token spelled `text` (Llama 3's
-  // "<|eot_id|>": 128009); -1 when there is none, and always for SentencePiece.
+  // Byte-level BPE: the id of the special or added token spelled `text`
+  // (Llama 3's "<|eot_id|>": 128009, Qwen's "<|im_start|>": 151644, "<think>":
+  // 151667); -1 when there is none, and always for SentencePiece.
   int special_id(std::string_view text) const;
   // The length in bytes of decode({id}) (what an id covers of the text it
   // was encoded from).

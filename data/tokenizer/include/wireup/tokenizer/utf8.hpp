@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace wireup::tokenizer {
 
@@ -9,6 +10,6 @@ namespace wireup::tokenizer {
 // no overlong forms, no UTF-16 surrogates, nothing above U+10FFFF.
 std::size_t utf8_sequence_length(const unsigned char* p, std::size_t n);
 // Byte offset of the first invalid UTF-8 sequence, or nullopt.
-std::optional<std::size_t> invalid_utf8_at(const std::string& s);
+std::optional<std::size_t> invalid_utf8_at(std::string_view s);
 
 }  // namespace wireup::tokenizer
