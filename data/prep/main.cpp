@@ -13,6 +13,7 @@
 #include "wireup/error.hpp"
 #include "wireup/inspect/inspect.hpp"
 #include "wireup/prep/prep.hpp"
+#include "wireup/serve/tokenizer_server.hpp"
 
 namespace {
 namespace prep = wireup::prep;
@@ -30,6 +31,7 @@ struct Flags {
   bool no_bos = false, no_eos = false, quiet = false;
   prep::InspectOptions inspect;
   std::string inspect_tokenizer;
+  std::string served_tokenizer;
 };
 
 // The input and the tokenizer.
@@ -157,6 +159,17 @@ CLI::App* add_inspect_command(CLI::App& app, Flags& f) {
   return cmd;
 }
 
+// `wireup-prep serve-tokenizer TOKENIZER`: the tokenizer behind stdin and
+// stdout (data/serve/), for wireup-train generate.
+CLI::App* add_serve_command(CLI::App& app, Flags& f) {
+  auto* cmd = app.add_subcommand(
+      "serve-tokenizer",
+      "Answer encode/decode requests on stdin and stdout (data/serve/tokenizer_wire.hpp): "
+      "what wireup-train generate runs for a SentencePiece model");
+  cmd->add_option("tokenizer", f.served_tokenizer, "The tokenizer file")->required();
+  return cmd;
+}
+
 int run_inspect(const CLI::App& app, Flags& f) {
   for (const auto* opt : app.get_options())
     if (opt->count() > 0 && opt->get_name() != "--help")
@@ -204,9 +217,15 @@ int run_prep(const CLI::App& app, Flags& f) {
 
 // The parsed command's work; its errors as exit codes (2: bad input,
 // 128 + signal: stopped, 1: a bug).
-int run(const CLI::App& app, const CLI::App& inspect_cmd, Flags& f) {
+int run(const CLI::App& app, const CLI::App& inspect_cmd, const CLI::App& serve_cmd, Flags& f) {
   try {
     if (inspect_cmd.parsed()) return run_inspect(app, f);
+    if (serve_cmd.parsed()) {
+      for (const auto* opt : app.get_options())
+        if (opt->count() > 0 && opt->get_name() != "--help")
+          throw wireup::InputError("serve-tokenizer takes no " + opt->get_name());
+      return wireup::serve::serve_tokenizer(f.served_tokenizer, STDIN_FILENO, STDOUT_FILENO);
+    }
     if (!f.verify.empty()) return run_verify(f);
     return run_prep(app, f);
   } catch (const wireup::InputError& e) {
@@ -232,11 +251,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup o
   add_chat_options(app, flags);
   add_output_options(app, flags);
   const CLI::App* inspect_cmd = add_inspect_command(app, flags);
+  const CLI::App* serve_cmd = add_serve_command(app, flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;  // --help, or a usage error
   }
-  return run(app, *inspect_cmd, flags);
+  return run(app, *inspect_cmd, *serve_cmd, flags);
 }

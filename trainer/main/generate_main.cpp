@@ -17,6 +17,7 @@
 #include "eval/model_size.hpp"
 #include "generate/generate_options.hpp"
 #include "generate/generation_io.hpp"
+#include "generate/prompt_tokenizer.hpp"
 #include "generate/sampling.hpp"
 #include "hf/hf_config.hpp"
 #include "main/model_weights.hpp"
@@ -53,32 +54,20 @@ class StdoutToStderr {
   int saved_;
 };
 
-tokenizer::Tokenizer load_tokenizer(const std::string& path) {
-  try {
-    return tokenizer::Tokenizer::load(path);
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    // Debian's libsentencepiece bundles protobuf-lite 3.14, which refuses to
-    // run against the libprotobuf LibTorch loads (main/CMakeLists.txt).
-    if (what.find("Protocol Buffer runtime") != std::string::npos)
-      throw InputError("--tokenizer " + path +
-                       ": a SentencePiece model, which wireup-train generate cannot load (its "
-                       "protobuf runtime clashes with LibTorch's); pass the model's "
-                       "tokenizer.json or Llama 3's tiktoken tokenizer.model");
-    throw InputError("--tokenizer: " + what);
-  }
-}
-
 // The ids each prompt is fed as: <|begin_of_text|> + the text, or with --chat
 // the template's user turn and the assistant's generation prompt.
 std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
-                                                  const tokenizer::Tokenizer& tok,
+                                                  const gen::PromptTokenizer& tok,
                                                   const std::vector<std::string>& prompts) {
   std::vector<std::vector<std::int64_t>> out;
+  if (o.chat && tok.local() == nullptr)
+    throw InputError("--chat: --tokenizer " + o.tokenizer +
+                     " is a SentencePiece model, which has none of the chat templates' special "
+                     "tokens: pass a tokenizer.json or tiktoken model of the template's family");
   if (o.chat) {
     chat::TemplateOptions t;
     t.chat_template = chat::parse_template(o.chat_template, "--chat_template");
-    const chat::ChatEncoder enc(tok, "--tokenizer " + o.tokenizer, t);
+    const chat::ChatEncoder enc(*tok.local(), "--tokenizer " + o.tokenizer, t);
     for (const std::string& p : prompts) {
       auto parts = chat::render(chat::Conversation{{{chat::Role::User, p}}}, t);
       chat::add_generation_prompt(parts);
@@ -92,8 +81,7 @@ std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
   for (const std::string& p : prompts) {
     std::vector<int> ids;
     if (tok.bos_id() >= 0) ids.push_back(tok.bos_id());
-    std::vector<int> text;
-    tok.encode(p, text);
+    const std::vector<int> text = tok.encode(p);
     ids.insert(ids.end(), text.begin(), text.end());
     out.emplace_back(ids.begin(), ids.end());
   }
@@ -103,7 +91,7 @@ std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
 // The context from config.json's max_position_embeddings (a checkpoint's
 // metadata holds it already), and the tokenizer against the model.
 void check_against_model(const gen::GenerateOptions& o, Weights& weights,
-                         const tokenizer::Tokenizer& tok,
+                         const gen::PromptTokenizer& tok,
                          const std::vector<std::vector<std::int64_t>>& ids) {
   ModelConfig& m = weights.model;
   check_model_size(m, weights.source, weights.hf_dir.empty() ? kCheckpointFields : kHfConfigFields,
@@ -154,7 +142,7 @@ std::vector<std::vector<at::Tensor>> decoder_params(const ModelConfig& m, const 
 
 // The completion's text; an id the tokenizer does not have (a model whose
 // vocabulary is larger than its tokenizer's) shows as <|id:N|>.
-std::string decode_text(const tokenizer::Tokenizer& tok, const std::vector<std::int64_t>& ids) {
+std::string decode_text(const gen::PromptTokenizer& tok, const std::vector<std::int64_t>& ids) {
   std::string text;
   std::vector<int> run;  // ids the tokenizer has, decoded together
   for (const std::int64_t id : ids) {
@@ -209,7 +197,7 @@ int run_generate(int argc, char** argv) {
                      " of " + std::to_string(w.world) + "): start it without srun/torchrun");
 
   // Everything from outside is checked before the model is built.
-  const tokenizer::Tokenizer tok = load_tokenizer(o.tokenizer);
+  const gen::PromptTokenizer tok(o.tokenizer, "--tokenizer");
   const std::vector<std::string> prompts = o.prompts_file.empty()
                                                ? std::vector<std::string>{o.prompt}
                                                : gen::read_prompts_file(o.prompts_file);

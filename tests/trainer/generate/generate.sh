@@ -134,13 +134,27 @@ hf make "$WORK/small-vocab"
 bad "tokenizer larger than the model's vocabulary" "more than the model's vocab_size 512" \
   --init_from_hf "$WORK/small-vocab" --tokenizer "$TOK" --prompt x --max_new_tokens 2
 bad "no weights" "exactly one of --init_from_hf" --tokenizer "$TOK" --prompt x --max_new_tokens 2
-# A SentencePiece model (wireup-prep trains one) is refused by name, not a crash.
-if [[ -x ${WIREUP_PREP:-} ]]; then
+# A SentencePiece model (wireup-prep trains one; Llama 2's kind): served by a
+# child wireup-prep, its ids and text those of Debian's spm_encode/spm_decode.
+if [[ -x ${WIREUP_PREP:-} ]] && command -v spm_encode >/dev/null; then
   for i in $(seq 300); do echo "the quick brown fox $i jumps over the lazy dog, line $i of the corpus"; done >"$WORK/corpus.txt"
   "$WIREUP_PREP" --vocab-size 320 --val-fraction 0 -q -o "$WORK/sp" "$WORK/corpus.txt"
-  bad "SentencePiece tokenizer" "--tokenizer $WORK/sp/tokenizer.model: a SentencePiece model" \
-    --init_from_hf "$WORK/small-vocab" --tokenizer "$WORK/sp/tokenizer.model" --prompt x --max_new_tokens 2
+  SP=$WORK/sp/tokenizer.model
+  hf make "$WORK/sp-model" --override vocab_size 320
+  "$WIREUP_TRAIN" generate --tokenizer "$SP" --num_threads 1 --init_from_hf "$WORK/sp-model" \
+    --prompt "the lazy dog jumps" --max_new_tokens 8 --show_ids >"$WORK/sp.jsonl" 2>"$WORK/sp.err" ||
+    fail "SentencePiece generate: $(cat "$WORK/sp.err")"
+  want=$(spm_encode --model "$SP" --output_format id <<<"the lazy dog jumps" | tr ' ' ',')
+  check "SentencePiece: the prompt's ids are <s> + spm_encode's" "$(field prompt_ids <"$WORK/sp.jsonl")" "1,$want"
+  ids=$(field ids <"$WORK/sp.jsonl")
+  check "SentencePiece: 8 new ids" "$(tr ',' '\n' <<<"$ids" | wc -l)" 8
+  check "SentencePiece: the completion is spm_decode's text of its ids" \
+    "$(field completion <"$WORK/sp.jsonl")" "$(tr ',' ' ' <<<"$ids" | spm_decode --model "$SP" --input_format id)"
+  bad "--chat with a SentencePiece model" "is a SentencePiece model, which has none of the chat" \
+    --init_from_hf "$WORK/sp-model" --tokenizer "$SP" --chat --prompt x --max_new_tokens 2
+  bad "a file that is no tokenizer" "--tokenizer $WORK/corpus.txt" \
+    --init_from_hf "$WORK/sp-model" --tokenizer "$WORK/corpus.txt" --prompt x --max_new_tokens 2
 else
-  echo "note: no wireup-prep built: the SentencePiece refusal is not checked"
+  echo "note: no wireup-prep or spm_encode here: generate with SentencePiece is not checked"
 fi
 finish
