@@ -46,7 +46,7 @@ TEST_CASE("rows: messages, prompt/completion, and what is refused", "[chat]") {
       Conversation{{{Role::User, "p"}, {Role::Assistant, "c"}}});
   CHECK_THROWS_WITH(
       parse_row(R"({"messages": [{"role": "tool", "content": "x"}]})"),
-      Contains("'messages[0]'.role: unknown role \"tool\"; expected system, user or assistant"));
+      Contains("'messages[0]'.role: a tool result (role \"tool\"); tool use is not supported"));
   CHECK_THROWS_WITH(
       parse_row(
           R"({"messages": [{"role": "user", "content": 5}, {"role": "assistant", "content": "a"}]})"),
@@ -65,7 +65,7 @@ TEST_CASE("rows: messages, prompt/completion, and what is refused", "[chat]") {
                     Contains("'messages': expected a list of messages, found a string"));
   CHECK_THROWS_WITH(
       parse_row(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": []}]})"),
-      Contains("tool use is not supported"));
+      Contains("'messages[0]'.tool_calls: a tool call; tool use is not supported"));
   CHECK_THROWS_WITH(
       parse_row(R"({"prompt": "p", "completion": 3})"),
       Contains("expected two strings or two lists of messages, found a string and a number"));
@@ -125,8 +125,9 @@ TEST_CASE("the mask rule: all, assistant, last-assistant", "[chat]") {
   CHECK(parse_train_on("last-assistant", "--train-on") == TrainOn::LastAssistant);
   CHECK_THROWS_WITH(parse_train_on("user", "--train-on"),
                     Contains("--train-on 'user': expected all, assistant or last-assistant"));
-  CHECK_THROWS_WITH(parse_template("chatml", "--chat-template"),
-                    Contains("--chat-template 'chatml': expected llama3 or llama3.1"));
+  CHECK_THROWS_WITH(
+      parse_template("chatml", "--chat-template"),
+      Contains("--chat-template 'chatml': expected llama3, llama3.1, qwen2.5 or qwen3"));
 }
 
 TEST_CASE("Llama 3 ids: special tokens where the template puts them, masks", "[chat_vocab]") {
