@@ -35,12 +35,9 @@ Message message_of(const json& m, const std::string& where) {
     out.role = Role::User;
   else if (r == "assistant")
     out.role = Role::Assistant;
-  else if (r == "tool")
-    bad(where +
-        ".role: a tool result (role \"tool\"); tool use is not supported, expected "
-        "system, user or assistant");
   else
-    bad(where + ".role: unknown role \"" + r + "\"; expected system, user or assistant");
+    bad(where + ".role: unknown role \"" + r + "\"; expected system, user or assistant" +
+        (r == "tool" ? " (tool use is not supported)" : ""));
   if (m.contains("tool_calls")) bad(where + ".tool_calls: a tool call; tool use is not supported");
   const auto content = m.find("content");
   if (content == m.end()) bad(where + ".content: expected a string (missing)");

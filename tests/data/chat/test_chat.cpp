@@ -46,7 +46,8 @@ TEST_CASE("rows: messages, prompt/completion, and what is refused", "[chat]") {
       Conversation{{{Role::User, "p"}, {Role::Assistant, "c"}}});
   CHECK_THROWS_WITH(
       parse_row(R"({"messages": [{"role": "tool", "content": "x"}]})"),
-      Contains("'messages[0]'.role: a tool result (role \"tool\"); tool use is not supported"));
+      Contains("'messages[0]'.role: unknown role \"tool\"; expected system, user or assistant "
+               "(tool use is not supported)"));
   CHECK_THROWS_WITH(
       parse_row(
           R"({"messages": [{"role": "user", "content": 5}, {"role": "assistant", "content": "a"}]})"),
