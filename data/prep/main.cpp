@@ -70,11 +70,12 @@ void add_input_options(CLI::App& app, Flags& f) {
 void add_chat_options(CLI::App& app, Flags& f) {
   app.add_option("--chat-template", f.chat_template,
                  "JSONL rows are conversations ('messages', or 'prompt' and 'completion'), "
-                 "rendered by this Llama 3 Instruct template: llama3 or llama3.1")
-      ->check(CLI::IsMember({"llama3", "llama3.1"}));
+                 "rendered by this Instruct model's chat template: llama3, llama3.1, qwen2.5 "
+                 "or qwen3")
+      ->check(CLI::IsMember({"llama3", "llama3.1", "qwen2.5", "qwen3"}));
   app.add_option("--train-on", f.train_on,
                  "Tokens the loss mask trains: all, assistant (each assistant message and its "
-                 "<|eot_id|>) or last-assistant")
+                 "end token, <|eot_id|> or <|im_end|>) or last-assistant")
       ->capture_default_str()
       ->check(CLI::IsMember({"all", "assistant", "last-assistant"}));
   app.add_option("--chat-date", f.chat_date, "llama3.1: the system block's 'Today Date'")
@@ -96,7 +97,7 @@ void chat_options(const CLI::App& app, Flags& f) {
     if (app.count(o) > 0)
       throw wireup::InputError(std::string(o) +
                                " does not apply with --chat-template (the template puts "
-                               "<|begin_of_text|> and the turns' tokens)");
+                               "the conversation's special tokens)");
   prep::ChatPrepOptions c;
   c.tmpl.chat_template = wireup::chat::parse_template(f.chat_template, "--chat-template");
   c.tmpl.train_on = wireup::chat::parse_train_on(f.train_on, "--train-on");

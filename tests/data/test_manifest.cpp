@@ -116,6 +116,8 @@ TEST_CASE("a chat manifest records the template, the mask rule and the counts", 
                     Contains("'chat.trained_tokens': expected the trained_tokens of both splits (64)"));
   CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["template"] = "chatml"; }), "m.json"),
                     Contains("'chat.template'"));
+  CHECK(parse_manifest(edited([](J& e) { e["chat"]["template"] = "qwen3"; }), "m.json")
+            .chat->chat_template == "qwen3");
   CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["train_on"] = "user"; }), "m.json"),
                     Contains("'chat.train_on'"));
   CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e.erase("chat"); }), "m.json"),

@@ -10,13 +10,17 @@ namespace wireup::chat {
 ChatEncoder::ChatEncoder(const tokenizer::Tokenizer& tokenizer, const std::string& tokenizer_name,
                          TemplateOptions options)
     : tokenizer_(tokenizer), options_(std::move(options)) {
-  for (const char* s :
-       {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}) {
+  const bool llama3 =
+      options_.chat_template == Template::Llama3 || options_.chat_template == Template::Llama31;
+  for (const std::string_view s : template_special_tokens(options_.chat_template)) {
     const int id = tokenizer.special_id(s);
     if (id < 0)
-      throw InputError(tokenizer_name + " has no special token " + s + ": --chat-template " +
-                       template_name(options_.chat_template) +
-                       " needs a Llama 3 tokenizer (its tokenizer.model or tokenizer.json)");
+      throw InputError(tokenizer_name + " has no special token " + std::string(s) +
+                       ": --chat-template " + template_name(options_.chat_template) + " needs " +
+                       (llama3 ? "a Llama 3 tokenizer (its tokenizer.model or tokenizer.json)"
+                        : options_.chat_template == Template::Qwen3
+                            ? "a Qwen3 tokenizer (its tokenizer.json)"
+                            : "a Qwen2.5 tokenizer (its tokenizer.json)"));
     specials_.emplace_back(s, static_cast<std::uint32_t>(id));
   }
 }

@@ -1,7 +1,9 @@
 #include "wireup/chat/chat_template.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 
+#include "render_parts.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::chat {
@@ -38,30 +40,68 @@ std::size_t previous_start(std::string_view s, std::size_t end) {
   return i;
 }
 
-void special(std::vector<Part>& out, std::string_view spelling, bool trained) {
-  out.push_back({true, std::string(spelling), trained ? 0 : Part::kNone});
-}
-
 // <|start_header_id|>ROLE<|end_header_id|> + "\n\n" + BODY + <|eot_id|>, with
 // BODY and the <|eot_id|> trained when `trained` (everything when `all`).
 void turn(std::vector<Part>& out, std::string_view role, const std::string& body, bool trained,
           bool all) {
-  special(out, kStartHeader, all);
-  out.push_back({false, std::string(role), all ? 0 : Part::kNone});
-  special(out, kEndHeader, all);
-  out.push_back({false, "\n\n" + body, all ? 0 : trained ? 2 : Part::kNone});
-  special(out, kEot, trained || all);
+  detail::append_special(out, kStartHeader, all);
+  detail::append_text(out, std::string(role), all ? 0 : Part::kNone);
+  detail::append_special(out, kEndHeader, all);
+  detail::append_text(out, "\n\n" + body, all ? 0 : trained ? 2 : Part::kNone);
+  detail::append_special(out, kEot, trained || all);
+}
+
+bool llama(Template t) { return t == Template::Llama3 || t == Template::Llama31; }
+
+std::vector<Part> render_llama(const Conversation& c, const TemplateOptions& o) {
+  const bool all = o.train_on == TrainOn::All;
+  const auto trained = detail::trained_turns(c, o.train_on);
+  std::vector<Part> out;
+  detail::append_special(out, kBeginOfText, all);
+  std::size_t first = 0;
+  if (o.chat_template == Template::Llama31) {
+    std::string system_message;
+    if (!c.messages.empty() && c.messages[0].role == Role::System) {
+      system_message = python_strip(c.messages[0].content);
+      first = 1;
+    }
+    turn(out, "system",
+         "Cutting Knowledge Date: December 2023\nToday Date: " + o.date_string + "\n\n" +
+             system_message,
+         false, all);
+  }
+  for (std::size_t i = first; i < c.messages.size(); ++i)
+    turn(out, role_name(c.messages[i].role), python_strip(c.messages[i].content), trained[i], all);
+  return out;
 }
 
 }  // namespace
 
 Template parse_template(const std::string& text, const std::string& what) {
-  if (text == "llama3") return Template::Llama3;
-  if (text == "llama3.1") return Template::Llama31;
-  throw InputError(what + " '" + text + "': expected llama3 or llama3.1");
+  for (const Template t : {Template::Llama3, Template::Llama31, Template::Qwen25, Template::Qwen3})
+    if (text == template_name(t)) return t;
+  throw InputError(what + " '" + text + "': expected llama3, llama3.1, qwen2.5 or qwen3");
 }
 
-const char* template_name(Template t) { return t == Template::Llama31 ? "llama3.1" : "llama3"; }
+const char* template_name(Template t) {
+  switch (t) {
+    case Template::Llama3:
+      return "llama3";
+    case Template::Llama31:
+      return "llama3.1";
+    case Template::Qwen25:
+      return "qwen2.5";
+    case Template::Qwen3:
+      return "qwen3";
+  }
+  return "?";
+}
+
+std::vector<std::string_view> template_special_tokens(Template t) {
+  if (llama(t)) return {kBeginOfText, kStartHeader, kEndHeader, kEot};
+  if (t == Template::Qwen25) return {"<|im_start|>", "<|im_end|>"};
+  return {"<|im_start|>", "<|im_end|>", "<think>", "</think>"};
+}
 
 TrainOn parse_train_on(const std::string& text, const std::string& what) {
   if (text == "all") return TrainOn::All;
@@ -93,39 +133,33 @@ std::string python_strip(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
-std::vector<Part> render(const Conversation& c, const TemplateOptions& o) {
-  const bool all = o.train_on == TrainOn::All;
-  std::size_t last_assistant = 0;
-  for (std::size_t i = 0; i < c.messages.size(); ++i)
-    if (c.messages[i].role == Role::Assistant) last_assistant = i;
-  const auto trained = [&](std::size_t i) {
-    if (c.messages[i].role != Role::Assistant) return false;
-    return o.train_on != TrainOn::LastAssistant || i == last_assistant;
-  };
-  std::vector<Part> out;
-  special(out, kBeginOfText, all);
-  std::size_t first = 0;
-  if (o.chat_template == Template::Llama31) {
-    std::string system_message;
-    if (!c.messages.empty() && c.messages[0].role == Role::System) {
-      system_message = python_strip(c.messages[0].content);
-      first = 1;
-    }
-    turn(out, "system",
-         "Cutting Knowledge Date: December 2023\nToday Date: " + o.date_string + "\n\n" +
-             system_message,
-         false, all);
+std::vector<bool> detail::trained_turns(const Conversation& c, TrainOn train_on) {
+  std::vector<bool> out(c.messages.size(), false);
+  if (train_on == TrainOn::All) return out;
+  for (std::size_t i = c.messages.size(); i-- > 0;) {
+    if (c.messages[i].role != Role::Assistant) continue;
+    out[i] = true;
+    if (train_on == TrainOn::LastAssistant) break;
   }
-  for (std::size_t i = first; i < c.messages.size(); ++i)
-    turn(out, role_name(c.messages[i].role), python_strip(c.messages[i].content), trained(i), all);
   return out;
 }
 
-void add_generation_prompt(std::vector<Part>& parts) {
-  special(parts, kStartHeader, false);
-  parts.push_back({false, "assistant", Part::kNone});
-  special(parts, kEndHeader, false);
-  parts.push_back({false, "\n\n", Part::kNone});
+std::vector<Part> render(const Conversation& c, const TemplateOptions& o) {
+  return llama(o.chat_template) ? render_llama(c, o) : detail::render_chatml(c, o);
+}
+
+void add_generation_prompt(std::vector<Part>& parts, const TemplateOptions& o) {
+  const bool llama_parts =
+      !parts.empty() && parts.front().special && parts.front().text == kBeginOfText;
+  if (!parts.empty() && llama_parts != llama(o.chat_template))
+    throw std::invalid_argument(std::string("add_generation_prompt: the ") +
+                                template_name(o.chat_template) +
+                                " generation prompt after parts another template rendered");
+  if (!llama(o.chat_template)) return detail::add_chatml_generation_prompt(parts, o);
+  detail::append_special(parts, kStartHeader, false);
+  detail::append_text(parts, "assistant", Part::kNone);
+  detail::append_special(parts, kEndHeader, false);
+  detail::append_text(parts, "\n\n", Part::kNone);
 }
 
 std::string rendered_text(const std::vector<Part>& parts) {

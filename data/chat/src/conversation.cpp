@@ -36,13 +36,19 @@ Message message_of(const json& m, const std::string& where) {
   else if (r == "assistant")
     out.role = Role::Assistant;
   else
-    bad(where + ".role: unknown role \"" + r + "\"; expected system, user or assistant");
-  if (m.contains("tool_calls"))
-    bad(where + ": a message with tool_calls; tool use is not supported");
+    bad(where + ".role: unknown role \"" + r + "\"; expected system, user or assistant" +
+        (r == "tool" ? " (tool use is not supported)" : ""));
+  if (m.contains("tool_calls")) bad(where + ".tool_calls: a tool call; tool use is not supported");
   const auto content = m.find("content");
   if (content == m.end()) bad(where + ".content: expected a string (missing)");
   if (!content->is_string()) bad(where + ".content: expected a string, found " + kind_of(*content));
   out.content = content->get<std::string>();
+  const auto reasoning = m.find("reasoning_content");
+  if (reasoning != m.end() && !reasoning->is_null()) {
+    if (!reasoning->is_string())
+      bad(where + ".reasoning_content: expected a string or null, found " + kind_of(*reasoning));
+    out.reasoning_content = reasoning->get<std::string>();
+  }
   return out;
 }
 
@@ -92,6 +98,9 @@ Conversation parse_row(std::string_view line) {
     bad(std::string("bad JSON line (") + e.what() + "); expected one JSON object per line");
   }
   if (!row.is_object()) bad(std::string("expected a JSON object, found ") + kind_of(row));
+  const auto tools = row.find("tools");
+  if (tools != row.end() && !tools->is_null() && !(tools->is_array() && tools->empty()))
+    bad("'tools': tool definitions; tool use is not supported");
   Conversation c;
   if (row.contains("messages"))
     append_messages(row["messages"], "messages", c);

@@ -155,8 +155,9 @@ ChatEntry parse_chat(const Reader& r, const json& root, const SplitEntry& train,
   const auto& c = r.object(root, "chat", "chat");
   ChatEntry e;
   e.chat_template = r.str(c, "chat.template", "template");
-  if (e.chat_template != "llama3" && e.chat_template != "llama3.1")
-    r.fail("chat.template", "\"llama3\" or \"llama3.1\"");
+  if (e.chat_template != "llama3" && e.chat_template != "llama3.1" &&
+      e.chat_template != "qwen2.5" && e.chat_template != "qwen3")
+    r.fail("chat.template", "\"llama3\", \"llama3.1\", \"qwen2.5\" or \"qwen3\"");
   e.date_string = r.str(c, "chat.date_string", "date_string");
   e.train_on = r.str(c, "chat.train_on", "train_on");
   if (e.train_on != "all" && e.train_on != "assistant" && e.train_on != "last-assistant")

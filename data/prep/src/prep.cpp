@@ -58,12 +58,14 @@ void check_options(const PrepOptions& o) {
         "tokenizer.json (a tokenizer trained with --vocab-size has no chat tokens)");
 }
 
-// --chat-template: the template puts <|begin_of_text|> before each
-// conversation and nothing after it.
+// --chat-template: the template puts its tokens, nothing is added; the
+// manifest's add_bos says whether each conversation starts with BOS (the
+// Llama 3 templates' <|begin_of_text|>; the Qwen templates have none).
 PrepOptions normalized(const PrepOptions& options) {
   PrepOptions o = options;
   if (o.chat) {
-    o.add_bos = true;
+    const auto t = o.chat->tmpl.chat_template;
+    o.add_bos = t == chat::Template::Llama3 || t == chat::Template::Llama31;
     o.add_eos = false;
   }
   return o;

@@ -9,17 +9,19 @@
 
 namespace wireup::chat {
 
-// A conversation to token ids and their loss mask with a Llama 3 tokenizer
-// (tiktoken file or tokenizer.json): the template's special tokens are those
-// tokens, ordinary text between them is encoded as text (so a message that
-// spells "<|eot_id|>" gets the ids of that text, never the token: no prompt
-// injection), which gives the ids Hugging Face's tokenizer gives the rendered
-// text where the contents spell no special token. A text token is trained
-// when its first byte is (Part::trained_from); const and thread-safe.
+// A conversation to token ids and their loss mask with the template's
+// tokenizer (Llama 3's tiktoken file or tokenizer.json; Qwen's
+// tokenizer.json): the tokens the template writes (template_special_tokens)
+// are put in by id, the text between them is encoded by the tokenizer as any
+// text (so a message that spells "<|eot_id|>" or "<|im_end|>" gets the ids of
+// that text, never the token: no prompt injection), which gives the ids
+// Hugging Face's tokenizer gives the rendered text where the contents spell
+// no special token. A text token is trained when its first byte is
+// (Part::trained_from); const and thread-safe.
 class ChatEncoder {
  public:
   // InputError naming `tokenizer_name` when the tokenizer lacks one of the
-  // template's special tokens (it is not Llama 3's).
+  // template's special tokens (it is not the template's model's).
   ChatEncoder(const tokenizer::Tokenizer& tokenizer, const std::string& tokenizer_name,
               TemplateOptions options);
 

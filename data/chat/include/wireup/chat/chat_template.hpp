@@ -8,28 +8,44 @@
 
 namespace wireup::chat {
 
-// The chat templates of Meta's Llama 3.x Instruct models, rendered exactly as
-// Hugging Face renders the `chat_template` of their tokenizer_config.json for
-// system/user/assistant messages (no tools; the generation prompt by add_generation_prompt):
+// The chat templates of Llama 3.x and Qwen Instruct models, rendered exactly
+// as Hugging Face renders the `chat_template` of their tokenizer_config.json
+// for system/user/assistant messages (no tools; the generation prompt by
+// add_generation_prompt):
 //   Llama3   Meta-Llama-3-8B-Instruct: <|begin_of_text|>, then per message
 //            <|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|>
+//            with CONTENT trimmed as Jinja's `trim` (python_strip).
 //   Llama31  Llama-3.1-8B-Instruct (and 3.2, 3.3 without strftime_now): the
 //            same, after a system block that always comes first:
 //            "Cutting Knowledge Date: December 2023\nToday Date: DATE\n\n"
 //            followed by the first message's content when that is a system
 //            message (which then is not rendered again).
-// CONTENT is the content trimmed as Jinja's `trim` (Python's str.strip()).
-enum class Template { Llama3, Llama31 };
+//   Qwen25   Qwen2.5-Instruct (ChatML): per message
+//            <|im_start|>ROLE\nCONTENT<|im_end|>\n, contents as they are,
+//            after <|im_start|>system\nYou are Qwen, created by Alibaba
+//            Cloud. You are a helpful assistant.<|im_end|>\n when the first
+//            message is not a system message.
+//   Qwen3    Qwen3 (ChatML, no default system message) with its reasoning
+//            rule: an assistant message's reasoning is its reasoning_content,
+//            or else, when its content holds </think>, the text before the
+//            first </think> (after the last <think> before it) and the
+//            content becomes the text after the last </think>. Assistant
+//            messages after the last user query (a user message that is not
+//            <tool_response>...</tool_response>) are rendered as
+//            <think>\nREASONING\n</think>\n\nCONTENT when they are the last
+//            message or have a non-empty reasoning; all others as CONTENT
+//            alone (earlier reasoning is dropped). See qwen_template.cpp.
+enum class Template { Llama3, Llama31, Qwen25, Qwen3 };
 
 // Which tokens the loss trains on.
 enum class TrainOn {
   All,            // every token of the conversation
-  Assistant,      // each assistant message's content and its <|eot_id|>
-  LastAssistant,  // the last assistant message's content and its <|eot_id|>
+  Assistant,      // each assistant message's turn after its header, end token included
+  LastAssistant,  // the last assistant message's turn after its header, end token included
 };
 
-// "llama3", "llama3.1"; "all", "assistant", "last-assistant". InputError
-// naming `what` (the option) for anything else.
+// "llama3", "llama3.1", "qwen2.5", "qwen3"; "all", "assistant",
+// "last-assistant". InputError naming `what` (the option) for anything else.
 Template parse_template(const std::string& text, const std::string& what);
 const char* template_name(Template t);
 TrainOn parse_train_on(const std::string& text, const std::string& what);
@@ -42,7 +58,15 @@ struct TemplateOptions {
   Template chat_template = Template::Llama3;
   TrainOn train_on = TrainOn::Assistant;
   std::string date_string{kLlama31DefaultDate};  // Llama31 only
+  // Qwen3's enable_thinking, which only changes the generation prompt:
+  // false ends it with an empty reasoning block, <think>\n\n</think>\n\n,
+  // so the model answers without reasoning. Ignored by the other templates.
+  bool enable_thinking = true;
 };
+
+// The special tokens `t` writes, each tokenized as that one token: what a
+// tokenizer must have for it.
+std::vector<std::string_view> template_special_tokens(Template t);
 
 // A piece of the rendered text: a special token (its spelling, tokenized as
 // that one token) or ordinary text (tokenized as text: a special token's
@@ -58,10 +82,16 @@ struct Part {
 
 // The conversation rendered as parts, in order.
 std::vector<Part> render(const Conversation& c, const TemplateOptions& o);
-// apply_chat_template's add_generation_prompt=True: appends the assistant's
-// header, <|start_header_id|>assistant<|end_header_id|> + "\n\n", untrained,
-// after the rendered conversation (what a model completes at inference).
-void add_generation_prompt(std::vector<Part>& parts);
+// apply_chat_template's add_generation_prompt=True (and, for Qwen3,
+// enable_thinking=o.enable_thinking): appends the assistant's header,
+// untrained, after a conversation rendered with the same options (what a
+// model completes at inference): Llama 3
+// <|start_header_id|>assistant<|end_header_id|> + "\n\n"; ChatML
+// <|im_start|> + "assistant\n", for Qwen3 without thinking followed by
+// <think> + "\n\n" + </think> + "\n\n". std::invalid_argument when
+// `parts` were rendered by the other family of templates (Llama 3 parts
+// start with <|begin_of_text|>): pass the options they were rendered with.
+void add_generation_prompt(std::vector<Part>& parts, const TemplateOptions& o = {});
 // The parts' text joined: the string Hugging Face's apply_chat_template(
 // messages, tokenize=False) returns.
 std::string rendered_text(const std::vector<Part>& parts);

@@ -65,7 +65,7 @@ struct InputEntry {
 // conversation rendered by the template, its shards are version 2 (with the
 // loss mask), and the manifest is version 2.
 struct ChatEntry {
-  std::string chat_template;       // "llama3" or "llama3.1"
+  std::string chat_template;       // "llama3", "llama3.1", "qwen2.5" or "qwen3"
   std::string date_string;         // llama3.1's "Today Date"; "" for llama3
   std::string train_on;            // "all", "assistant" or "last-assistant"
   std::uint64_t skipped_rows = 0;  // bad rows --skip-bad-rows left out

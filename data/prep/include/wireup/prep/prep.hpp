@@ -15,8 +15,8 @@ namespace wireup::prep {
 
 // --chat-template: each JSONL row is a conversation (wireup/chat/conversation.hpp),
 // rendered by the template, tokenized with its loss mask into version 2
-// shards; the template puts <|begin_of_text|> first (add_bos and add_eos do
-// not apply).
+// shards; the template puts the special tokens, <|begin_of_text|> first
+// for Llama 3 (add_bos and add_eos do not apply).
 struct ChatPrepOptions {
   chat::TemplateOptions tmpl;
   bool skip_bad_rows = false;  // count and report bad rows instead of stopping at the first
