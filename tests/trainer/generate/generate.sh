@@ -146,10 +146,10 @@ if [[ -x ${WIREUP_PREP:-} ]] && command -v spm_encode >/dev/null; then
     fail "SentencePiece generate: $(cat "$WORK/sp.err")"
   want=$(spm_encode --model "$SP" --output_format id <<<"the lazy dog jumps" | tr ' ' ',')
   check "SentencePiece: the prompt's ids are <s> + spm_encode's" "$(field prompt_ids <"$WORK/sp.jsonl")" "1,$want"
-  ids=$(field ids <"$WORK/sp.jsonl")
-  check "SentencePiece: 8 new ids" "$(tr ',' '\n' <<<"$ids" | wc -l)" 8
+  new_ids=$(field ids <"$WORK/sp.jsonl")
+  check "SentencePiece: 8 new ids" "$(tr ',' '\n' <<<"$new_ids" | wc -l)" 8
   check "SentencePiece: the completion is spm_decode's text of its ids" \
-    "$(field completion <"$WORK/sp.jsonl")" "$(tr ',' ' ' <<<"$ids" | spm_decode --model "$SP" --input_format id)"
+    "$(field completion <"$WORK/sp.jsonl")" "$(tr ',' ' ' <<<"$new_ids" | spm_decode --model "$SP" --input_format id)"
   bad "--chat with a SentencePiece model" "is a SentencePiece model, which has none of the chat" \
     --init_from_hf "$WORK/sp-model" --tokenizer "$SP" --chat --prompt x --max_new_tokens 2
   bad "a file that is no tokenizer" "--tokenizer $WORK/corpus.txt" \
