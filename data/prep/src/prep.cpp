@@ -285,7 +285,7 @@ bool is_validation(std::uint64_t seed, std::uint64_t index, double fraction) {
 data::Manifest run_prep(const PrepOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(options);
-  const PrepOptions o = normalized(options);
+  PrepOptions o = normalized(options);
   const auto files = list_inputs(o.inputs, o.format, o.output);
   std::uint64_t input_bytes = 0;
   for (const auto& f : files) input_bytes += f.bytes;
@@ -295,6 +295,7 @@ data::Manifest run_prep(const PrepOptions& options) {
   const StopWatchdog watchdog(staging);
 
   const RunTokenizer tok = setup_tokenizer(o, files, progress);
+  if (tok.bos == data::kNoToken) o.add_bos = false;  // --no-bos, or the tokenizer has none
   write_file(staging.file(tok.entry.file), tok.model->model_bytes());
 
   std::optional<chat::ChatEncoder> chat;

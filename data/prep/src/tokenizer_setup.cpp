@@ -89,7 +89,9 @@ RunTokenizer setup_tokenizer(const PrepOptions& o, const std::vector<InputFile>&
   }
   check_stop();
   const Tokenizer& model = *t.model;
-  t.bos = special_id(model.bos_id(), o.add_bos, "BOS", "--no-bos", t.name);
+  // A tokenizer that defines no BOS (Qwen's, cl100k_base: Hugging Face's
+  // add_bos_token false) starts documents without one.
+  t.bos = special_id(model.bos_id(), o.add_bos && model.bos_id() >= 0, "BOS", "--no-bos", t.name);
   t.eos = special_id(model.eos_id(), o.add_eos, "EOS", "--no-eos", t.name);
   t.entry.type = model.type_name();
   t.entry.file = model.file_name();

@@ -191,7 +191,8 @@ with open(corpus, "w", encoding="utf-8", newline="\n") as f:
 doc_ref = run([node, script, qwen3], docs, "node qwen3_reference.js")["ordinary"]
 want = [t for ids in doc_ref for t in [*ids, EOS]]
 out = os.path.join(work, "prep")
-r = subprocess.run([prep, "-q", "--force", "--tokenizer", tokenizer, "--no-bos", "--text-docs",
+# No --no-bos: a tokenizer that defines no BOS adds none.
+r = subprocess.run([prep, "-q", "--force", "--tokenizer", tokenizer, "--text-docs",
                     "line", "--val-fraction", "0", "-o", out, corpus], capture_output=True,
                    text=True)
 if r.returncode != 0:
@@ -199,8 +200,9 @@ if r.returncode != 0:
 with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
     m = json.load(f)
 tok = m["tokenizer"]
-facts = (m["token_bytes"], tok["vocab_size"], tok["bos_id"], tok["eos_id"], tok["file"])
-expected = (4, 151669, -1, EOS, "tokenizer.json")
+facts = (m["token_bytes"], tok["vocab_size"], tok["bos_id"], tok["eos_id"], tok["file"],
+         m["documents"]["add_bos"])
+expected = (4, 151669, -1, EOS, "tokenizer.json", False)
 stream = []
 for shard in m["splits"]["train"]["shards"]:
     with open(os.path.join(out, shard["file"]), "rb") as f:
