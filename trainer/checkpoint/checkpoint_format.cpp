@@ -188,6 +188,7 @@ std::string to_json(const CheckpointMeta& m) {
         {"eps", m.eps},
         {"weight_decay", m.weight_decay}}},
       {"data_position", m.data_position},
+      {"chat_template", m.chat_template.empty() ? json(nullptr) : json(m.chat_template)},
       {"units", units},
       {"files", files},
   };
@@ -250,6 +251,8 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     m.eps = o.at("eps");
     m.weight_decay = o.at("weight_decay");
     m.data_position = j.at("data_position").get<std::string>();
+    if (j.contains("chat_template") && !j["chat_template"].is_null())
+      m.chat_template = j["chat_template"].get<std::string>();
     for (const auto& u : j.at("units")) {
       UnitMeta um;
       um.name = u.at("name");

@@ -14,10 +14,10 @@ namespace wireup::train {
 // by intersecting ranges.
 struct ChunkRef {
   int unit = 0;
-  std::string kind;              // "param", "exp_avg", "exp_avg_sq"
+  std::string kind;                // "param", "exp_avg", "exp_avg_sq"
   std::int64_t global_offset = 0;  // element offset in the unit's flat buffer
   std::int64_t numel = 0;
-  std::uint64_t file_offset = 0;   // bytes
+  std::uint64_t file_offset = 0;  // bytes
   std::string sha256;
 };
 
@@ -47,6 +47,9 @@ struct CheckpointMeta {
   std::int64_t optimizer_steps = 0;
   double beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
   std::string data_position;  // the loader's position JSON, or "synthetic:<draws>"
+  // The chat template of the data set trained on (its manifest's
+  // chat.template: what generate renders prompts with); "" for text.
+  std::string chat_template;
   std::vector<UnitMeta> units;
   std::vector<RankFile> files;
 };
@@ -73,8 +76,8 @@ RankFile rank_file_from_json(const std::string& text, const std::string& name);
 
 // Where the elements [begin, begin+count) of one unit's `kind` come from.
 struct ReadPiece {
-  std::size_t file = 0;   // index into meta.files
-  std::size_t chunk = 0;  // index into that file's chunks
+  std::size_t file = 0;         // index into meta.files
+  std::size_t chunk = 0;        // index into that file's chunks
   std::int64_t chunk_skip = 0;  // elements into the chunk
   std::int64_t dest = 0;        // elements into the destination
   std::int64_t count = 0;

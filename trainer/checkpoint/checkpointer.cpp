@@ -105,6 +105,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
   m.beta1 = state_.beta1, m.beta2 = state_.beta2, m.eps = state_.eps;
   m.weight_decay = state_.weight_decay;
   m.data_position = info.data_position;
+  m.chat_template = info.chat_template;
   for (const UnitShard& u : state_.units) m.units.push_back(u.layout);
   if (snap->world_rank == 0) {
     // A directory of this step left by an interrupted run holds files of

@@ -24,6 +24,7 @@ struct CheckpointInfo {
   std::string preset;
   std::string sharding;
   std::string data_position;
+  std::string chat_template;  // the chat data set's template (its manifest); "" for text
 };
 
 // One unit's part of the training state on this rank, as a checkpoint holds

@@ -50,13 +50,20 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
       "default) or sampled (--temperature T --top_p P --seed S), with a KV cache"};
   add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint);
   app.add_option("--tokenizer", o.tokenizer,
-                 "the model's tokenizer: Llama 3's tiktoken tokenizer.model or a byte-level BPE "
-                 "tokenizer.json");
+                 "the model's tokenizer: any wireup-prep reads (a SentencePiece or tiktoken "
+                 "tokenizer.model, a byte-level BPE tokenizer.json)");
   app.add_flag("--chat", o.chat,
                "render each prompt as a user turn of the chat template plus the assistant's "
                "generation prompt");
-  app.add_option("--chat_template", o.chat_template, "with --chat: llama3 (default) or llama3.1")
-      ->check(CLI::IsMember({"llama3", "llama3.1"}));
+  app.add_option("--chat_template", o.chat_template,
+                 "with --chat: llama3, llama3.1, qwen2.5 or qwen3 (default: the checkpoint's "
+                 "data set's, or the one the HF directory's tokenizer_config.json holds, else "
+                 "llama3)")
+      ->check(CLI::IsMember({"llama3", "llama3.1", "qwen2.5", "qwen3"}));
+  app.add_option("--enable_thinking", o.enable_thinking,
+                 "with --chat and qwen3: 0 ends the prompt with an empty <think></think> block, "
+                 "so the model answers without reasoning (default 1)")
+      ->check(CLI::IsMember({0, 1}));
   app.add_option("--prompt", o.prompt, "the prompt text");
   app.add_option("--prompts", o.prompts_file,
                  "a JSONL file, {\"prompt\": TEXT} a line: one JSON object a line out");

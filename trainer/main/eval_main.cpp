@@ -184,6 +184,15 @@ int run_eval(int argc, char** argv) {
                    w.world, physical_memory_bytes());
   check_model_config(m);
   const EvalData data = open_eval_data(o, w, m, weights);
+  // The data set's chat template (its manifest) against the one the weights
+  // were trained with (a checkpoint's, a published tokenizer_config.json's).
+  if (data.manifest.chat && !weights.chat_template.empty() &&
+      data.manifest.chat->chat_template != weights.chat_template && w.rank == 0)
+    std::fprintf(stderr,
+                 "wireup-train: WARNING: %s renders its conversations with the %s chat template, "
+                 "%s names %s: the loss is measured on another format than the model's\n",
+                 data.manifest_file.c_str(), data.manifest.chat->chat_template.c_str(),
+                 weights.chat_template_source.c_str(), weights.chat_template.c_str());
 
   const ComputeChoice compute{o.device, o.bf16, o.sharding, o.threads, false, true};
   const CommGroups groups = start_ranks(w, compute);

@@ -54,6 +54,22 @@ class StdoutToStderr {
   int saved_;
 };
 
+// --chat's template: the flag's, else the one the weights name (a
+// checkpoint's data set's, a published one in tokenizer_config.json), else
+// llama3; the choice and where it came from on stderr (stdout holds the
+// completions).
+void choose_chat_template(gen::GenerateOptions& o, const Weights& weights) {
+  std::string from = "--chat_template";
+  if (o.chat_template.empty() && !weights.chat_template.empty()) {
+    o.chat_template = weights.chat_template;
+    from = weights.chat_template_source;
+  } else if (o.chat_template.empty()) {
+    o.chat_template = "llama3";
+    from = "the default: " + weights.describe() + " names none";
+  }
+  std::fprintf(stderr, "[generate] chat_template=%s (%s)\n", o.chat_template.c_str(), from.c_str());
+}
+
 // The ids each prompt is fed as: <|begin_of_text|> + the text, or with --chat
 // the template's user turn and the assistant's generation prompt.
 std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
@@ -67,10 +83,11 @@ std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
   if (o.chat) {
     chat::TemplateOptions t;
     t.chat_template = chat::parse_template(o.chat_template, "--chat_template");
+    t.enable_thinking = o.enable_thinking != 0;
     const chat::ChatEncoder enc(*tok.local(), "--tokenizer " + o.tokenizer, t);
     for (const std::string& p : prompts) {
       auto parts = chat::render(chat::Conversation{{{chat::Role::User, p}}}, t);
-      chat::add_generation_prompt(parts);
+      chat::add_generation_prompt(parts, t);
       std::vector<std::uint32_t> ids;
       std::vector<std::uint8_t> mask;
       enc.encode_parts(parts, ids, mask);
@@ -201,8 +218,9 @@ int run_generate(int argc, char** argv) {
   const std::vector<std::string> prompts = o.prompts_file.empty()
                                                ? std::vector<std::string>{o.prompt}
                                                : gen::read_prompts_file(o.prompts_file);
-  const auto ids = prompt_ids(o, tok, prompts);
   Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint);
+  if (o.chat) choose_chat_template(o, weights);
+  const auto ids = prompt_ids(o, tok, prompts);
   check_against_model(o, weights, tok, ids);
   const ModelConfig& m = weights.model;
   // The end tokens of Llama 3 and of Qwen (ChatML), where the tokenizer has them.

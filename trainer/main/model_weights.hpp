@@ -17,6 +17,10 @@ struct Weights {
   std::filesystem::path hf_dir;    // --init_from_hf
   std::filesystem::path step_dir;  // --resume_from_checkpoint, resolved to one step
   std::string source;              // the file the shapes come from
+  // The chat template the weights name: a checkpoint's (its data set's), or
+  // the one of the HF directory's tokenizer_config.json when its text is a
+  // published template's; "" when none. `chat_template_source` says which.
+  std::string chat_template, chat_template_source;
   std::string describe() const {
     return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string();
   }

@@ -94,7 +94,8 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
                      " conversations=" + std::to_string(p->documents) + " efficiency=" + eff +
                      " truncated=" + std::to_string(p->truncated) +
                      " untrained=" + std::to_string(p->untrained) +
-                     " document_masking=" + std::to_string(o.document_masking ? 1 : 0));
+                     " document_masking=" + std::to_string(o.document_masking ? 1 : 0) +
+                     " template=" + loader->manifest().chat->chat_template);
       // Cut to the window, a conversation whose prompt fills it trains nothing.
       if (p->documents > 0 && p->untrained == p->documents)
         throw wireup::InputError(
@@ -105,6 +106,14 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
     }
   }
   return batches;
+}
+
+// The chat data set's template, as its manifest records it ("" for text and
+// synthetic data): checkpoints carry it to generate.
+std::string chat_template_of(wt::TokenBatches& batches) {
+  const wd::TokenLoader* loader = batches.source().loader();
+  return loader != nullptr && loader->manifest().chat ? loader->manifest().chat->chat_template
+                                                      : std::string();
 }
 
 // A Checkpointer when the flags save, resume or stop after a step; from then
@@ -140,14 +149,20 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
 
 // --resume_from_checkpoint: the shards, moments and data position; the first step to run.
 std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Checkpointer* ckpt,
-                    wd::BatchSource& train) {
+                    wt::TokenBatches& train) {
   if (o.resume_from_checkpoint.empty()) return 1;
   const auto meta = ckpt->load(o.resume_from_checkpoint, o.model);
   if (!meta) {
     wt::say(w, "[resume] no loadable checkpoint in " + o.checkpoint_dir + ": starting at step 1");
     return 1;
   }
-  train.seek(meta->data_position);
+  train.source().seek(meta->data_position);
+  if (const std::string now = chat_template_of(train); meta->chat_template != now)
+    wt::say(
+        w, "[resume] WARNING: the checkpoint was trained on " +
+               (meta->chat_template.empty() ? std::string("text") : meta->chat_template + " chat") +
+               " data, " + o.dataset + " is " +
+               (now.empty() ? std::string("text") : now + " chat") + " data");
   const bool newest = o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest";
   wt::say(
       w,
@@ -401,7 +416,8 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               r.o.model,
                               r.o.preset,
                               wt::sharding_name(r.o.sharding),
-                              r.train.source().position()};
+                              r.train.source().position(),
+                              chat_template_of(r.train)};
   };
   const wt::TraceSpan span("checkpoint");
   // A save raises the collective timeout to --comm_init_timeout itself.
@@ -540,7 +556,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<wt::TokenBatches> val;
   if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
   const auto ckpt = open_checkpointer(o, groups, model, units, opt);
-  const std::int64_t first_step = resume(o, w, ckpt.get(), train->source());
+  const std::int64_t first_step = resume(o, w, ckpt.get(), *train);
 
   wt::say(w, wt::format_config_line(run_config(o, w, model, units)));
   const wt::PeakFlops peak =

@@ -2,9 +2,11 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 #include "render_parts.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 namespace wireup::chat {
 namespace {
@@ -76,6 +78,20 @@ std::vector<Part> render_llama(const Conversation& c, const TemplateOptions& o) 
 }
 
 }  // namespace
+
+std::optional<Template> template_of_published_text(const std::string& jinja) {
+  // SHA-256 of each published chat_template string (the copies in
+  // tests/data/chat/templates/, checked there against these).
+  static const std::pair<const char*, Template> published[] = {
+      {"ba03a121d097859c7b5b9cd03af99aafe95275210d2876f642ad9929a150f122", Template::Llama3},
+      {"e10ca381b1ccc5cf9db52e371f3b6651576caee0a630b452e2816b2d404d4b65", Template::Llama31},
+      {"cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f", Template::Qwen25},
+      {"87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5", Template::Qwen3}};
+  const std::string digest = wireup::sha256_hex(jinja);
+  for (const auto& [sha, t] : published)
+    if (digest == sha) return t;
+  return std::nullopt;
+}
 
 Template parse_template(const std::string& text, const std::string& what) {
   for (const Template t : {Template::Llama3, Template::Llama31, Template::Qwen25, Template::Qwen3})

@@ -4,6 +4,9 @@
 // vocabulary ([chat_vocab]). The byte-for-byte comparison with Hugging Face's
 // rendering and tiktoken's ids is chat_template_parity.py.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "tokenizer_fixtures.hpp"
 #include "wireup/chat/chat_encoder.hpp"
@@ -390,4 +393,22 @@ TEST_CASE("a Llama 3 tokenizer is refused for the Qwen templates by name", "[cha
       ChatEncoder(test::llama3(), "tokenizer 'llama3.tiktoken'", qwen(Template::Qwen3)),
       Contains("tokenizer 'llama3.tiktoken' has no special token <|im_start|>") &&
           Contains("--chat-template qwen3 needs a Qwen3 tokenizer"));
+}
+
+TEST_CASE("the published templates' texts are told apart by their bytes", "[chat]") {
+  // The copies in templates/, each the chat_template of a tokenizer_config.json.
+  const std::pair<const char*, Template> files[] = {{"Meta-Llama-3-8B-Instruct", Template::Llama3},
+                                                    {"Llama-3.1-8B-Instruct", Template::Llama31},
+                                                    {"Qwen2.5-Instruct", Template::Qwen25},
+                                                    {"Qwen3", Template::Qwen3}};
+  for (const auto& [name, t] : files) {
+    std::ifstream in(std::string(WIREUP_CHAT_TEMPLATES_DIR) + "/" + name + ".chat_template.json");
+    REQUIRE(in);
+    const auto j = nlohmann::json::parse(in);
+    const std::string text = j.at("chat_template").get<std::string>();
+    INFO(name);
+    CHECK(template_of_published_text(text) == t);
+    CHECK_FALSE(template_of_published_text(text + "\n").has_value());  // another text
+  }
+  CHECK_FALSE(template_of_published_text("").has_value());
 }

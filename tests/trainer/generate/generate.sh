@@ -92,6 +92,30 @@ gen --init_from_hf "$WORK/plain" --chat --chat_template llama3.1 --prompt "Hi" -
 contains "--chat_template llama3.1: the system block first" "$(field prompt_ids <"$WORK/chat31.jsonl")" \
   "128000,128006,9125,128007,271"
 
+# Qwen3: the template named by the HF directory's tokenizer_config.json (the
+# published one), --enable_thinking 0; the prompt's ids those of Hugging Face's
+# tokenizer (the npm package's JavaScript port) on the published template's
+# text with the generation prompt and enable_thinking=false.
+QDIR=$WIREUP_VOCAB_DIR/qwen3
+if [[ -f $QDIR/tokenizer.json ]] && command -v node >/dev/null; then
+  hf make "$WORK/q3" --preset qwen3-tiny --override vocab_size 151936
+  cp "$QDIR/tokenizer_config.json" "$WORK/q3/"
+  "$WIREUP_TRAIN" generate --tokenizer "$QDIR/tokenizer.json" --num_threads 1 --init_from_hf "$WORK/q3" \
+    --chat --enable_thinking 0 --prompt "Hi there" --max_new_tokens 2 --show_ids >"$WORK/q3.jsonl" \
+    2>"$WORK/q3.err" || fail "qwen3 generate: $(cat "$WORK/q3.err")"
+  contains "qwen3: the template from tokenizer_config.json" "$(cat "$WORK/q3.err")" \
+    "[generate] chat_template=qwen3 ($WORK/q3/tokenizer_config.json)"
+  text='<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n'
+  want=$(printf '["%s"]' "$text" | node "$(dirname "$0")/../../data/vocab/qwen3_reference.js" "$QDIR" |
+    python3 -c 'import json, sys; print(",".join(map(str, json.load(sys.stdin)["published"][0])))')
+  check "qwen3 --enable_thinking 0: the published template's prompt, HF's ids" \
+    "$(field prompt_ids <"$WORK/q3.jsonl")" "$want"
+  contains "qwen3: ids of <|im_start|> ... <think> </think>" "$want" "151644,"
+  contains "qwen3: the empty reasoning block" "$want" "151667,"
+else
+  echo "note: no Qwen3 tokenizer or node here: generate --chat with qwen3 is not checked"
+fi
+
 # A wireup checkpoint generates as its export does.
 "$WIREUP_TRAIN" --preset tiny --vocab_size 128256 --synthetic_data --num_threads 1 --max_steps 2 \
   --train_batch_size 2 --checkpoint_dir "$WORK/ck" --checkpoint_freq 2 >/dev/null

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,11 @@ enum class TrainOn {
 // "last-assistant". InputError naming `what` (the option) for anything else.
 Template parse_template(const std::string& text, const std::string& what);
 const char* template_name(Template t);
+// The template whose published Jinja text (a tokenizer_config.json's
+// "chat_template": Meta-Llama-3-8B-Instruct's, Llama-3.1-8B-Instruct's,
+// Qwen2.5-Instruct's, Qwen3's) `jinja` is, byte for byte (told by SHA-256);
+// nullopt for any other text.
+std::optional<Template> template_of_published_text(const std::string& jinja);
 TrainOn parse_train_on(const std::string& text, const std::string& what);
 const char* train_on_name(TrainOn t);
 
