@@ -13,6 +13,7 @@
 
 #include "checkpoint/checkpoint_format.hpp"
 #include "comm/comm.hpp"
+#include "config/component_configs.hpp"
 
 namespace wireup::train {
 
@@ -51,21 +52,6 @@ struct TrainingState {
   // as at start, moments zero), put back when checkpoints were read into it
   // but none loaded and the run starts at step 1 (--start_fresh_if_unloadable).
   std::function<void()> start_over;
-};
-
-// When to save and when to stop (the flags of docs/checkpoints.md).
-struct CheckpointPolicy {
-  std::filesystem::path dir;               // --checkpoint_dir; empty: nothing is saved
-  std::int64_t freq = 0;                   // --checkpoint_freq; 0: only the last step and stops
-  std::int64_t max_steps = 0;              // the last step is always saved
-  std::int64_t stop_after_step = 0;        // --stop_after_step; 0: none
-  int keep = 0;                            // --keep_checkpoints: verified ones kept; 0: all
-  bool async = false;                      // --async_checkpointing
-  bool start_fresh_if_unloadable = false;  // --start_fresh_if_unloadable
-  // --comm_init_timeout: a file of a save that takes longer to write (a
-  // write stuck on the file system) ends the rank with exit 3, naming the
-  // file (watchdog/stall_watch.hpp); the checkpoints before stay whole.
-  double io_timeout_s = 600;
 };
 
 // Writes and reads sharded checkpoints in DIR/step-NNNNNNNN/:

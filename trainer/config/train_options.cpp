@@ -91,9 +91,9 @@ void add_optimization_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--lr", o.lr, "peak learning rate");
   app.add_option("--min_lr", o.min_lr, "final learning rate of the cosine decay");
   app.add_option("--warmup_steps", o.warmup_steps, "linear warmup steps");
-  app.add_option("--weight_decay", o.weight_decay, "AdamW weight decay");
-  app.add_option("--beta1", o.beta1);
-  app.add_option("--beta2", o.beta2);
+  app.add_option("--weight_decay", o.adamw.weight_decay, "AdamW weight decay");
+  app.add_option("--beta1", o.adamw.beta1);
+  app.add_option("--beta2", o.adamw.beta2);
   app.add_option("--grad_clip", o.grad_clip, "global gradient norm limit (0: off)");
   app.add_option("--bf16", f.bf16, "1: bf16 compute and communication (GPU)");
   app.add_option("--float8", f.float8,
@@ -111,15 +111,17 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
   app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
-  app.add_option("--checkpoint_freq", o.checkpoint_freq, "steps between checkpoints");
-  app.add_option("--checkpoint_dir", o.checkpoint_dir, "where checkpoints go");
+  app.add_option("--checkpoint_freq", o.checkpoint.freq, "steps between checkpoints");
+  app.add_option_function<std::string>(
+      "--checkpoint_dir", [&o](const std::string& d) { o.checkpoint.dir = d; },
+      "where checkpoints go");
   app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
                  "a step directory, or auto (newest complete one in --checkpoint_dir)");
-  app.add_option("--keep_checkpoints", o.keep_checkpoints,
+  app.add_option("--keep_checkpoints", o.checkpoint.keep,
                  "newest complete checkpoints kept (0: all)");
-  app.add_option("--stop_after_step", o.stop_after_step,
+  app.add_option("--stop_after_step", o.checkpoint.stop_after_step,
                  "checkpoint and exit after this step, as on SIGTERM (planned preemption)");
-  app.add_flag("--start_fresh_if_unloadable", o.start_fresh_if_unloadable,
+  app.add_flag("--start_fresh_if_unloadable", o.checkpoint.start_fresh_if_unloadable,
                "with --resume_from_checkpoint auto: train from step 1 when checkpoints exist but "
                "none loads (default: exit 2)");
   app.add_option("--init_from_hf", o.init_from_hf,
@@ -198,7 +200,9 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.activation_checkpointing = f.activation_checkpointing != 0;
   o.prefetch = f.prefetch != 0;
   o.document_masking = f.document_masking != 0;
-  o.async_checkpointing = f.async_checkpointing != 0;
+  o.checkpoint.async = f.async_checkpointing != 0;
+  o.checkpoint.max_steps = o.max_steps;             // the last step is always saved
+  o.checkpoint.io_timeout_s = o.comm_init_timeout;  // a save stuck on the file system
   if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
   o.sharding = parse_sharding(f.sharding);
   if (!f.profile_steps.empty())
@@ -258,7 +262,7 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
        "--data_readahead " + std::to_string(o.data_readahead) + ": expected 0 (off) to 1024 steps");
   need(o.validation_freq >= 0 && o.validation_batches >= 1,
        "--validation_freq must be >= 0 and --validation_batches at least 1");
-  need(o.stop_after_step >= 0, "--stop_after_step must be >= 0");
+  need(o.checkpoint.stop_after_step >= 0, "--stop_after_step must be >= 0");
   if (o.peak_tflops)
     need(*o.peak_tflops > 0 && std::isfinite(*o.peak_tflops),
          "--peak_tflops " + format_number(*o.peak_tflops) +
@@ -268,13 +272,13 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
        std::string("--float8 ") + float8_recipe_name(o.float8) +
            ": float8 GEMMs need --device cuda --bf16 1");
   need(o.epochs >= 0, "--epochs must be >= 0");
-  need(!o.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
+  need(!o.checkpoint.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
            o.resume_from_checkpoint == "latest",
        "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");
-  need(o.checkpoint_freq >= 0 && o.keep_checkpoints >= 0,
+  need(o.checkpoint.freq >= 0 && o.checkpoint.keep >= 0,
        "--checkpoint_freq and --keep_checkpoints must be >= 0");
-  need(o.checkpoint_dir.size() ||
-           (o.checkpoint_freq == 0 &&
+  need(!o.checkpoint.dir.empty() ||
+           (o.checkpoint.freq == 0 &&
             (o.resume_from_checkpoint.empty() ||
              (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
        "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");

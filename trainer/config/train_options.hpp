@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/component_configs.hpp"
 #include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
 #include "config/sharding.hpp"
@@ -13,11 +14,13 @@ namespace wireup::train {
 
 // Everything wireup-train takes on its command line. Flag names follow the
 // awsome-distributed-training FSDP test case, so its sbatch lines work as is.
+// A component's flags bind to the settings it takes (component_configs.hpp:
+// `checkpoint`, `adamw`), filled in once here; the rest are the run's own.
 struct TrainOptions {
   ModelConfig model;
   std::string preset = "small";
-  bool preset_given = false;  // --preset on the command line
-  ShapeFlags shape_flags;     // the shape flags given, over the preset (or config.json)
+  bool preset_given = false;            // --preset on the command line
+  ShapeFlags shape_flags;               // the shape flags given, over the preset (or config.json)
   std::string model_type = "llama_v2";  // accepted for compatibility; shapes decide
 
   std::int64_t train_batch_size = 4;  // sequences per rank per micro-step
@@ -28,8 +31,7 @@ struct TrainOptions {
   double lr = 3e-4;
   double min_lr = 3e-5;
   std::int64_t warmup_steps = 0;
-  double weight_decay = 0.1;
-  double beta1 = 0.9, beta2 = 0.95, adam_eps = 1e-8;
+  AdamWConfig adamw;       // --beta1 --beta2 --weight_decay
   double grad_clip = 1.0;  // 0: off
   bool bf16 = false;
   Float8Recipe float8 = Float8Recipe::Off;  // --float8: the blocks' GEMMs in float8 (GPU, bf16)
@@ -41,14 +43,18 @@ struct TrainOptions {
   std::int64_t logging_freq = 1;
   std::int64_t validation_freq = 0;  // 0: never
   std::int64_t validation_batches = 4;
-  std::int64_t checkpoint_freq = 0;
-  std::string checkpoint_dir;
-  std::string resume_from_checkpoint;  // "auto": newest complete one in checkpoint_dir
-  std::int64_t keep_checkpoints = 3;   // 0: keep all
-  bool async_checkpointing = false;
-  std::int64_t stop_after_step = 0;        // >0: checkpoint and exit after it (as on SIGTERM)
-  bool start_fresh_if_unloadable = false;  // auto resume: step 1 when no checkpoint loads
-  std::string init_from_hf;                // Hugging Face Llama dir: initial weights (fine-tuning)
+  // --checkpoint_dir, --checkpoint_freq, --keep_checkpoints (default 3),
+  // --async_checkpointing, --stop_after_step (> 0: checkpoint and exit after
+  // it, as on SIGTERM), --start_fresh_if_unloadable (auto resume: step 1 when
+  // no checkpoint loads); its max_steps and io_timeout_s are --max_steps and
+  // --comm_init_timeout.
+  CheckpointPolicy checkpoint = [] {
+    CheckpointPolicy p;
+    p.keep = 3;
+    return p;
+  }();
+  std::string resume_from_checkpoint;  // "auto": newest complete one in --checkpoint_dir
+  std::string init_from_hf;            // Hugging Face model dir: initial weights (fine-tuning)
 
   std::string dataset;          // manifest.json (or its directory) from wireup-prep
   bool synthetic_data = false;  // deterministic random tokens, for tests and benchmarks

@@ -73,7 +73,7 @@ int run_breakdown(int argc, char** argv) {
   ShardedModel model(o.model, groups, fo, o.seed);
   std::vector<FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
-  ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
+  ShardedAdamW opt(units, o.adamw);
   const at::Tensor tokens =
       at::randint(0, o.model.vocab, {o.train_batch_size, o.model.context + 1}, at::kLong);
   const auto sync = [&] {

@@ -123,17 +123,9 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
                                                     wt::ShardedModel& model,
                                                     const std::vector<wt::FlatUnit*>& units,
                                                     wt::ShardedAdamW& opt) {
-  if (o.checkpoint_dir.empty() && o.resume_from_checkpoint.empty() && o.stop_after_step <= 0)
+  if (o.checkpoint.dir.empty() && o.resume_from_checkpoint.empty() &&
+      o.checkpoint.stop_after_step <= 0)
     return nullptr;
-  wt::CheckpointPolicy policy;
-  policy.dir = o.checkpoint_dir;
-  policy.freq = o.checkpoint_freq;
-  policy.max_steps = o.max_steps;
-  policy.stop_after_step = o.stop_after_step;
-  policy.keep = static_cast<int>(o.keep_checkpoints);
-  policy.async = o.async_checkpointing;
-  policy.start_fresh_if_unloadable = o.start_fresh_if_unloadable;
-  policy.io_timeout_s = o.comm_init_timeout;
   wt::TrainingState state = wt::training_state(units, opt);
   state.start_over = [&o, &model, &opt] {  // what the run started from, before any load
     if (o.init_from_hf.empty())
@@ -142,7 +134,7 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
       wt::load_hf_into(model, o.init_from_hf);  // sets every parameter
     opt.reset();
   };
-  auto ckpt = std::make_unique<wt::Checkpointer>(policy, groups, std::move(state));
+  auto ckpt = std::make_unique<wt::Checkpointer>(o.checkpoint, groups, std::move(state));
   wt::graceful_stop();
   return ckpt;
 }
@@ -153,7 +145,8 @@ std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Che
   if (o.resume_from_checkpoint.empty()) return 1;
   const auto meta = ckpt->load(o.resume_from_checkpoint, o.model);
   if (!meta) {
-    wt::say(w, "[resume] no loadable checkpoint in " + o.checkpoint_dir + ": starting at step 1");
+    wt::say(w, "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() +
+                   ": starting at step 1");
     return 1;
   }
   train.source().seek(meta->data_position);
@@ -164,13 +157,11 @@ std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Che
                " data, " + o.dataset + " is " +
                (now.empty() ? std::string("text") : now + " chat") + " data");
   const bool newest = o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest";
-  wt::say(
-      w,
-      "[resume] step=" + std::to_string(meta->step) + " from=" +
-          (newest
-               ? (std::filesystem::path(o.checkpoint_dir) / wt::step_dir_name(meta->step)).string()
-               : o.resume_from_checkpoint) +
-          " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding);
+  wt::say(w, "[resume] step=" + std::to_string(meta->step) + " from=" +
+                 (newest ? (o.checkpoint.dir / wt::step_dir_name(meta->step)).string()
+                         : o.resume_from_checkpoint) +
+                 " saved_world=" + std::to_string(meta->world_size) +
+                 " sharding=" + meta->sharding);
   return meta->step + 1;
 }
 
@@ -549,7 +540,7 @@ int run(int argc, char** argv) {
   if (o.profile_last >= o.profile_first && model.device().is_cuda()) wt::install_cuda_timer();
   std::vector<wt::FlatUnit*> units;
   for (auto& u : model.units()) units.push_back(u.get());
-  wt::ShardedAdamW opt(units, {o.beta1, o.beta2, o.adam_eps, o.weight_decay});
+  wt::ShardedAdamW opt(units, o.adamw);
   if (!o.init_from_hf.empty()) wt::load_hf_into(model, o.init_from_hf);  // a resume overrides it
   const auto train = open_batches(o, w, wd::Split::Train, o.train_batch_size);
   say_document_attention(o, w, model, *train);

@@ -3,13 +3,10 @@
 
 #include <vector>
 
+#include "config/component_configs.hpp"
 #include "fsdp/flat_unit.hpp"
 
 namespace wireup::train {
-
-struct AdamWConfig {
-  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
-};
 
 // AdamW (torch.optim.AdamW's update, decoupled decay on every parameter) on
 // the fp32 shards each rank owns; its moments are sharded the same way.

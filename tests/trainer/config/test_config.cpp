@@ -88,7 +88,7 @@ TEST_CASE("nonsense values and contradicting flags are refused") {
   CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("auto only"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--checkpoint_dir", "/ck",
              "--resume_from_checkpoint", "auto", "--start_fresh_if_unloadable"});
-  CHECK(t.start_fresh_if_unloadable);
+  CHECK(t.checkpoint.start_fresh_if_unloadable);
   CHECK_NOTHROW(check_train_options(t, 1, 1));
 }
 
