@@ -30,6 +30,9 @@ class CollectiveTimeoutScope {
   std::chrono::milliseconds previous_;
 };
 
+// The exit status of a rank whose collective's peers did not arrive in time.
+inline constexpr int kExitPeerStalled = 3;
+
 // A collective that ended because ranks of its group did not arrive in time.
 // `missing`: their ranks in the group; `detail`: what the backend saw.
 class PeerStalled : public std::runtime_error {
@@ -39,5 +42,16 @@ class PeerStalled : public std::runtime_error {
   std::vector<int> missing;
   double waited_s;
 };
+
+// A backend whose own thread must end the process (NCCL's watch: the main
+// thread may be stuck in a CUDA call) reports the stall through this first.
+// The watchdog installs its stalled-rank line (watchdog/recorded_comm.hpp:
+// install_stall_reporter); none installed, a plain line. `missing`: ranks of
+// `group` that did not arrive.
+using StallReporter = void (*)(int rank, const std::string& group, double waited_s,
+                               const std::vector<int>& missing, const std::string& detail);
+void set_stall_reporter(StallReporter r);
+void report_stall(int rank, const std::string& group, double waited_s,
+                  const std::vector<int>& missing, const std::string& detail);
 
 }  // namespace wireup::train

@@ -7,9 +7,8 @@
 #include <stdexcept>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "comm/job_store.hpp"
 #include "comm/collective_deadline.hpp"
-#include "watchdog/flight_recorder.hpp"
+#include "comm/job_store.hpp"
 
 namespace wireup::train {
 namespace {
@@ -202,15 +201,7 @@ void NcclWatch::exit_stalled() {
     std::lock_guard<std::mutex> lock(m_);
     if (failure_) f = *failure_;
   }
-  CollectiveRecord c;
-  c.kind = "nccl";
-  c.group = key_.c_str();
-  std::vector<RankPlace> missing;
-  for (const int r : f.missing) missing.push_back({r, "rank in group " + key_});
-  const std::string host = this_host();
-  std::fprintf(stderr, "%s\nwireup-train: %s\n",
-               format_stall_line(rank_, "host " + host, c, f.waited_s, missing).c_str(),
-               f.detail.c_str());
+  report_stall(rank_, key_, f.waited_s, f.missing, f.detail);
   std::fflush(stdout);
   std::fflush(stderr);
   ::_exit(kExitPeerStalled);

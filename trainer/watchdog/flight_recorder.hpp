@@ -5,15 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "comm/collective_deadline.hpp"  // kExitPeerStalled
+
 // The collective watchdog's plain-C++ half (no Torch): the flight recorder of
 // a rank's last collectives, and what a rank prints when a peer stalls (the
 // deadline itself is comm's: comm/collective_deadline.hpp) (docs/reliability.md, "A stalled
 // rank").
 namespace wireup::train {
 
-// Exit status of a rank that gave up waiting for a peer (1: internal error,
-// 2: bad input).
-inline constexpr int kExitPeerStalled = 3;
 
 enum class CollectiveState : std::uint8_t { Started, Completed, TimedOut, Failed };
 

@@ -190,8 +190,27 @@ std::vector<int> world_ranks(const WorldLayout& w) {
 
 }  // namespace
 
+namespace {
+
+// The stalled-rank line of a backend's own thread (NCCL's watch): the
+// collective as "nccl" in its communicator's group, this rank's host.
+void print_stall_line(int rank, const std::string& group, double waited_s,
+                      const std::vector<int>& missing, const std::string& detail) {
+  CollectiveRecord c;
+  c.kind = "nccl";
+  c.group = group.c_str();
+  std::vector<RankPlace> places;
+  for (const int r : missing) places.push_back({r, "rank in group " + group});
+  std::fprintf(stderr, "%s\nwireup-train: %s\n",
+               format_stall_line(rank, "host " + this_host(), c, waited_s, places).c_str(),
+               detail.c_str());
+}
+
+}  // namespace
+
 CommGroups started_groups(const WorldLayout& w, const char* kind,
                           const std::function<CommGroups()>& make) {
+  set_stall_reporter(print_stall_line);  // the backends' threads report through the watchdog
   const auto seq = flight_recorder().begin(kind, "world", 0);
   try {
     auto groups = make();

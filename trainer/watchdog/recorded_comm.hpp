@@ -1,8 +1,8 @@
 #pragma once
+#include <functional>
+
 #include "comm/comm.hpp"
 #include "config/sharding.hpp"
-
-#include <functional>
 
 // Every collective of the trainer's groups through the flight recorder
 // (flight_recorder.hpp): recorded when it starts and when its wait ends. A
@@ -16,7 +16,9 @@ CommGroups recorded_groups(const CommGroups& g, const WorldLayout& w, Sharding s
 
 // Makes the groups; a stall while making them (an NCCL communicator whose
 // peers never arrive, past --comm_init_timeout) ends the process the same
-// way, the collective named `kind`.
+// way, the collective named `kind`. Installs the stalled-rank line as comm's
+// stall reporter first (what NCCL's watch thread prints before it ends the
+// process).
 CommGroups started_groups(const WorldLayout& w, const char* kind,
                           const std::function<CommGroups()>& make);
 
