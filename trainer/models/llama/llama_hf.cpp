@@ -57,49 +57,71 @@ at::Tensor rope_rows_from_hf(const at::Tensor& w, std::int64_t n_heads) {
   return w.reshape({n_heads, 2, hd / 2, cols}).transpose(1, 2).reshape({rows, cols}).contiguous();
 }
 
-std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const at::Tensor& flat) {
-  const auto specs = unit_tensors(m, unit);
+std::vector<at::Tensor> slice_to_hf(const std::vector<HfTensor>& tensors, std::size_t unit,
+                                    const at::Tensor& flat, const RotaryHeads& heads) {
   std::int64_t total = 0;
-  for (const auto& s : specs) total += numel_of(s.shape);
+  for (const auto& t : tensors) total += numel_of(t.shape);
   if (flat.dim() != 1 || flat.numel() < total)
     throw std::invalid_argument("hf layout: unit " + std::to_string(unit) + " buffer has " +
                                 std::to_string(flat.numel()) + " elements, needs " +
                                 std::to_string(total));
-  // The HF tensors of a unit cover its flat buffer in the same order, except
-  // that wqkv and w13 split into several tensors: slicing in order is enough.
+  // The HF tensors of a unit cover its flat buffer in the same order (fused
+  // projections split into several tensors): slicing in order is enough.
   std::vector<at::Tensor> out;
   std::int64_t off = 0;
-  for (const auto& s : specs) {
-    const auto n = numel_of(s.shape);
-    out.push_back(flat.narrow(0, off, n).view(s.shape).to(at::kFloat).contiguous());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto n = numel_of(tensors[i].shape);
+    at::Tensor t = flat.narrow(0, off, n).to(at::kFloat).contiguous();
+    if (const auto h = heads(i)) t = rope_rows_to_hf(t.view({tensors[i].shape[0], -1}), h);
+    out.push_back(t.view(tensors[i].shape).contiguous());
     off += n;
-  }
-  if (kind_of(m, unit) == Kind::Block) {
-    out[1] = rope_rows_to_hf(out[1], m.heads);
-    out[2] = rope_rows_to_hf(out[2], m.kv_heads);
   }
   return out;
 }
 
-void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
-                  const ReadHfTensor& read) {
-  const auto specs = unit_tensors(m, unit);
+void fill_from_hf(const std::vector<HfTensor>& tensors, std::size_t unit, at::Tensor& flat,
+                  const ReadHfTensor& read, const RotaryHeads& heads) {
   std::int64_t total = 0;
-  for (const auto& s : specs) total += numel_of(s.shape);
+  for (const auto& t : tensors) total += numel_of(t.shape);
   if (flat.dim() != 1 || flat.numel() != total || flat.scalar_type() != at::kFloat ||
       !flat.is_contiguous())
     throw std::invalid_argument("hf layout: unit " + std::to_string(unit) +
                                 " needs a contiguous fp32 buffer of " + std::to_string(total) +
                                 " elements");
   std::int64_t off = 0;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto n = numel_of(specs[i].shape);
-    at::Tensor slot = flat.narrow(0, off, n).view(specs[i].shape);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto n = numel_of(tensors[i].shape);
+    at::Tensor slot = flat.narrow(0, off, n).view(tensors[i].shape);
     read(i, slot);
-    if (kind_of(m, unit) == Kind::Block && (i == 1 || i == 2))
-      slot.copy_(rope_rows_from_hf(slot, i == 1 ? m.heads : m.kv_heads));
+    if (const auto h = heads(i)) {
+      at::Tensor rows = slot.view({tensors[i].shape[0], -1});
+      rows.copy_(rope_rows_from_hf(rows, h));
+    }
     off += n;
   }
+}
+
+namespace {
+
+// The Llama's rotary rows: a block's Q (query heads) and K (KV heads) weights.
+RotaryHeads llama_rotary(const ModelConfig& m, std::size_t unit) {
+  const bool block = kind_of(m, unit) == Kind::Block;
+  const std::int64_t heads = m.heads, kv = m.kv_heads;
+  return [block, heads, kv](std::size_t i) -> std::int64_t {
+    if (!block) return 0;
+    return i == 1 ? heads : i == 2 ? kv : 0;
+  };
+}
+
+}  // namespace
+
+std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const at::Tensor& flat) {
+  return slice_to_hf(unit_tensors(m, unit), unit, flat, llama_rotary(m, unit));
+}
+
+void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
+                  const ReadHfTensor& read) {
+  fill_from_hf(unit_tensors(m, unit), unit, flat, read, llama_rotary(m, unit));
 }
 
 }  // namespace wireup::train::llama

@@ -39,6 +39,19 @@ std::vector<HfTensor> unit_tensors(const ModelConfig& m, std::size_t unit);
 at::Tensor rope_rows_to_hf(const at::Tensor& w, std::int64_t n_heads);
 at::Tensor rope_rows_from_hf(const at::Tensor& w, std::int64_t n_heads);
 
+// Which of a unit's HF tensors are rotary rows, and of how many heads each
+// (0: not rotary): the permutation between Meta's pairs and HF's halves.
+using RotaryHeads = std::function<std::int64_t(std::size_t index)>;
+// The adapter's two loops, for any family whose HF tensors cover a unit's
+// flat buffer in order: the buffer sliced into `tensors` (contiguous fp32,
+// rotary rows to HF's halves), and filled from them in place (rotary rows
+// back to pairs). std::invalid_argument naming `unit` for a buffer of
+// another size.
+std::vector<at::Tensor> slice_to_hf(const std::vector<HfTensor>& tensors, std::size_t unit,
+                                    const at::Tensor& flat, const RotaryHeads& heads);
+void fill_from_hf(const std::vector<HfTensor>& tensors, std::size_t unit, at::Tensor& flat,
+                  const ReadHfTensor& read, const RotaryHeads& heads);
+
 // A unit's flat fp32 buffer (numel elements, padding excluded) -> its HF
 // tensors (unit_tensors order, contiguous fp32).
 std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const at::Tensor& flat);
