@@ -1,6 +1,7 @@
 #include "config/train_options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -87,7 +88,13 @@ void add_optimization_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--gradient_accumulation_steps,--grad_accum", o.grad_accum,
                  "micro-steps per optimizer step");
   app.add_option("--max_steps", o.max_steps, "optimizer steps");
-  app.add_option("--epochs", o.epochs, "passes over the data (0: until max_steps)");
+  app.add_option_function<std::int64_t>(
+      "--epochs",
+      [&o](std::int64_t v) {
+        if (v < 0) throw InputError("--epochs must be >= 0");
+        o.data.epochs = static_cast<std::uint64_t>(v);
+      },
+      "passes over the data (0: until max_steps)");
   app.add_option("--lr", o.lr, "peak learning rate");
   app.add_option("--min_lr", o.min_lr, "final learning rate of the cosine decay");
   app.add_option("--warmup_steps", o.warmup_steps, "linear warmup steps");
@@ -129,9 +136,18 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
                  "a resumed checkpoint takes precedence");
   app.add_option("--async_checkpointing", f.async_checkpointing,
                  "1: write checkpoints in the background");
-  app.add_option("--dataset,--data", o.dataset, "manifest.json from wireup-prep (or its dir)");
-  app.add_option("--data_readahead", o.data_readahead,
-                 "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
+  app.add_option_function<std::string>(
+      "--dataset,--data", [&o](const std::string& d) { o.data.dataset = d; },
+      "manifest.json from wireup-prep (or its dir)");
+  app.add_option_function<std::int64_t>(
+      "--data_readahead",
+      [&o](std::int64_t v) {
+        if (v < 0 || v > 1024)
+          throw InputError("--data_readahead " + std::to_string(v) +
+                           ": expected 0 (off) to 1024 steps");
+        o.data.readahead = static_cast<std::size_t>(v);
+      },
+      "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
   app.add_option("--document_masking", f.document_masking,
                  "1: packed conversations (chat data sets) attend within themselves, positions "
                  "from 0 each; 0: across the row")
@@ -203,6 +219,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.checkpoint.async = f.async_checkpointing != 0;
   o.checkpoint.max_steps = o.max_steps;             // the last step is always saved
   o.checkpoint.io_timeout_s = o.comm_init_timeout;  // a save stuck on the file system
+  o.data.seed = o.seed;                             // the data order's
+  o.data.grad_accum = static_cast<std::uint64_t>(std::max<std::int64_t>(o.grad_accum, 1));
   if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
   o.sharding = parse_sharding(f.sharding);
   if (!f.profile_steps.empty())
@@ -244,9 +262,9 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
   need(o.warmup_steps >= 0, "--warmup_steps must be >= 0");
   need(o.grad_clip >= 0, "--grad_clip must be >= 0");
   need(o.logging_freq >= 1, "--logging_freq must be at least 1");
-  need(o.synthetic_data || !o.dataset.empty(),
+  need(o.synthetic_data || !o.data.dataset.empty(),
        "no data: pass --dataset DIR (a wireup-prep output) or --synthetic_data");
-  need(!o.synthetic_data || o.dataset.empty(),
+  need(!o.synthetic_data || o.data.dataset.empty(),
        "--dataset and --synthetic_data exclude each other: pass one of them");
   need(o.threads >= 0 && o.threads <= 4096,
        "--num_threads " + std::to_string(o.threads) +
@@ -258,8 +276,6 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
     need(std::isfinite(v) && v >= 1 && v <= 7 * 86400,
          std::string(flag) + " " + given + ": expected seconds from 1 to 604800 (a week)");
   }
-  need(o.data_readahead >= 0 && o.data_readahead <= 1024,
-       "--data_readahead " + std::to_string(o.data_readahead) + ": expected 0 (off) to 1024 steps");
   need(o.validation_freq >= 0 && o.validation_batches >= 1,
        "--validation_freq must be >= 0 and --validation_batches at least 1");
   need(o.checkpoint.stop_after_step >= 0, "--stop_after_step must be >= 0");
@@ -271,7 +287,6 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
   need(o.float8 == Float8Recipe::Off || (o.device == "cuda" && o.bf16),
        std::string("--float8 ") + float8_recipe_name(o.float8) +
            ": float8 GEMMs need --device cuda --bf16 1");
-  need(o.epochs >= 0, "--epochs must be >= 0");
   need(!o.checkpoint.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
            o.resume_from_checkpoint == "latest",
        "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");

@@ -9,13 +9,15 @@
 #include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
 #include "config/sharding.hpp"
+#include "wireup/data/batch_source.hpp"
 
 namespace wireup::train {
 
 // Everything wireup-train takes on its command line. Flag names follow the
 // awsome-distributed-training FSDP test case, so its sbatch lines work as is.
 // A component's flags bind to the settings it takes (component_configs.hpp:
-// `checkpoint`, `adamw`), filled in once here; the rest are the run's own.
+// `checkpoint`, `adamw`; the loader's `data`), the fields that other flags
+// decide filled in once by parse_train_options; the rest are the run's own.
 struct TrainOptions {
   ModelConfig model;
   std::string preset = "small";
@@ -27,7 +29,6 @@ struct TrainOptions {
   std::int64_t val_batch_size = 4;
   std::int64_t grad_accum = 1;  // micro-steps per optimizer step
   std::int64_t max_steps = 100;
-  std::int64_t epochs = 1;
   double lr = 3e-4;
   double min_lr = 3e-5;
   std::int64_t warmup_steps = 0;
@@ -56,12 +57,21 @@ struct TrainOptions {
   std::string resume_from_checkpoint;  // "auto": newest complete one in --checkpoint_dir
   std::string init_from_hf;            // Hugging Face model dir: initial weights (fine-tuning)
 
-  std::string dataset;          // manifest.json (or its directory) from wireup-prep
+  // The training split's loader: --dataset (manifest.json or its directory
+  // from wireup-prep; empty: synthetic tokens), --epochs (0: until
+  // --max_steps), --data_readahead (steps of shard data the kernel is asked
+  // to fetch ahead); its seed and grad_accum are --seed's and
+  // --gradient_accumulation_steps'; the split, context, batch and rank are
+  // set where each split is opened.
+  data::BatchSourceConfig data = [] {
+    data::BatchSourceConfig c;
+    c.epochs = 1;
+    return c;
+  }();
   bool synthetic_data = false;  // deterministic random tokens, for tests and benchmarks
   // Chat data sets (packed conversations): each token attends only to its
   // own conversation and its RoPE position counts from the conversation's start.
   bool document_masking = true;
-  std::int64_t data_readahead = 0;  // steps of shard data the kernel is asked to fetch ahead
   std::uint64_t seed = 1234;
   std::int64_t threads = 0;     // 0: leave LibTorch's default
   std::string metrics_file;     // JSONL, one object per logged step

@@ -62,7 +62,7 @@ int run_breakdown(int argc, char** argv) {
   if (w.world != 1)
     throw InputError("breakdown runs one rank (WORLD_SIZE is " + std::to_string(w.world) + ")");
   o.synthetic_data = true;
-  o.dataset.clear();
+  o.data.dataset.clear();
   check_train_options(o, 1, 1);
   if (o.device != "cuda") throw InputError("breakdown times CUDA kernels: pass --device cuda");
 #if WIREUP_KINETO_API

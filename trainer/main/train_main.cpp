@@ -66,24 +66,19 @@ std::atomic<int> g_stop_signal{0};
 // tokens (the same global batch for every world size: rank r takes rows r*B..).
 std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const wt::WorldLayout& w,
                                                wd::Split split, std::int64_t batch) {
-  wd::BatchSourceConfig c;
-  c.dataset = o.dataset;
+  wd::BatchSourceConfig c = o.data;  // --dataset, --epochs, --data_readahead, --seed
   c.split = split;
   c.context = static_cast<std::uint64_t>(o.model.context);
   c.batch_size = static_cast<std::uint64_t>(batch);
   c.rank = static_cast<std::uint64_t>(w.rank);
   c.world_size = static_cast<std::uint64_t>(w.world);
-  c.seed = o.seed;
-  c.grad_accum = static_cast<std::uint64_t>(o.grad_accum);
-  c.epochs = static_cast<std::uint64_t>(o.epochs);
-  c.readahead = static_cast<std::size_t>(o.data_readahead);
   auto batches = std::make_unique<wt::TokenBatches>(c, o.model.vocab, o.document_masking);
   if (const wd::TokenLoader* loader = batches->source().loader()) {
     const auto vocab = loader->manifest().tokenizer.vocab_size;
     if (vocab > static_cast<std::uint64_t>(o.model.vocab))
       throw wireup::InputError("--vocab_size " + std::to_string(o.model.vocab) +
-                               " is smaller than the vocabulary of " + o.dataset + " (" +
-                               std::to_string(vocab) + " tokens): pass --vocab_size " +
+                               " is smaller than the vocabulary of " + o.data.dataset.string() +
+                               " (" + std::to_string(vocab) + " tokens): pass --vocab_size " +
                                std::to_string(vocab) + " or more");
     // Chat data (wireup-prep --chat-template): packed conversations, each
     // batch with its loss mask and segments (model/document_layout.hpp).
@@ -99,7 +94,8 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
       // Cut to the window, a conversation whose prompt fills it trains nothing.
       if (p->documents > 0 && p->untrained == p->documents)
         throw wireup::InputError(
-            o.dataset + ": every conversation is longer than a window (--max_context_width " +
+            o.data.dataset.string() +
+            ": every conversation is longer than a window (--max_context_width " +
             std::to_string(o.model.context) + " + 1 tokens) and keeps no trained token once " +
             "cut to it: nothing would be trained; raise --max_context_width above the " +
             "conversations' prompts");
@@ -154,7 +150,7 @@ std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Che
     wt::say(
         w, "[resume] WARNING: the checkpoint was trained on " +
                (meta->chat_template.empty() ? std::string("text") : meta->chat_template + " chat") +
-               " data, " + o.dataset + " is " +
+               " data, " + o.data.dataset.string() + " is " +
                (now.empty() ? std::string("text") : now + " chat") + " data");
   const bool newest = o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest";
   wt::say(w, "[resume] step=" + std::to_string(meta->step) + " from=" +
@@ -475,7 +471,7 @@ int train_steps(Run& r, std::int64_t first_step) {
     const AfterStep next = run_step(r, step, first_step, sum, tokens_per_step);
     if (next == AfterStep::DataExhausted) {
       wt::say(r.w, "[train] data exhausted after " + std::to_string(step - 1) +
-                       " steps (--epochs " + std::to_string(o.epochs) + ")");
+                       " steps (--epochs " + std::to_string(o.data.epochs) + ")");
       --step;
       break;
     }

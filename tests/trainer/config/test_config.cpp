@@ -78,10 +78,11 @@ TEST_CASE("nonsense values and contradicting flags are refused") {
   t = parse({"--preset", "tiny", "--synthetic_data", "--dataset", "/data/corpus"});
   CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("exclude each other"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--data_readahead", "4"});
-  CHECK(t.data_readahead == 4);
+  CHECK(t.data.readahead == 4);
   CHECK_NOTHROW(check_train_options(t, 1, 1));
-  t.data_readahead = -1;
-  CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--data_readahead -1"));
+  TrainOptions bad;
+  const char* readahead[] = {"wireup-train", "--synthetic_data", "--data_readahead", "-1"};
+  CHECK_THROWS_WITH(parse_train_options(4, readahead, bad), Catch::Contains("--data_readahead -1"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--stop_after_step", "-5"});
   CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--stop_after_step"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--start_fresh_if_unloadable"});
