@@ -30,11 +30,11 @@ llama::QkvHeads qwen3_qkv(const std::vector<at::Tensor>& p, const at::Tensor& no
 
 llama::QkvHeads qwen2_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed,
                           const ModelConfig& m, const llama::Projection& proj) {
-  const auto B = normed.size(0), T = normed.size(1);
-  const auto hd = m.head_dim(), kv = m.kv_heads;
-  const auto qkv = (proj(normed, p[1]) + p[6]).split_with_sizes({m.q_dim(), kv * hd, kv * hd}, -1);
-  return {qkv[0].view({B, T, m.heads, hd}), qkv[1].view({B, T, kv, hd}),
-          qkv[2].view({B, T, kv, hd})};
+  // The Llama's fused QKV projection, plus the fused Q/K/V bias.
+  const llama::Projection biased = [&proj, &p](const at::Tensor& x, const at::Tensor& w) {
+    return proj(x, w) + p[6];
+  };
+  return llama::llama_qkv(p, normed, m, biased);
 }
 
 }  // namespace wireup::train::qwen
