@@ -189,6 +189,7 @@ std::string to_json(const CheckpointMeta& m) {
         {"weight_decay", m.weight_decay}}},
       {"data_position", m.data_position},
       {"chat_template", m.chat_template.empty() ? json(nullptr) : json(m.chat_template)},
+      {"lora", m.lora ? json::parse(adapter_meta_json(*m.lora)) : json(nullptr)},
       {"units", units},
       {"files", files},
   };
@@ -253,6 +254,8 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     m.data_position = j.at("data_position").get<std::string>();
     if (j.contains("chat_template") && !j["chat_template"].is_null())
       m.chat_template = j["chat_template"].get<std::string>();
+    if (j.contains("lora") && !j["lora"].is_null())
+      m.lora = adapter_meta_from_json(j["lora"].dump(), name);
     for (const auto& u : j.at("units")) {
       UnitMeta um;
       um.name = u.at("name");

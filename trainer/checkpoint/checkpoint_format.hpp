@@ -3,6 +3,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "checkpoint/adapter_meta.hpp"
 #include "config/model_config.hpp"
 
 namespace wireup::train {
@@ -50,6 +53,8 @@ struct CheckpointMeta {
   // The chat template of the data set trained on (its manifest's
   // chat.template: what generate renders prompts with); "" for text.
   std::string chat_template;
+  // A LoRA run's: its units are the adapters, the base is named here.
+  std::optional<AdapterMeta> lora;
   std::vector<UnitMeta> units;
   std::vector<RankFile> files;
 };

@@ -106,6 +106,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
   m.weight_decay = state_.weight_decay;
   m.data_position = info.data_position;
   m.chat_template = info.chat_template;
+  m.lora = info.lora;
   for (const UnitShard& u : state_.units) m.units.push_back(u.layout);
   if (snap->world_rank == 0) {
     // A directory of this step left by an interrupted run holds files of
@@ -339,7 +340,8 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
 }
 
 std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
-                                                 const ModelConfig& expect) {
+                                                 const ModelConfig& expect,
+                                                 const std::optional<AdapterMeta>& lora) {
   const bool automatic = spec == "auto" || spec == "latest";
   std::vector<fs::path> candidates =
       automatic ? complete_checkpoints(policy_.dir) : std::vector<fs::path>{fs::path(spec)};
@@ -363,6 +365,8 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
         throw InputError(step_dir.string() + ": saved with --rope_scaling " +
                          rope_scaling_str(m.rope_scaling) + ", this run has " +
                          rope_scaling_str(expect.rope_scaling));
+      if (const std::string why = adapter_mismatch(meta.lora, lora); !why.empty())
+        throw InputError(step_dir.string() + ": " + why);
       touched = true;
       load_from(step_dir, meta);
     } catch (const std::exception& e) {

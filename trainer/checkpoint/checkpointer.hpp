@@ -26,6 +26,7 @@ struct CheckpointInfo {
   std::string sharding;
   std::string data_position;
   std::string chat_template;  // the chat data set's template (its manifest); "" for text
+  std::optional<AdapterMeta> lora;  // a LoRA run's adapters and base
 };
 
 // One unit's part of the training state on this rank, as a checkpoint holds
@@ -90,7 +91,10 @@ class Checkpointer {
   // holds some but none loads: InputError (exit 2), unless
   // start_fresh_if_unloadable (then a warning and nullopt). Every rank loads
   // only the ranges its shards need, whatever the world size that wrote it.
-  std::optional<CheckpointMeta> load(const std::string& spec, const ModelConfig& expect);
+  // `lora`: this run's adapters and base (a LoRA run), which the checkpoint
+  // must match (adapter_meta.hpp).
+  std::optional<CheckpointMeta> load(const std::string& spec, const ModelConfig& expect,
+                                     const std::optional<AdapterMeta>& lora = std::nullopt);
 
  private:
   struct Snapshot;

@@ -134,6 +134,13 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--init_from_hf", o.init_from_hf,
                  "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
                  "a resumed checkpoint takes precedence");
+  app.add_option("--lora_rank", o.lora.rank,
+                 "LoRA: train rank-R adapters on the frozen base's projections (0: off)");
+  app.add_option("--lora_alpha", o.lora.alpha, "LoRA: the adapters' scale is alpha / rank");
+  app.add_option("--lora_dropout", o.lora.dropout, "LoRA: dropout on the adapters' input");
+  app.add_option_function<std::string>(
+      "--lora_targets", [&o](const std::string& v) { o.lora.targets = lora::parse_targets(v); },
+      "LoRA: the projections adapted (default q,k,v,o,gate,up,down)");
   app.add_option("--async_checkpointing", f.async_checkpointing,
                  "1: write checkpoints in the background");
   app.add_option_function<std::string>(
@@ -298,6 +305,12 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
              (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
        "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
   check_observability_options(o);
+  if (o.lora.rank != 0) {
+    lora::validate(o.lora);
+    need(!o.init_from_hf.empty(),
+         "--lora_rank trains adapters on a base model: pass --init_from_hf DIR (its weights, "
+         "frozen)");
+  }
   need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
   if (o.sharding == Sharding::Hybrid)
     need(world % local_world == 0,

@@ -9,6 +9,7 @@
 #include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
 #include "config/sharding.hpp"
+#include "lora/lora_config.hpp"
 #include "wireup/data/batch_source.hpp"
 
 namespace wireup::train {
@@ -56,6 +57,9 @@ struct TrainOptions {
   }();
   std::string resume_from_checkpoint;  // "auto": newest complete one in --checkpoint_dir
   std::string init_from_hf;            // Hugging Face model dir: initial weights (fine-tuning)
+  // --lora_rank, --lora_alpha, --lora_dropout, --lora_targets: LoRA adapters
+  // trained on the frozen --init_from_hf weights (rank 0: off; docs/lora.md).
+  lora::LoraConfig lora;
 
   // The training split's loader: --dataset (manifest.json or its directory
   // from wireup-prep; empty: synthetic tokens), --epochs (0: until

@@ -37,8 +37,9 @@ FlatUnit::FlatUnit(std::string name, std::vector<ParamSpec> specs, std::shared_p
   padded_ = (numel_ + world - 1) / world * world;
   shard_ = padded_ / world;
   const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
-  master_ = at::zeros({shard_}, fp32);
-  aliased_ = world == 1 && dtype_ == at::kFloat;
+  const auto held = use == UnitUse::Frozen ? dtype_ : at::kFloat;
+  master_ = at::zeros({shard_}, fp32.dtype(held));
+  aliased_ = world == 1 && dtype_ == held;
   solo_ = aliased_ && replicate_comm_->size() == 1;
   if (use == UnitUse::Training) grad_ = at::zeros({shard_}, fp32);
   full_ = aliased_ ? master_ : at::empty({padded_}, fp32.dtype(dtype_));
@@ -61,7 +62,8 @@ void FlatUnit::load_full(const at::Tensor& flat) {
 }
 
 void FlatUnit::load_full(const std::function<void(at::Tensor& flat)>& fill) {
-  if (master_.is_cpu() && shard_offset() == 0 && shard_ >= numel_) {
+  if (master_.is_cpu() && master_.scalar_type() == at::kFloat && shard_offset() == 0 &&
+      shard_ >= numel_) {
     master_.narrow(0, numel_, shard_ - numel_).zero_();
     at::Tensor flat = master_.narrow(0, 0, numel_);
     fill(flat);
@@ -83,7 +85,7 @@ void FlatUnit::allocate_full() {
 void FlatUnit::gather_async() {
   if (state_ != State::Released) return;  // aliased units are always Ready
   allocate_full();
-  send_ = dtype_ == at::kFloat ? master_ : master_.to(dtype_);
+  send_ = dtype_ == master_.scalar_type() ? master_ : master_.to(dtype_);
   const UnitScope scope(index_);
   pending_ = shard_comm_->all_gather(send_, full_);
   state_ = State::Gathering;

@@ -12,8 +12,10 @@
 namespace wireup::train {
 
 // What a unit is built for: training keeps an fp32 gradient shard beside the
-// master shard, allocated with it; inference (eval, generate) keeps none.
-enum class UnitUse { Training, Inference };
+// master shard, allocated with it; inference (eval, generate) keeps none; a
+// frozen unit (a base under LoRA) keeps none either, and its shard is held in
+// the compute dtype (bf16 on a GPU with --bf16 1: 2 bytes a parameter).
+enum class UnitUse { Training, Inference, Frozen };
 
 // One FSDP unit: its parameters flattened into one buffer padded to a
 // multiple of the shard group size. This rank keeps only its slice, in fp32
@@ -35,7 +37,8 @@ class FlatUnit {
   std::int64_t shard_numel() const { return shard_; }  // this rank's slice, padding included
   std::int64_t shard_offset() const;                   // of this rank's slice in the flat buffer
 
-  at::Tensor& master() { return master_; }  // fp32 [shard_numel]
+  // [shard_numel]: fp32, or a frozen unit's in the compute dtype
+  at::Tensor& master() { return master_; }
   // Whether this unit holds a gradient shard (built for training).
   bool has_grad() const { return grad_.defined(); }
   // fp32 [shard_numel]: this rank's slice of the accumulated gradient; a unit

@@ -30,6 +30,8 @@ struct FsdpModel::Run {
   bool checkpoint = false;
   bool keep_after_forward = false;    // the last unit: backward starts with it
   bool backward_reads_params = true;  // UnitPlan's
+  bool trainable = true;              // UnitPlan's: its own parameters get gradients
+  bool shared_trainable = false;      // the borrowed unit's do
   bool prefetch = true;
   // Without checkpointing: the unit's graph, kept from forward to backward.
   at::Tensor input, output;
@@ -45,12 +47,9 @@ using UnitRun = FsdpModel::Run;
 // Leaves that share the gathered views' memory but not their version counter:
 // the backward regather writes the same values into that memory again, which
 // autograd would otherwise take for an in-place change of a saved tensor.
-at::Tensor leaf_of(const at::Tensor& view) { return view.variable_data().requires_grad_(true); }
-
-std::vector<at::Tensor> make_leaves(const std::vector<at::Tensor>& views) {
-  std::vector<at::Tensor> leaves;
-  for (const auto& v : views) leaves.push_back(leaf_of(v));
-  return leaves;
+// A frozen unit's leaves take no gradient.
+at::Tensor leaf_of(const at::Tensor& view, bool trained) {
+  return view.variable_data().requires_grad_(trained);
 }
 
 // What a unit computes with: its own parameters, then the shared unit's.
@@ -59,6 +58,22 @@ std::vector<at::Tensor> params_of(UnitRun& run) {
   if (run.shared)
     for (const auto& t : run.shared->params()) p.push_back(t);
   return p;
+}
+
+std::vector<at::Tensor> make_leaves(UnitRun& run) {
+  const auto views = params_of(run);
+  const std::size_t own = run.unit->specs().size();
+  std::vector<at::Tensor> leaves;
+  for (std::size_t i = 0; i < views.size(); ++i)
+    leaves.push_back(leaf_of(views[i], i < own ? run.trainable : run.shared_trainable));
+  return leaves;
+}
+
+// Whether a unit's backward has anything to compute: a gradient for its
+// parameters or its borrowed unit's, or for its input (a frozen embedding's
+// input is the token ids: nothing).
+bool backward_has_work(const UnitRun& run, const at::Tensor& input) {
+  return run.trainable || run.shared_trainable || input.is_floating_point();
 }
 
 struct UnitFunction : public torch::autograd::Function<UnitFunction> {
@@ -82,7 +97,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     } else {
       at::AutoGradMode grad_on(true);
       run->input = x.is_floating_point() ? x.detach().requires_grad_(true) : x;
-      run->leaves = make_leaves(params);
+      run->leaves = make_leaves(*run);
       run->output = run->run(run->leaves, run->input);
       y = run->output.detach();
     }
@@ -99,6 +114,11 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     FlatUnit& u = *run->unit;
     const UnitScope scope(u.index());
     const TraceSpan span("backward");
+    if (!backward_has_work(*run, run->input)) {  // a frozen embedding
+      run->input = run->output = at::Tensor();
+      run->leaves.clear();
+      return {at::Tensor(), at::Tensor(), at::Tensor()};
+    }
     if (run->backward_reads_params)
       params_of(*run);  // regathered into the memory the graph refers to
     if (run->prefetch && run->prev) run->prev->gather_async();
@@ -108,7 +128,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
       at::AutoGradMode grad_on(true);
       if (run->checkpoint) {
         if (input.is_floating_point()) input = input.detach().requires_grad_(true);
-        run->leaves = make_leaves(params_of(*run));
+        run->leaves = make_leaves(*run);
         run->output = run->run(run->leaves, input);
       }
       // The leaves start without gradients, so autograd hands each its
@@ -119,12 +139,12 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     std::vector<at::Tensor> param_grads, shared_grads;
     for (std::size_t i = 0; i < run->leaves.size(); ++i)
       (i < u.specs().size() ? param_grads : shared_grads).push_back(run->leaves[i].grad());
-    u.accumulate_grads(param_grads);
+    if (run->trainable) u.accumulate_grads(param_grads);
     if (run->shared) {
       // Reduce-scattered now, in the background like any unit's; the
       // embedding's backward adds the lookup's gradient to the same shard.
       run->shared->release();
-      run->shared->accumulate_grads(shared_grads);
+      if (run->shared_trainable) run->shared->accumulate_grads(shared_grads);
     }
     at::Tensor gx = input.is_floating_point() ? input.grad() : at::Tensor();
     run->input = run->output = at::Tensor();
@@ -140,8 +160,9 @@ std::shared_ptr<Comm> shard_of(const CommGroups& g) { return g.shard; }
 FsdpModel::FsdpModel(std::vector<UnitPlan> plan, const CommGroups& g, const FsdpOptions& o)
     : plan_(std::move(plan)), opt_(o) {
   for (const auto& p : plan_) {
+    const UnitUse use = p.trainable || o.use == UnitUse::Inference ? o.use : UnitUse::Frozen;
     auto u = std::make_unique<FlatUnit>(p.name, p.specs, shard_of(g), g.replicate, o.compute_dtype,
-                                        o.device, o.use);
+                                        o.device, use);
     u->set_index(static_cast<int>(units_.size()));
     units_.push_back(std::move(u));
   }
@@ -151,44 +172,56 @@ FsdpModel::~FsdpModel() = default;
 
 std::int64_t FsdpModel::state_bytes() const {
   std::int64_t n = 0;
-  for (const auto& u : units_) n += u->shard_numel();
-  if (opt_.use == UnitUse::Inference) return n * 4;  // fp32 master
-  return n * 4 * 4;                                  // fp32 master, gradient, exp_avg, exp_avg_sq
+  for (const auto& u : units_) {
+    const std::int64_t held = u->shard_numel() * u->master().element_size();
+    // fp32 master, gradient, exp_avg, exp_avg_sq; frozen or inference: the master alone
+    n += u->has_grad() ? 4 * held : held;
+  }
+  return n;
 }
 
 at::Tensor FsdpModel::forward(const at::Tensor& input, const UnitCompute& compute,
                               bool for_backward) {
   if (for_backward && opt_.use == UnitUse::Inference)
     throw std::logic_error("FsdpModel::forward: a backward pass on a model built for inference");
-  const std::size_t n = units_.size();
+  // The units that run, in order (held units are computed with by their borrower).
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < plan_.size(); ++i)
+    if (plan_[i].runs) order.push_back(i);
+  const std::size_t n = order.size();
   auto unit = [&](int i) { return i >= 0 ? units_[static_cast<std::size_t>(i)].get() : nullptr; };
   compute_ = compute;
   runs_.assign(n, Run{});
-  for (std::size_t i = 0; i < n; ++i) {
-    Run& r = runs_[i];
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = order[k];
+    Run& r = runs_[k];
     r.unit = units_[i].get();
     r.index = i;
     r.compute = &compute_;
-    r.next = i + 1 < n ? units_[i + 1].get() : nullptr;
+    r.next = k + 1 < n ? units_[order[k + 1]].get() : nullptr;
     // gathered ahead in backward only when its backward reads its parameters
-    r.prev = i > 0 && plan_[i - 1].backward_reads_params ? units_[i - 1].get() : nullptr;
+    r.prev = k > 0 && plan_[order[k - 1]].backward_reads_params ? units_[order[k - 1]].get()
+                                                                 : nullptr;
     r.backward_reads_params = plan_[i].backward_reads_params;
+    r.trainable = plan_[i].trainable;
     r.prefetch = opt_.prefetch;
-    r.keep_after_forward = for_backward && i + 1 == n;
+    r.keep_after_forward = for_backward && k + 1 == n;
     r.shared = unit(plan_[i].borrows);
-    r.next_shared = i + 1 < n ? unit(plan_[i + 1].borrows) : nullptr;
+    r.shared_trainable = plan_[i].borrows >= 0 && plan_[static_cast<std::size_t>(plan_[i].borrows)].trainable;
+    r.next_shared = k + 1 < n ? unit(plan_[order[k + 1]].borrows) : nullptr;
     r.checkpoint = opt_.activation_checkpointing && plan_[i].recompute;
   }
 
   if (!for_backward) {  // evaluation: no graph, each unit gathered, used, freed
     at::NoGradGuard no_grad;
     at::Tensor x = input;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto p = params_of(runs_[i]);
-      if (opt_.prefetch && runs_[i].next) runs_[i].next->gather_async();
-      x = runs_[i].run(p, x);
-      units_[i]->release();
-      if (runs_[i].shared) runs_[i].shared->release();
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto p = params_of(runs_[k]);
+      if (opt_.prefetch && runs_[k].next) runs_[k].next->gather_async();
+      if (opt_.prefetch && runs_[k].next_shared) runs_[k].next_shared->gather_async();
+      x = runs_[k].run(p, x);
+      runs_[k].unit->release();
+      if (runs_[k].shared) runs_[k].shared->release();
     }
     runs_.clear();
     compute_ = nullptr;
@@ -197,7 +230,7 @@ at::Tensor FsdpModel::forward(const at::Tensor& input, const UnitCompute& comput
 
   at::Tensor anchor = at::zeros({0}, at::TensorOptions().device(opt_.device)).requires_grad_(true);
   at::Tensor x = input;
-  for (std::size_t i = 0; i < n; ++i) x = UnitFunction::apply(x, anchor, &runs_[i]);
+  for (std::size_t k = 0; k < n; ++k) x = UnitFunction::apply(x, anchor, &runs_[k]);
   return x;
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct UnitPlan {
   // Whether its backward reads its parameters (an embedding's is a scatter:
   // it is not regathered, nor gathered ahead for backward).
   bool backward_reads_params = true;
+  // Whether its parameters are trained. A frozen unit (a base under LoRA)
+  // keeps no gradient shard and no optimizer moments; its backward computes
+  // its input's gradient only.
+  bool trainable = true;
+  // Whether the engine runs it in the forward order. A held unit (a block's
+  // LoRA adapters) computes nothing itself: the unit that borrows it
+  // computes with its parameters, and its gradient is that unit's.
+  bool runs = true;
+  // The decoder layer it computes (a block; LoRA adapts it), -1 for none.
+  std::int64_t layer = -1;
 };
 
 }  // namespace wireup::train

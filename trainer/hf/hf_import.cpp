@@ -15,6 +15,7 @@
 #include "hf/safetensors.hpp"
 #include "models/sharded_model.hpp"
 #include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -75,6 +76,15 @@ class HfWeights {
     return {r, r->find(name)};
   }
   std::size_t size() const { return where_.size(); }
+  // "name dtype [shape]" of every tensor, sorted by name, a line each.
+  std::string tensor_lines() const {
+    std::string out;
+    for (const auto& [name, r] : where_) {
+      const auto* e = readers_[r]->find(name);
+      out += name + " " + e->dtype + " " + shape_str(e->shape) + "\n";
+    }
+    return out;
+  }
   std::string describe() const {
     return readers_.size() == 1 ? readers_[0]->path().string()
                                 : readers_[0]->path().parent_path().string() + " (" +
@@ -87,6 +97,11 @@ class HfWeights {
 };
 
 }  // namespace
+
+std::string hf_base_fingerprint(const fs::path& dir) {
+  const std::string config = read_text(dir / "config.json", hf::kMaxConfigBytes);
+  return sha256_hex(config + "\n" + HfWeights(dir).tensor_lines());
+}
 
 hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
   const fs::path path = dir / "config.json";
@@ -109,7 +124,7 @@ void load_hf_into(ShardedModel& model, const std::string& dir_str) {
   // Tied in the file, untied here: lm_head starts as a copy of the embedding.
   const bool untie = check_hf_config(dir, m).tied && !m.tied;
   const HfWeights weights(dir);
-  auto& units = model.units();
+  const auto& units = model.base_units();  // LoRA's adapters are not the base's
   std::int64_t params = 0;
   std::size_t used = 0;
   for (std::size_t u = 0; u < units.size(); ++u) {

@@ -19,4 +19,9 @@ hf::ConfigFacts check_hf_config(const std::filesystem::path& dir, const ModelCon
 // model.safetensors.index.json; F32, BF16 or F16). Every rank reads the files.
 void load_hf_into(ShardedModel& model, const std::string& dir);
 
+// What identifies a base model a LoRA run adapts: SHA-256 (hex) of DIR's
+// config.json and of its tensors' names, dtypes and shapes (the headers
+// only: quick for any size; a re-quantised or re-shaped base differs).
+std::string hf_base_fingerprint(const std::filesystem::path& dir);
+
 }  // namespace wireup::train

@@ -78,9 +78,7 @@ void load_weights(ShardedModel& model, const Weights& weights, const CommGroups&
     load_hf_into(model, weights.hf_dir.string());
     return;
   }
-  std::vector<FlatUnit*> units;
-  for (auto& u : model.units()) units.push_back(u.get());
-  Checkpointer(CheckpointPolicy{}, groups, weights_state(units))  // the moments left unread
+  Checkpointer(CheckpointPolicy{}, groups, weights_state(model.base_units()))  // the moments left unread
       .load(weights.step_dir.string(), model.config());
   say(w, "[init] from_checkpoint=" + weights.step_dir.string());
 }

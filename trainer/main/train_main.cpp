@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -127,7 +128,8 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
     if (o.init_from_hf.empty())
       model.initialize(o.seed);
     else
-      wt::load_hf_into(model, o.init_from_hf);  // sets every parameter
+      wt::load_hf_into(model, o.init_from_hf);  // sets every parameter of the base
+    if (model.lora()) model.initialize_adapters(o.seed);
     opt.reset();
   };
   auto ckpt = std::make_unique<wt::Checkpointer>(o.checkpoint, groups, std::move(state));
@@ -137,9 +139,9 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
 
 // --resume_from_checkpoint: the shards, moments and data position; the first step to run.
 std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Checkpointer* ckpt,
-                    wt::TokenBatches& train) {
+                    wt::TokenBatches& train, const std::optional<wt::AdapterMeta>& lora) {
   if (o.resume_from_checkpoint.empty()) return 1;
-  const auto meta = ckpt->load(o.resume_from_checkpoint, o.model);
+  const auto meta = ckpt->load(o.resume_from_checkpoint, o.model, lora);
   if (!meta) {
     wt::say(w, "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() +
                    ": starting at step 1");
@@ -184,11 +186,11 @@ std::unique_ptr<tb::EventFileWriter> open_tensorboard(const wt::TrainOptions& o,
 }
 
 wt::RunConfig run_config(const wt::TrainOptions& o, const wt::WorldLayout& w,
-                         const wt::ShardedModel& model, const std::vector<wt::FlatUnit*>& units) {
+                         wt::ShardedModel& model) {
   wt::RunConfig c;
   c.preset = o.preset;
   c.params = wt::total_params(o.model);
-  for (auto* u : units) c.params_per_rank += u->shard_numel();
+  for (auto& u : model.units()) c.params_per_rank += u->shard_numel();
   c.state_bytes_per_rank = model.state_bytes();
   c.world = w.world;
   c.local_world = w.local_world;
@@ -223,6 +225,7 @@ struct Run {
   wt::Checkpointer* ckpt;  // nullptr: no checkpoints
   std::ofstream& metrics;  // rank 0's --metrics_file, when open
   double peak_flops = 0;   // one rank's, for MFU
+  std::optional<wt::AdapterMeta> lora;  // a LoRA run's adapters and base
   // rank 0's --tensorboard_dir event file, when set
   std::unique_ptr<tb::EventFileWriter> tensorboard = nullptr;
   // The ranks' compute times on logged steps, the straggler warnings.
@@ -404,7 +407,8 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               r.o.preset,
                               wt::sharding_name(r.o.sharding),
                               r.train.source().position(),
-                              chat_template_of(r.train)};
+                              chat_template_of(r.train),
+                              r.lora};
   };
   const wt::TraceSpan span("checkpoint");
   // A save raises the collective timeout to --comm_init_timeout itself.
@@ -497,6 +501,26 @@ int train_steps(Run& r, std::int64_t first_step) {
 
 // ------------------------------------------------------------ wireup-train
 
+// A LoRA run: its adapters and base as its checkpoints record them, and its line.
+std::optional<wt::AdapterMeta> lora_of(const wt::TrainOptions& o, const wt::WorldLayout& w,
+                                       wt::ShardedModel& model) {
+  if (!model.lora()) return std::nullopt;
+  wt::AdapterMeta a{o.lora, std::filesystem::absolute(o.init_from_hf).lexically_normal().string(),
+                    wt::hf_base_fingerprint(o.init_from_hf)};
+  std::int64_t adapters = 0;
+  for (const auto* u : model.trainable_units()) adapters += u->numel();
+  char line[256];
+  std::snprintf(line, sizeof line, "[lora] rank=%lld alpha=%g dropout=%g targets=%s "
+                "adapter_params=%lld base_params=%lld (%.3f%%) base_fingerprint=%.16s",
+                static_cast<long long>(o.lora.rank), o.lora.alpha, o.lora.dropout,
+                wt::lora::targets_csv(o.lora.targets).c_str(), static_cast<long long>(adapters),
+                static_cast<long long>(wt::total_params(o.model)),
+                100.0 * static_cast<double>(adapters) / static_cast<double>(wt::total_params(o.model)),
+                a.base_fingerprint.c_str());
+  wt::say(w, line);
+  return a;
+}
+
 // Chat data with --document_masking 1: which attention runs it, once.
 void say_document_attention(const wt::TrainOptions& o, const wt::WorldLayout& w,
                             wt::ShardedModel& model, wt::TokenBatches& train) {
@@ -531,21 +555,23 @@ int run(int argc, char** argv) {
   const wt::ComputeChoice compute{
       o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch, o.float8};
   const wt::CommGroups groups = wt::start_ranks(w, compute);
-  const wt::ModelOptions fo = wt::model_options(w, compute);
+  wt::ModelOptions fo = wt::model_options(w, compute);
+  fo.lora = o.lora;
   wt::ShardedModel model(o.model, groups, fo, o.seed);
   if (o.profile_last >= o.profile_first && model.device().is_cuda()) wt::install_cuda_timer();
-  std::vector<wt::FlatUnit*> units;
-  for (auto& u : model.units()) units.push_back(u.get());
+  // What the optimizer updates and checkpoints hold: every unit, or LoRA's adapters.
+  const std::vector<wt::FlatUnit*>& units = model.trainable_units();
   wt::ShardedAdamW opt(units, o.adamw);
   if (!o.init_from_hf.empty()) wt::load_hf_into(model, o.init_from_hf);  // a resume overrides it
+  const auto lora = lora_of(o, w, model);
   const auto train = open_batches(o, w, wd::Split::Train, o.train_batch_size);
   say_document_attention(o, w, model, *train);
   std::unique_ptr<wt::TokenBatches> val;
   if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
   const auto ckpt = open_checkpointer(o, groups, model, units, opt);
-  const std::int64_t first_step = resume(o, w, ckpt.get(), *train);
+  const std::int64_t first_step = resume(o, w, ckpt.get(), *train, lora);
 
-  wt::say(w, wt::format_config_line(run_config(o, w, model, units)));
+  wt::say(w, wt::format_config_line(run_config(o, w, model)));
   const wt::PeakFlops peak =
       wt::peak_for_mfu(o.peak_tflops, model.device(), fo.fsdp.compute_dtype, *groups.world);
   wt::say(w, wt::format_peak_line(peak.flops_per_s, peak.source));
@@ -554,7 +580,8 @@ int run(int argc, char** argv) {
     metrics.open(o.metrics_file, std::ios::app);
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
-  Run r{o, w, groups, model, units, opt, *train, val.get(), ckpt.get(), metrics, peak.flops_per_s};
+  Run r{o, w, groups, model, units, opt, *train, val.get(), ckpt.get(), metrics, peak.flops_per_s,
+        lora};
   r.tensorboard = open_tensorboard(o, w, first_step);
   r.stragglers = std::make_unique<wt::StragglerReport>(
       *groups.world, model.device(), wt::this_host(), o.straggler_ratio, o.straggler_steps);

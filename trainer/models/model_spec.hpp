@@ -12,6 +12,7 @@
 #include "config/model_config.hpp"
 #include "fsdp/fsdp_model.hpp"
 #include "fsdp/unit_plan.hpp"
+#include "lora/lora_config.hpp"
 #include "ops/attention.hpp"
 
 // What a model family gives the trainer, tied together as torchtitan's
@@ -23,13 +24,15 @@
 namespace wireup::train {
 
 // How a model is built and computes: its sharding, its linear layers' float8
-// recipe, and whether its parameters start at the family's random values
+// recipe, whether its parameters start at the family's random values
 // (false: zeros, for a caller that loads every one of them next: eval,
-// generate).
+// generate), and LoRA (enabled: the family's units frozen, adapters trained:
+// lora/lora_units.hpp).
 struct ModelOptions {
   FsdpOptions fsdp;
   Float8Recipe float8 = Float8Recipe::Off;
   bool random_init = true;
+  lora::LoraConfig lora;
 };
 
 // One model's computation for a run: made once (its rotary tables, its
@@ -42,12 +45,13 @@ class ModelCompute {
   // here, std::runtime_error naming the vocabulary). The last unit returns
   // the mean loss; a masked batch's is the sum of its trained targets'
   // cross-entropy over `loss_divisor` (> 0), with positions and attention
-  // per conversation where it has segments.
+  // per conversation where it has segments. `training`: LoRA's dropout
+  // applies (a forward for backward).
   struct Step {
     at::Tensor input;
     UnitCompute compute;
   };
-  virtual Step prepare(const ModelBatch& batch, double loss_divisor) = 0;
+  virtual Step prepare(const ModelBatch& batch, double loss_divisor, bool training = false) = 0;
   // The attention of packed micro-batches with segments (chosen, and on CUDA
   // probed, on first use).
   virtual const ops::DocumentAttentionChoice& document_attention() = 0;

@@ -30,10 +30,21 @@ class ShardedModel {
 
   // Every unit's parameters to the family's random values for `seed` (each
   // unit from its own seed: the same values whatever the world size); the
-  // constructor's with ModelOptions::random_init.
+  // constructor's with ModelOptions::random_init. LoRA's adapters to their
+  // initial values (lora/lora_units.hpp: the adapted model equals the base).
   void initialize(std::uint64_t seed);
+  // The adapters alone (LoRA): after the base's weights are loaded.
+  void initialize_adapters(std::uint64_t seed);
 
+  // Every unit: the family's, then (LoRA) the adapters'.
   std::vector<std::unique_ptr<FlatUnit>>& units() { return fsdp_.units(); }
+  // The family's units, in its order (what its HF adapter and a full
+  // checkpoint hold): all of units() without LoRA.
+  const std::vector<FlatUnit*>& base_units() const { return base_; }
+  // The units the optimizer updates and checkpoints save: all without LoRA,
+  // the adapters with it.
+  const std::vector<FlatUnit*>& trainable_units() const { return trainable_; }
+  bool lora() const { return base_units_ != fsdp_.plan().size(); }
   const ModelConfig& config() const { return cfg_; }
   const ModelSpec& spec() const { return spec_; }
   at::Device device() const { return fsdp_.options().device; }
@@ -50,7 +61,9 @@ class ShardedModel {
  private:
   ModelConfig cfg_;
   const ModelSpec& spec_;
+  std::size_t base_units_;
   FsdpModel fsdp_;
+  std::vector<FlatUnit*> base_, trainable_;
   std::unique_ptr<ModelCompute> compute_;
 };
 

@@ -78,10 +78,21 @@ QkvHeads llama_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed, c
 
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
                  const ModelConfig& m, Float8Recipe float8, const Documents& docs,
-                 AttentionInputs inputs) {
-  const Projection proj = [float8](const at::Tensor& in, const at::Tensor& w) {
-    return float8 == Float8Recipe::Off ? ops::linear(in, w) : ops::float8_linear(in, w, float8);
+                 AttentionInputs inputs, const lora::BlockAdapters* adapters) {
+  using lora::FusedProjection;
+  const auto adapted = [float8, adapters](FusedProjection site) {
+    return [float8, adapters, site](const at::Tensor& in, const at::Tensor& w) {
+      at::Tensor y =
+          float8 == Float8Recipe::Off ? ops::linear(in, w) : ops::float8_linear(in, w, float8);
+      if (adapters)
+        if (at::Tensor d = adapters->delta(site, in); d.defined()) y = y + d;
+      return y;
+    };
   };
+  const auto proj = adapted(FusedProjection::Qkv);
+  const auto out = adapted(FusedProjection::Out);
+  const auto gate_up = adapted(FusedProjection::GateUp);
+  const auto down = adapted(FusedProjection::Down);
   // attention
   auto [q, k, v] = inputs(p, ops::rms_norm(x, p[0], m.norm_eps), m, proj);
   at::Tensor a = docs.defined() ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
@@ -89,10 +100,10 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const op
                                                           v, docs.attend)
                                 : ops::causal_attention(ops::apply_rope(q, rope),
                                                         ops::apply_rope(k, rope), v, rope.causal);
-  at::Tensor h = x + proj(a, p[2]);
+  at::Tensor h = x + out(a, p[2]);
   // SwiGLU feed-forward
-  const at::Tensor w13 = proj(ops::rms_norm(h, p[3], m.norm_eps), p[4]);
-  return h + proj(ops::swiglu(w13), p[5]);
+  const at::Tensor w13 = gate_up(ops::rms_norm(h, p[3], m.norm_eps), p[4]);
+  return h + down(ops::swiglu(w13), p[5]);
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,

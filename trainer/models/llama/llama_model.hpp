@@ -7,6 +7,7 @@
 #include "config/float8_recipe.hpp"
 #include "config/model_config.hpp"
 #include "fsdp/param_spec.hpp"
+#include "lora/lora_units.hpp"
 #include "ops/attention.hpp"
 #include "ops/rotary.hpp"
 
@@ -64,9 +65,12 @@ QkvHeads llama_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed, c
 
 // `float8`: the block's four projections in float8 (float8_linear.hpp).
 // `docs`: packed conversations (positions and attention per conversation).
+// `adapters`: LoRA's part added to each projection's output (before the
+// family's QK-norm or after its bias, as PEFT wraps the Linear).
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
                  const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off,
-                 const Documents& docs = Documents(), AttentionInputs inputs = llama_qkv);
+                 const Documents& docs = Documents(), AttentionInputs inputs = llama_qkv,
+                 const lora::BlockAdapters* adapters = nullptr);
 // Mean cross-entropy of the next-token logits against `targets`; p = {final
 // norm, output projection} (tied: the embedding matrix). With `trained`
 // (int64 flat indices into the B*T targets, document_layout.hpp's

@@ -22,12 +22,13 @@ class DecoderCompute final : public ModelCompute {
         device_(o.fsdp.device),
         dtype_(o.fsdp.compute_dtype),
         float8_(o.float8),
+        lora_(o.lora),
         rope_(ops::rope_to(make_rope(m, m.context, ops::attention_needs_mask(device_)), device_)) {
     if (rope_.causal.defined())
       rope_.causal = rope_.causal.to(dtype_);  // added to the scores in that dtype
   }
 
-  Step prepare(const ModelBatch& batch, double loss_divisor) override;
+  Step prepare(const ModelBatch& batch, double loss_divisor, bool training) override;
 
   const ops::DocumentAttentionChoice& document_attention() override {
     if (!document_attention_)
@@ -41,11 +42,26 @@ class DecoderCompute final : public ModelCompute {
   at::Device device_;
   at::ScalarType dtype_;
   Float8Recipe float8_;
+  lora::LoraConfig lora_;
   ops::Rope rope_;
   std::optional<ops::DocumentAttentionChoice> document_attention_;
 };
 
-ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_divisor) {
+// LoRA dropout's seed for a training micro-batch: a hash of its tokens (FNV-1a),
+// so that a recomputed block and a resumed run draw the same masks; 0: none.
+std::uint64_t dropout_seed(const lora::LoraConfig& c, const at::Tensor& host_tokens,
+                           bool training) {
+  if (!c.enabled() || c.dropout <= 0 || !training) return 0;
+  const at::Tensor t = host_tokens.contiguous();
+  const auto* ids = t.data_ptr<std::int64_t>();
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    h = (h ^ static_cast<std::uint64_t>(ids[i])) * 1099511628211ULL;
+  return h | 1;
+}
+
+ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_divisor,
+                                           bool training) {
   const at::Tensor& host_tokens = batch.tokens;
   // Ids index the embedding and pick the logits: check them here, on the host
   // (on a GPU a check there would stall the step on a device-to-host copy).
@@ -66,11 +82,18 @@ ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_
                : make_documents(positions, batch.segments.to(device_), dtype_);
   }
   const std::size_t head = static_cast<std::size_t>(cfg_.layers) + 1;
-  UnitCompute compute = [this, docs, targets, trained, loss_divisor, head](
+  const std::uint64_t seed = dropout_seed(lora_, host_tokens, training);
+  UnitCompute compute = [this, docs, targets, trained, loss_divisor, head, seed](
                             std::size_t unit, const std::vector<at::Tensor>& p,
                             const at::Tensor& x) {
     if (unit == 0) return embed(p, x);
-    if (unit < head) return block(p, x, rope_, cfg_, float8_, docs, inputs_);
+    if (unit < head && !lora_.enabled()) return block(p, x, rope_, cfg_, float8_, docs, inputs_);
+    if (unit < head) {  // the block's parameters, then its adapters (a held unit it borrows)
+      const auto n = static_cast<std::ptrdiff_t>(p.size() - 2 * lora_.targets.size());
+      const lora::BlockAdapters adapters(lora_, cfg_, {p.begin() + n, p.end()},
+                                         seed == 0 ? 0 : seed ^ (unit * 0x9E3779B97F4A7C15ULL));
+      return block({p.begin(), p.begin() + n}, x, rope_, cfg_, float8_, docs, inputs_, &adapters);
+    }
     return head_loss(p, x, targets, cfg_, trained, loss_divisor);
   };
   return {tokens.narrow(1, 0, T), std::move(compute)};
@@ -108,6 +131,7 @@ std::vector<UnitPlan> decoder_units(const ModelConfig& m,
   for (std::int64_t i = 0; i < m.layers; ++i) {
     UnitPlan b{"block" + std::to_string(i), blocks(m)};
     b.recompute = true;
+    b.layer = i;
     units.push_back(std::move(b));
   }
   UnitPlan head{"head", head_specs(m)};
