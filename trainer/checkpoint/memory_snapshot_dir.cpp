@@ -184,6 +184,8 @@ void open_private_dir(const fs::path& path) {
 }
 
 void claim_root(const fs::path& root, const std::string& job_id) {
+  if (!parse_uint(job_id))
+    throw InputError("memory snapshots: job id " + wireup::quoted(job_id) + " is not digits");
   open_private_dir(root);
   if (check_owner_marker(root, job_id)) return;
   const std::string text = owner_text(job_id);

@@ -45,9 +45,9 @@ bool is_safe_node_name(const std::string& name);
 void open_private_dir(const std::filesystem::path& path);
 
 // open_private_dir(root), then its owner marker: written (job, uid) when
-// absent; when present it must be a regular file of this user naming this job
-// and uid, else InputError naming both job ids ("ROOT belongs to job 111, this
-// is job 222") or both uids.
+// absent (job_id must be digits); when present it must be a regular file of
+// this user naming this job and uid, else InputError naming both job ids
+// ("ROOT belongs to job 111, this is job 222") or both uids.
 void claim_root(const std::filesystem::path& root, const std::string& job_id);
 // The check claim_root makes of an existing marker, without writing one:
 // false when root has no owner marker; InputError as claim_root.
@@ -91,7 +91,8 @@ std::string human_bytes(std::uint64_t bytes);
 std::string capacity_problem(const std::filesystem::path& dir, std::uint64_t bytes_per_snapshot,
                              std::uint64_t free_bytes, std::uint64_t reusable_bytes);
 // statvfs(dir) and the bytes of the regular files under dir (not following
-// symlinks), then capacity_problem; InputError with its reason.
+// symlinks: this job's snapshots there), then capacity_problem; InputError
+// with its reason. `dir` is this node's directory, DIR/<node>.
 void check_capacity(const std::filesystem::path& dir, std::uint64_t bytes_per_snapshot);
 
 // Removes DIR/<node>/snap-N (before a snapshot of that step starts afresh,

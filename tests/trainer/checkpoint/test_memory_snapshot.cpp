@@ -164,6 +164,7 @@ TEST_CASE("the owner marker ties DIR to one job") {
   claim_root(root, "111");
   CHECK(mode_of(root / "owner") == 0600);
   claim_root(root, "111");  // the same job again (a requeue, a new srun)
+  CHECK_THAT(message_of([&] { claim_root(root, "1\nuid 0"); }), Contains("is not digits"));
   CHECK_THAT(message_of([&] { claim_root(root, "222"); }),
              Contains("belongs to job 111, this is job 222"));
   SECTION("a symlinked marker is refused") {
