@@ -1,0 +1,153 @@
+// The decisions of memory snapshots as pure functions: retention, and the
+// resume source over what each node reports (no files, no Torch).
+#include <catch2/catch.hpp>
+
+#include "checkpoint/memory_snapshot_plan.hpp"
+
+using namespace wireup::train;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kSha(64, 'e');
+
+SnapshotManifest manifest(std::int64_t step, const std::vector<std::string>& rank_node,
+                          const std::string& job = "9") {
+  SnapshotManifest m{job, 1000, step, rank_node, {}, {}};
+  for (std::size_t r = 0; r < rank_node.size(); ++r)
+    m.parts.push_back({static_cast<int>(r), rank_node[r], 8, kSha});
+  return m;
+}
+
+// A node's report: for each step, a good snapshot holding its own ranks'
+// parts and the replicas named.
+NodeMemory node(const std::string& name, const std::vector<std::string>& rank_node,
+                const std::vector<std::int64_t>& steps, const std::vector<int>& replicas = {}) {
+  NodeMemory n{name, true, "", {}};
+  for (const std::int64_t step : steps) {
+    SnapshotState s{step, "", manifest(step, rank_node), {}, replicas};
+    for (std::size_t r = 0; r < rank_node.size(); ++r)
+      if (rank_node[r] == name) s.parts.push_back(static_cast<int>(r));
+    n.snapshots.push_back(s);
+  }
+  return n;
+}
+
+ResumeInputs inputs(std::vector<NodeMemory> nodes, std::vector<std::string> rank_node,
+                    std::vector<std::int64_t> disk) {
+  return {std::move(nodes), std::move(disk), std::move(rank_node), "9", 1000};
+}
+
+const std::vector<std::string> kLayout{"a1", "a1", "a2", "a2"};
+
+}  // namespace
+
+TEST_CASE("retention keeps exactly the newest complete snapshot and the one in progress") {
+  using V = std::vector<std::int64_t>;
+  CHECK(snapshots_to_delete({}, 10).empty());
+  CHECK(snapshots_to_delete({{10, true}}, 20).empty());
+  CHECK(snapshots_to_delete({{10, true}, {20, true}}, 30) == V{10});
+  // An incomplete newer one (cut short) goes; the newest complete one stays.
+  CHECK(snapshots_to_delete({{10, true}, {20, true}, {30, false}}, 40) == V{10, 30});
+  // Only incomplete ones: all go.
+  CHECK(snapshots_to_delete({{10, false}, {20, false}}, 30) == V{10, 20});
+  // An earlier attempt at the same step starts afresh; newer ones (a resume
+  // went back past them) go.
+  CHECK(snapshots_to_delete({{10, true}, {20, true}, {30, true}}, 20) == V{20, 30});
+}
+
+TEST_CASE("the resume source: newest usable state, memory before disk at the same step") {
+  SECTION("memory, newer than disk") {
+    const auto c = choose_resume_source(
+        inputs({node("a1", kLayout, {40, 20}), node("a2", kLayout, {40, 20})}, kLayout, {30}));
+    CHECK(c.source == ResumeSource::memory);
+    CHECK(c.step == 40);
+  }
+  SECTION("disk, newer than memory: memory is not even examined") {
+    const auto c = choose_resume_source(
+        inputs({node("a1", kLayout, {20}), node("a2", kLayout, {20})}, kLayout, {30, 10}));
+    CHECK(c.source == ResumeSource::disk);
+    CHECK(c.step == 30);
+    CHECK(c.skipped.empty());
+  }
+  SECTION("the same step on disk and in memory: memory") {
+    const auto c = choose_resume_source(
+        inputs({node("a1", kLayout, {30}), node("a2", kLayout, {30})}, kLayout, {30}));
+    CHECK(c.source == ResumeSource::memory);
+  }
+  SECTION("nothing anywhere: none") {
+    const auto c = choose_resume_source(inputs({}, kLayout, {}));
+    CHECK(c.source == ResumeSource::none);
+    CHECK(resume_lines(c)[0] == "[resume] step=0 source=none");
+  }
+}
+
+TEST_CASE("the resume source: a node that lost its memory, and the limits of replicas") {
+  const std::vector<std::string> now{"a1", "a1", "b7", "b7"};
+  const NodeMemory a1 = node("a1", kLayout, {40}, {2, 3});
+  const NodeMemory gone{"b7", false, "", {}};
+  SECTION("its ranks' replicas on another node: peer, naming the holders") {
+    const auto c = choose_resume_source(inputs({a1, gone}, now, {30}));
+    CHECK(c.source == ResumeSource::peer);
+    CHECK(c.holder == std::vector<std::string>{"a1", "a1", "a1", "a1"});
+  }
+  SECTION("a node missing from the reports counts as missing too") {
+    CHECK(choose_resume_source(inputs({a1}, now, {})).source == ResumeSource::peer);
+  }
+  SECTION("a replica missing: disk, naming the rank") {
+    const auto c = choose_resume_source(inputs({node("a1", kLayout, {40}, {2}), gone}, now, {30}));
+    CHECK(c.source == ResumeSource::disk);
+    REQUIRE(c.skipped.size() == 1);
+    CHECK(c.skipped[0] ==
+          "memory snapshot step 40: rank 3 on node b7: the node's memory is gone and no other "
+          "node holds a replica of its part");
+  }
+  SECTION("a node whose memory is there but lacks its part is not rescued by a replica") {
+    NodeMemory a2 = node("a2", kLayout, {40}, {0, 1});
+    a2.snapshots[0].parts = {2};  // rank 3's part failed its check
+    a2.snapshots[0].problem = "part of rank 3 (rank-00003.bin) fails its checksum";
+    const auto c =
+        choose_resume_source(inputs({node("a1", kLayout, {40}, {2, 3}), a2}, kLayout, {30}));
+    CHECK(c.source == ResumeSource::disk);
+    CHECK_THAT(c.skipped[0], Contains("on node a2: part of rank 3"));
+  }
+}
+
+TEST_CASE("the resume source: another run's snapshot is never memory's") {
+  SECTION("another layout: ranks moved between surviving nodes") {
+    const std::vector<std::string> now{"a1", "a2", "a1", "a2"};
+    const auto c = choose_resume_source(
+        inputs({node("a1", kLayout, {40}), node("a2", kLayout, {40})}, now, {30}));
+    CHECK(c.source == ResumeSource::disk);
+    CHECK(c.skipped[0] ==
+          "memory snapshot step 40: layout differs: rank 1 was on node a1, now on a2");
+  }
+  SECTION("two lost nodes folded onto one new node") {
+    const std::vector<std::string> was{"a1", "a2", "a3", "a4"};
+    const std::vector<std::string> now{"a1", "b1", "b1", "a4"};
+    const auto c = choose_resume_source(
+        inputs({node("a1", was, {40}, {1, 2}), node("a4", was, {40})}, now, {}));
+    CHECK(c.source == ResumeSource::none);
+    CHECK_THAT(c.skipped[0], Contains("layout differs: rank 2 was on node a3, now on b1"));
+  }
+  SECTION("another job or user") {
+    NodeMemory a1 = node("a1", kLayout, {40});
+    NodeMemory a2 = node("a2", kLayout, {40});
+    a1.snapshots[0].manifest->job_id = a2.snapshots[0].manifest->job_id = "8";
+    auto c = choose_resume_source(inputs({a1, a2}, kLayout, {30}));
+    CHECK(c.source == ResumeSource::disk);
+    CHECK(c.skipped[0] == "memory snapshot step 40: written by job 8, this is job 9");
+    ResumeInputs in = inputs({node("a1", kLayout, {40}), node("a2", kLayout, {40})}, kLayout, {});
+    in.uid = 1001;
+    c = choose_resume_source(in);
+    CHECK(c.source == ResumeSource::none);
+    CHECK_THAT(c.skipped[0], Contains("written by uid 1000"));
+  }
+  SECTION("nodes that disagree on the manifest") {
+    NodeMemory a2 = node("a2", kLayout, {40});
+    a2.snapshots[0].manifest->parts[0].bytes = 9;
+    const auto c = choose_resume_source(inputs({node("a1", kLayout, {40}), a2}, kLayout, {30}));
+    CHECK(c.source == ResumeSource::disk);
+    CHECK_THAT(c.skipped[0], Contains("on node a2: its manifest differs"));
+  }
+}

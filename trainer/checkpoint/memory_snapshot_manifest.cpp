@@ -1,0 +1,261 @@
+#include "checkpoint/memory_snapshot_manifest.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "checkpoint/memory_snapshot_dir.hpp"
+#include "wireup/error.hpp"
+#include "wireup/sha256.hpp"
+#include "wireup/text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wireup::train {
+namespace {
+
+constexpr const char* kMagic = "wireup-memory-snapshot 1";
+
+std::string part_line(const char* key, const SnapshotPart& p) {
+  return std::string(key) + " " + std::to_string(p.rank) + " node " + p.node + " bytes " +
+         std::to_string(p.bytes) + " sha256 " + p.sha256 + "\n";
+}
+
+// Reads the manifest's lines in order; each failure sets `why` and returns false.
+struct LineReader {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  std::string& why;
+
+  bool fail(const std::string& what) {
+    why = "line " + std::to_string(at + 1) + ": " + what;
+    return false;
+  }
+  // "KEY VALUE" with a decimal VALUE of at most max.
+  bool number(const std::string& key, std::uint64_t max, std::uint64_t& out) {
+    if (at >= lines.size()) return fail("expected " + key + ", found the end");
+    const std::vector<std::string> f = split(lines[at], ' ');
+    if (f.size() != 2 || f[0] != key) return fail("expected " + key + " N");
+    const std::optional<std::uint64_t> v = parse_uint(f[1], max);
+    if (!v)
+      return fail(key + " " + wireup::quoted(f[1]) + " is not a number up to " +
+                  std::to_string(max));
+    out = *v;
+    ++at;
+    return true;
+  }
+  // "KEY R node N bytes B sha256 H".
+  bool part(const std::string& key, SnapshotPart& p) {
+    const std::vector<std::string> f = split(lines[at], ' ');
+    if (f.size() != 8 || f[0] != key || f[2] != "node" || f[4] != "bytes" || f[6] != "sha256")
+      return fail("expected " + key + " R node N bytes B sha256 H");
+    const std::optional<std::uint64_t> rank = parse_uint(f[1], kMaxSnapshotWorldSize - 1);
+    const std::optional<std::uint64_t> bytes = parse_uint(f[5]);
+    if (!rank) return fail("rank " + wireup::quoted(f[1]) + " is not a rank");
+    if (!is_safe_node_name(f[3]))
+      return fail("node " + wireup::quoted(f[3]) + " is not a node name");
+    if (!bytes) return fail("bytes " + wireup::quoted(f[5]) + " is not a number");
+    if (!is_sha256_hex(f[7]) || to_lower(f[7]) != f[7])
+      return fail("sha256 " + wireup::quoted(f[7]) + " is not 64 lowercase hex digits");
+    p = {static_cast<int>(*rank), f[3], *bytes, f[7]};
+    ++at;
+    return true;
+  }
+};
+
+bool parse_header(LineReader& r, SnapshotManifest& m, std::uint64_t& world) {
+  if (r.lines.empty() || r.lines[0] != kMagic)
+    return r.fail("not a wireup memory snapshot manifest");
+  r.at = 1;
+  if (r.at >= r.lines.size() || r.lines[1].rfind("job ", 0) != 0 ||
+      !parse_uint(r.lines[1].substr(4)))
+    return r.fail("expected job <digits>");
+  m.job_id = r.lines[1].substr(4);
+  r.at = 2;
+  std::uint64_t step = 0;
+  if (!r.number("uid", UINT32_MAX, m.uid) || !r.number("step", INT64_MAX, step) ||
+      !r.number("world_size", kMaxSnapshotWorldSize, world))
+    return false;
+  if (world == 0) return r.fail("world_size 0");
+  m.step = static_cast<std::int64_t>(step);
+  return true;
+}
+
+bool parse_parts(LineReader& r, SnapshotManifest& m, std::uint64_t world) {
+  for (std::uint64_t rank = 0; rank < world; ++rank) {
+    if (r.at >= r.lines.size()) return r.fail("expected rank " + std::to_string(rank));
+    SnapshotPart p;
+    if (!r.part("rank", p)) return false;
+    if (static_cast<std::uint64_t>(p.rank) != rank) {
+      --r.at;
+      return r.fail("expected rank " + std::to_string(rank) + ", found rank " +
+                    std::to_string(p.rank));
+    }
+    m.rank_node.push_back(p.node);
+    m.parts.push_back(p);
+  }
+  std::set<int> seen;
+  while (r.at < r.lines.size() && r.lines[r.at].rfind("replica ", 0) == 0) {
+    SnapshotPart p;
+    if (!r.part("replica", p)) return false;
+    --r.at;
+    if (static_cast<std::uint64_t>(p.rank) >= world)
+      return r.fail("replica of rank " + std::to_string(p.rank) + ", world size " +
+                    std::to_string(world));
+    if (!seen.insert(p.rank).second)
+      return r.fail("a second replica of rank " + std::to_string(p.rank));
+    const SnapshotPart& own = m.parts[static_cast<std::size_t>(p.rank)];
+    if (p.node == own.node)
+      return r.fail("replica of rank " + std::to_string(p.rank) + " on its own node " + p.node);
+    if (p.bytes != own.bytes || p.sha256 != own.sha256)
+      return r.fail("replica of rank " + std::to_string(p.rank) + " differs from its part");
+    m.replicas.push_back(p);
+    ++r.at;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string to_text(const SnapshotManifest& m) {
+  std::string s = std::string(kMagic) + "\njob " + m.job_id + "\nuid " + std::to_string(m.uid) +
+                  "\nstep " + std::to_string(m.step) + "\nworld_size " +
+                  std::to_string(m.parts.size()) + "\n";
+  for (const SnapshotPart& p : m.parts) s += part_line("rank", p);
+  for (const SnapshotPart& p : m.replicas) s += part_line("replica", p);
+  return s + "end\n";
+}
+
+std::optional<SnapshotManifest> parse_snapshot_manifest(const std::string& text, std::string& why) {
+  if (text.empty() || text.back() != '\n') {
+    why = "does not end with a newline (cut short)";
+    return std::nullopt;
+  }
+  LineReader r{split(std::string_view(text).substr(0, text.size() - 1), '\n'), 0, why};
+  SnapshotManifest m;
+  std::uint64_t world = 0;
+  if (!parse_header(r, m, world) || !parse_parts(r, m, world)) return std::nullopt;
+  if (r.at >= r.lines.size() || r.lines[r.at] != "end") {
+    r.fail("expected replica or end");
+    return std::nullopt;
+  }
+  if (r.at + 1 != r.lines.size()) {
+    ++r.at;
+    r.fail("text after end");
+    return std::nullopt;
+  }
+  return m;
+}
+
+void commit_snapshot(const fs::path& snap_dir, const SnapshotManifest& m) {
+  const std::string text = to_text(m);
+  const std::string sha = write_private_file(snap_dir / "manifest", text.data(), text.size());
+  const std::string marker = "complete " + sha + "\n";
+  write_private_file(snap_dir / "complete", marker.data(), marker.size());
+}
+
+namespace {
+
+// The manifest behind a complete marker, checked against this snapshot; sets
+// s.problem when anything is off.
+void read_manifest(const fs::path& snap_dir, const std::string& job_id, SnapshotState& s) {
+  std::string why;
+  const std::optional<std::string> marker = read_private_text(snap_dir / "complete", 128, why);
+  if (!marker) {
+    s.problem = why == "missing" ? "no complete marker (a snapshot in progress or cut short)"
+                                 : "complete marker " + why;
+    return;
+  }
+  const std::optional<std::string> text =
+      read_private_text(snap_dir / "manifest", kMaxSnapshotManifestBytes, why);
+  if (!text) {
+    s.problem = "manifest " + why;
+    return;
+  }
+  if (*marker != "complete " + sha256_hex(*text) + "\n") {
+    s.problem = "manifest does not match its complete marker (changed after the commit)";
+    return;
+  }
+  s.manifest = parse_snapshot_manifest(*text, why);
+  if (!s.manifest) {
+    s.problem = "manifest " + why;
+  } else if (s.manifest->step != s.step) {
+    s.problem = "manifest names step " + std::to_string(s.manifest->step);
+  } else if (s.manifest->job_id != job_id) {
+    s.problem = "written by job " + s.manifest->job_id + ", this is job " + job_id;
+  } else if (s.manifest->uid != ::geteuid()) {
+    s.problem = "written by uid " + std::to_string(s.manifest->uid) + ", not you (" +
+                std::to_string(::geteuid()) + ")";
+  }
+}
+
+// Checks the files of `parts` held on `node`; records the good ranks in `ok`.
+void check_files(const fs::path& snap_dir, const std::vector<SnapshotPart>& parts,
+                 const std::string& node, bool replica, SnapshotState& s, std::vector<int>& ok) {
+  for (const SnapshotPart& p : parts) {
+    if (p.node != node) continue;
+    const std::string name = replica ? replica_file_name(p.rank) : part_file_name(p.rank);
+    std::string why;
+    const std::string sha = hash_private_file(snap_dir / name, p.bytes, why);
+    const std::string what =
+        (replica ? "replica of rank " : "part of rank ") + std::to_string(p.rank) + " (" + name;
+    if (sha.empty()) {
+      if (s.problem.empty()) s.problem = what + ") " + why;
+    } else if (sha != p.sha256) {
+      if (s.problem.empty()) s.problem = what + ") fails its checksum";
+    } else {
+      ok.push_back(p.rank);
+    }
+  }
+}
+
+}  // namespace
+
+SnapshotState inspect_snapshot(const fs::path& snap_dir, std::int64_t step, const std::string& node,
+                               const std::string& job_id) {
+  SnapshotState s;
+  s.step = step;
+  struct stat st {};
+  if (::lstat(snap_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 0777u) != 0700u) {
+    s.problem = "not a private directory of yours (a symlink, another owner or mode)";
+    return s;
+  }
+  read_manifest(snap_dir, job_id, s);
+  if (!s.problem.empty()) return s;
+  check_files(snap_dir, s.manifest->parts, node, false, s, s.parts);
+  check_files(snap_dir, s.manifest->replicas, node, true, s, s.replicas);
+  return s;
+}
+
+NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
+                            const std::string& job_id) {
+  NodeMemory mem;
+  mem.node = node;
+  struct stat st {};
+  const fs::path dir = root / node;
+  if (::lstat(dir.c_str(), &st) != 0) return mem;  // missing: present stays false
+  mem.present = true;
+  try {
+    open_private_dir(root);
+    open_private_dir(dir);
+    if (!check_root_owner(root, job_id))  // the marker must name this job and user
+      throw InputError(root.string() + ": no owner marker (not made by wireup-train)");
+  } catch (const InputError& e) {
+    mem.problem = e.what();
+    return mem;
+  }
+  std::vector<std::int64_t> steps;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (const auto step = snapshot_dir_step(e.path().filename().string())) steps.push_back(*step);
+  if (ec) mem.problem = dir.string() + ": cannot list: " + ec.message();
+  std::sort(steps.rbegin(), steps.rend());
+  for (const std::int64_t step : steps)
+    mem.snapshots.push_back(inspect_snapshot(dir / snapshot_dir_name(step), step, node, job_id));
+  return mem;
+}
+
+}  // namespace wireup::train

@@ -1,0 +1,96 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+// One memory snapshot's manifest and its commit marker, and what a node finds
+// in its memory directory (docs/memory-snapshots.md). Plain C++: no Torch.
+//
+//   DIR/<node>/snap-00000040/
+//     rank-00002.bin           the full training state of rank 2 (a rank of this node),
+//     rank-00003.bin           opaque bytes to this library (written by the trainer)
+//     replica-rank-00000.bin   a copy of rank 0's part, held for another node
+//     manifest                 the whole snapshot, the same text on every node
+//     complete                 written last: "complete <SHA-256 of manifest>\n"
+//
+// manifest (text, one record a line, fields separated by one space):
+//
+//   wireup-memory-snapshot 1
+//   job 4242                                 SLURM_JOB_ID (digits)
+//   uid 1000                                 the user who wrote it
+//   step 40
+//   world_size 4
+//   rank 0 node a1 bytes 1024 sha256 <hex>   world_size lines, ranks 0.. in order;
+//   ...                                      the part lives on `node` as rank-0000R.bin
+//   replica 0 node a2 bytes 1024 sha256 <hex>  0 or more, distinct ranks, on a node other
+//   ...                                      than the rank's own, bytes and sha256 its part's
+//   end
+//
+// A snapshot counts only when `complete` is present and names the manifest's
+// checksum, and every file this node holds checks (size, SHA-256).
+namespace wireup::train {
+
+// One rank's part (or a replica of it) and the node whose memory holds it.
+struct SnapshotPart {
+  int rank = 0;
+  std::string node;
+  std::uint64_t bytes = 0;
+  std::string sha256;
+};
+
+struct SnapshotManifest {
+  std::string job_id;
+  std::uint64_t uid = 0;
+  std::int64_t step = 0;
+  std::vector<std::string> rank_node;  // the layout: the node of each rank; world size = size
+  std::vector<SnapshotPart> parts;     // one per rank, in rank order, on rank_node[rank]
+  std::vector<SnapshotPart> replicas;  // on a node other than rank_node[rank]
+};
+
+// The largest manifest read (a million ranks with replicas: ~250 MB) and
+// world size accepted.
+constexpr std::uint64_t kMaxSnapshotManifestBytes = 256ull << 20;
+constexpr int kMaxSnapshotWorldSize = 1 << 20;
+
+std::string to_text(const SnapshotManifest& m);
+// Strict: every line as above, in order, nothing after `end`; node names
+// is_safe_node_name; sha256 64 lowercase hex digits. nullopt with `why` set
+// ("line 6: expected rank 1, found rank 2") when anything is off.
+std::optional<SnapshotManifest> parse_snapshot_manifest(const std::string& text, std::string& why);
+
+// Commits a snapshot directory whose parts this node holds are written:
+// `manifest`, then `complete` (both private files, durable).
+void commit_snapshot(const std::filesystem::path& snap_dir, const SnapshotManifest& m);
+
+// What one node finds of one snapshot in its memory.
+struct SnapshotState {
+  std::int64_t step = 0;
+  std::string problem;  // "" when complete and every file of this node checks
+  std::optional<SnapshotManifest> manifest;
+  std::vector<int> parts;     // ranks whose own part is here and checks
+  std::vector<int> replicas;  // ranks whose replica is here and checks
+};
+
+// Checks DIR/<node>/snap-N: `complete` names the manifest's checksum, the
+// manifest parses and names this step, job and user, and every part and
+// replica it places on `node` has its size and SHA-256. Never follows a
+// symlink. `problem` names the first fault ("part of rank 3 fails its
+// checksum", "no complete marker (a snapshot in progress or cut short)").
+SnapshotState inspect_snapshot(const std::filesystem::path& snap_dir, std::int64_t step,
+                               const std::string& node, const std::string& job_id);
+
+// What one node's memory holds: present is false when DIR/<node> does not
+// exist (a replaced node, memory lost); problem is set when it exists but is
+// not a private directory of this user (then no snapshot of it is used).
+struct NodeMemory {
+  std::string node;
+  bool present = false;
+  std::string problem;
+  std::vector<SnapshotState> snapshots;  // newest first
+};
+NodeMemory scan_node_memory(const std::filesystem::path& root, const std::string& node,
+                            const std::string& job_id);
+
+}  // namespace wireup::train
