@@ -182,16 +182,18 @@ class HfLlama:
             v = v[:, :, None].expand(B, kvh, rep, T, hd).reshape(B, nh, T, hd)
             att = torch.softmax(q @ k.transpose(2, 3) / math.sqrt(hd) + mask, dim=-1)
             a = (att @ v).transpose(1, 2).reshape(B, T, nh * hd)
-            x = x + a @ w[p + "self_attn.o_proj.weight"].T
+            x = x + self.proj(a, p + "self_attn.o_proj")
             h = self.rms_norm(x, w[p + "post_attention_layernorm.weight"])
-            g = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
-            u = h @ w[p + "mlp.up_proj.weight"].T
-            x = x + (g * u) @ w[p + "mlp.down_proj.weight"].T
+            g = torch.nn.functional.silu(self.proj(h, p + "mlp.gate_proj"))
+            u = self.proj(h, p + "mlp.up_proj")
+            x = x + self.proj(g * u, p + "mlp.down_proj")
         x = self.rms_norm(x, w["model.norm.weight"])
         return x @ w["lm_head.weight"].T
 
     def proj(self, x, name):
-        """x W^T, + b where the file has a bias (Qwen2's Q, K and V)."""
+        """x W^T, + b where the file has a bias (Qwen2's Q, K and V): every linear
+        projection of a layer (self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj), so a
+        subclass can add to it (tests/trainer/lora/peft_adapter.py: LoRA's update)."""
         y = x @ self.w[name + ".weight"].T
         return y + self.w[name + ".bias"] if name + ".bias" in self.w else y
 
