@@ -266,21 +266,28 @@ def read_conversations(path):
 
 def cmd_sft_loss(a):
     torch.set_num_threads(1)
-    model = HfLlama(a.hf_dir)
-    with open(os.path.join(a.data_dir, "manifest.json")) as f:
+    mean, trained = sft_loss(HfLlama(a.hf_dir), a.data_dir, a.context)
+    print(f"{mean:.9g} {trained}")
+
+
+def sft_loss(model, data_dir, context):
+    """(mean loss over the trained targets, their count) of a chat data set's train split."""
+    with open(os.path.join(data_dir, "manifest.json")) as f:
         shards = json.load(f)["splits"]["train"]["shards"]
     total, trained = 0.0, 0
     with torch.no_grad():
         for shard in shards:
-            for tokens, mask in read_conversations(os.path.join(a.data_dir, shard["file"])):
-                tokens, mask = tokens[:a.context + 1], mask[:a.context + 1]
+            for tokens, mask in read_conversations(os.path.join(data_dir, shard["file"])):
+                tokens, mask = tokens[:context + 1], mask[:context + 1]
                 t = torch.tensor([tokens], dtype=torch.long)
                 logits = model.logits(t[:, :-1])[0]
                 ce = torch.nn.functional.cross_entropy(logits, t[0, 1:], reduction="none")
                 keep = torch.tensor(mask[1:], dtype=torch.bool)
                 total += ce[keep].double().sum().item()
                 trained += int(keep.sum())
-    print(f"{total / trained:.9g} {trained}")
+    return total / trained, trained
+
+
 def cmd_greedy(a):
     torch.set_num_threads(1)
     model = HfLlama(a.hf_dir)
