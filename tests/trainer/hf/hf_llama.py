@@ -182,16 +182,18 @@ class HfLlama:
             v = v[:, :, None].expand(B, kvh, rep, T, hd).reshape(B, nh, T, hd)
             att = torch.softmax(q @ k.transpose(2, 3) / math.sqrt(hd) + mask, dim=-1)
             a = (att @ v).transpose(1, 2).reshape(B, T, nh * hd)
-            x = x + a @ w[p + "self_attn.o_proj.weight"].T
+            x = x + self.proj(a, p + "self_attn.o_proj")
             h = self.rms_norm(x, w[p + "post_attention_layernorm.weight"])
-            g = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
-            u = h @ w[p + "mlp.up_proj.weight"].T
-            x = x + (g * u) @ w[p + "mlp.down_proj.weight"].T
+            g = torch.nn.functional.silu(self.proj(h, p + "mlp.gate_proj"))
+            u = self.proj(h, p + "mlp.up_proj")
+            x = x + self.proj(g * u, p + "mlp.down_proj")
         x = self.rms_norm(x, w["model.norm.weight"])
         return x @ w["lm_head.weight"].T
 
     def proj(self, x, name):
-        """x W^T, + b where the file has a bias (Qwen2's Q, K and V)."""
+        """x W^T, + b where the file has a bias (Qwen2's Q, K and V): every linear
+        projection of a layer (self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj), so a
+        subclass can add to it (tests/trainer/lora/peft_adapter.py: LoRA's update)."""
         y = x @ self.w[name + ".weight"].T
         return y + self.w[name + ".bias"] if name + ".bias" in self.w else y
 
@@ -264,21 +266,28 @@ def read_conversations(path):
 
 def cmd_sft_loss(a):
     torch.set_num_threads(1)
-    model = HfLlama(a.hf_dir)
-    with open(os.path.join(a.data_dir, "manifest.json")) as f:
+    mean, trained = sft_loss(HfLlama(a.hf_dir), a.data_dir, a.context)
+    print(f"{mean:.9g} {trained}")
+
+
+def sft_loss(model, data_dir, context):
+    """(mean loss over the trained targets, their count) of a chat data set's train split."""
+    with open(os.path.join(data_dir, "manifest.json")) as f:
         shards = json.load(f)["splits"]["train"]["shards"]
     total, trained = 0.0, 0
     with torch.no_grad():
         for shard in shards:
-            for tokens, mask in read_conversations(os.path.join(a.data_dir, shard["file"])):
-                tokens, mask = tokens[:a.context + 1], mask[:a.context + 1]
+            for tokens, mask in read_conversations(os.path.join(data_dir, shard["file"])):
+                tokens, mask = tokens[:context + 1], mask[:context + 1]
                 t = torch.tensor([tokens], dtype=torch.long)
                 logits = model.logits(t[:, :-1])[0]
                 ce = torch.nn.functional.cross_entropy(logits, t[0, 1:], reduction="none")
                 keep = torch.tensor(mask[1:], dtype=torch.bool)
                 total += ce[keep].double().sum().item()
                 trained += int(keep.sum())
-    print(f"{total / trained:.9g} {trained}")
+    return total / trained, trained
+
+
 def cmd_greedy(a):
     torch.set_num_threads(1)
     model = HfLlama(a.hf_dir)
