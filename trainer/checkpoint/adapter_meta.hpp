@@ -12,8 +12,8 @@ namespace wireup::train {
 struct AdapterMeta {
   lora::LoraConfig lora;  // rank, alpha, dropout, targets
   std::string base;       // the base's Hugging Face directory (--init_from_hf), absolute
-  // SHA-256 of the base's config.json and of its tensors' names, dtypes and
-  // shapes (hf_import.hpp: hf_base_fingerprint).
+  // SHA-256 of the base's config.json and of its tensors' names, dtypes,
+  // shapes and first bytes (hf_import.hpp: hf_base_fingerprint).
   std::string base_fingerprint;
 };
 

@@ -14,14 +14,17 @@ void add_sharding_option(CLI::App& app, std::string& value) {
 }
 
 void add_weights_options(CLI::App& app, std::string& init_from_hf,
-                         std::string& resume_from_checkpoint) {
+                         std::string& resume_from_checkpoint, std::string& lora_adapter) {
   app.allow_windows_style_options(false);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--init_from_hf", init_from_hf,
                  "a Hugging Face Llama directory (config.json + safetensors)");
   app.add_option("--resume_from_checkpoint", resume_from_checkpoint,
                  "a wireup checkpoint: a step directory, or a checkpoint directory (its newest "
-                 "complete step)");
+                 "complete step); a LoRA run's: its adapters on the base it names");
+  app.add_option("--lora_adapter", lora_adapter,
+                 "with --init_from_hf: a LoRA adapter directory (adapter_config.json + "
+                 "adapter_model.safetensors: wireup-train export's, or PEFT's) added to the base");
 }
 
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& prefix,

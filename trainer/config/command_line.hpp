@@ -15,9 +15,9 @@ void add_sharding_option(CLI::App& app, std::string& value);
 
 // The options of a subcommand that runs existing weights (eval, generate): CLI11's
 // settings (no Windows-style options, a repeated flag's last value wins) and
-// --init_from_hf DIR, --resume_from_checkpoint DIR.
+// --init_from_hf DIR, --resume_from_checkpoint DIR, --lora_adapter DIR.
 void add_weights_options(CLI::App& app, std::string& init_from_hf,
-                         std::string& resume_from_checkpoint);
+                         std::string& resume_from_checkpoint, std::string& lora_adapter);
 
 // app.parse: false after printing --help; a bad command line throws InputError
 // "PREFIX" NAME ": " WHAT " (see HELP_COMMAND)".

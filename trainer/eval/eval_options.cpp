@@ -11,7 +11,7 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
   CLI::App app{
       "wireup-train eval: mean next-token loss and perplexity of a model on the first N windows "
       "of a prepared split (window i: tokens i*T .. i*T+T of the split's stream)"};
-  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint);
+  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint, o.lora_adapter);
   app.add_option("--data,--dataset", o.dataset, "manifest.json from wireup-prep (or its dir)")
       ->required();
   app.add_option("--split", o.split, "train or validation (default)")
@@ -35,6 +35,8 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
   need(o.init_from_hf.empty() != o.resume_from_checkpoint.empty(),
        "eval: pass exactly one of --init_from_hf DIR and --resume_from_checkpoint DIR (the "
        "weights to evaluate)");
+  need(o.lora_adapter.empty() || !o.init_from_hf.empty(),
+       "eval: --lora_adapter DIR adapts the base of --init_from_hf DIR: pass both");
   need(o.context >= 1, "--max_context_width " + std::to_string(o.context) +
                            ": expected at least 1 token per window");
   need(o.eval_batches >= 1, "--eval_batches " + std::to_string(o.eval_batches) +

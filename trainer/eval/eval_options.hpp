@@ -13,6 +13,7 @@ namespace wireup::train {
 struct EvalOptions {
   std::string init_from_hf;            // a Hugging Face Llama directory, or
   std::string resume_from_checkpoint;  // a wireup step directory or checkpoint directory
+  std::string lora_adapter;            // with init_from_hf: a PEFT LoRA adapter directory
   std::string dataset;                 // --data: a wireup-prep output
   std::string split = "validation";    // train or validation
   std::int64_t context = 0;            // --max_context_width T

@@ -23,6 +23,8 @@ void check(const GenerateOptions& o) {
   need(o.init_from_hf.empty() != o.resume_from_checkpoint.empty(),
        "generate: pass exactly one of --init_from_hf DIR and --resume_from_checkpoint DIR (the "
        "weights to generate with)");
+  need(o.lora_adapter.empty() || !o.init_from_hf.empty(),
+       "generate: --lora_adapter DIR adapts the base of --init_from_hf DIR: pass both");
   need(!o.tokenizer.empty(),
        "generate: --tokenizer FILE is required (tokenizer.model or tokenizer.json of the model)");
   need(o.prompt.empty() || o.prompts_file.empty(),
@@ -48,7 +50,7 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
   CLI::App app{
       "wireup-train generate: complete prompts with a model, greedy (--temperature 0, the "
       "default) or sampled (--temperature T --top_p P --seed S), with a KV cache"};
-  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint);
+  add_weights_options(app, o.init_from_hf, o.resume_from_checkpoint, o.lora_adapter);
   app.add_option("--tokenizer", o.tokenizer,
                  "the model's tokenizer: any wireup-prep reads (a SentencePiece or tiktoken "
                  "tokenizer.model, a byte-level BPE tokenizer.json)");

@@ -11,6 +11,7 @@ namespace wireup::train::generate {
 struct GenerateOptions {
   std::string init_from_hf;            // a Hugging Face Llama directory, or
   std::string resume_from_checkpoint;  // a wireup step directory or checkpoint directory
+  std::string lora_adapter;            // with init_from_hf: a PEFT LoRA adapter directory
   std::string tokenizer;  // tokenizer.model (tiktoken, SentencePiece) or tokenizer.json
   bool chat = false;      // the prompt is a user turn of the chat template
   std::string chat_template;  // "": the weights' (checkpoint, tokenizer_config.json), else llama3

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/checkpoint_format.hpp"
 #include "hf/hf_config.hpp"
+#include "hf/hf_import.hpp"
+#include "hf/hf_weights.hpp"
+#include "hf/peft_files.hpp"
 #include "hf/safetensors.hpp"
 #include "models/model_registry.hpp"
 #include "wireup/error.hpp"
@@ -106,10 +110,13 @@ ExportFiles plan_files(const ModelConfig& m, const std::string& dtype,
   return p;
 }
 
-// Every unit's parameters, read from the checkpoint, into the safetensors
-// files of `p` under `dir`; adds the parameters and bytes written to `r`.
+// Unit u's HF tensors (unit_tensors order, contiguous fp32).
+using UnitTensors = std::function<std::vector<at::Tensor>(std::size_t unit)>;
+
+// Every unit's HF tensors, from `source`, into the safetensors files of `p`
+// under `dir`; adds the parameters and bytes written to `r`.
 void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::path& dir,
-                   ExportResult& r) {
+                   ExportResult& r, const UnitTensors& source) {
   const ModelConfig& m = meta.model;
   const std::map<std::string, std::string> st_meta = {
       {"format", "pt"},
@@ -123,14 +130,9 @@ void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::p
       mine.push_back(p.entries[i]);
     writer = std::make_unique<safetensors::Writer>(dir / p.files[next], mine, st_meta);
   };
-  ChunkReader reader(r.step_dir, meta);
-  reader.open_all();  // the files bear out the sizes below before they are allocated
-  const ModelSpec& spec = model_spec(m);
-  for (std::size_t u = 0; u < meta.units.size(); ++u) {
-    const std::int64_t numel = meta.units[u].numel;
-    at::Tensor flat = at::empty({numel}, at::kFloat);
-    reader.read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
-    for (const auto& t : spec.unit_to_hf(m, u, flat)) {
+  const std::size_t units = model_spec(m).units(m).size();
+  for (std::size_t u = 0; u < units; ++u) {
+    for (const auto& t : source(u)) {
       if (!writer) open_shard();
       writer->write_next(p.entries[next].name, t.data_ptr<float>(),
                          static_cast<std::uint64_t>(t.numel()));
@@ -145,24 +147,81 @@ void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::p
   }
 }
 
-}  // namespace
+// A checkpoint's units as HF tensors.
+UnitTensors checkpoint_tensors(const fs::path& step_dir, const CheckpointMeta& meta) {
+  auto reader = std::make_shared<ChunkReader>(step_dir, meta);
+  reader->open_all();  // the files bear out the sizes below before they are allocated
+  return [reader, &meta](std::size_t u) {
+    const std::int64_t numel = meta.units[u].numel;
+    at::Tensor flat = at::empty({numel}, at::kFloat);
+    reader->read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
+    return model_spec(meta.model).unit_to_hf(meta.model, u, flat);
+  };
+}
 
-ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const std::string& dtype,
-                       std::uint64_t max_shard_bytes) {
-  if (dtype != "float32" && dtype != "bfloat16")
-    throw InputError("--dtype " + dtype + ": expected float32 or bfloat16");
-  ExportResult r;
-  r.step_dir = resolve_step_dir(checkpoint);
-  const fs::path meta_path = r.step_dir / "metadata.json";
-  const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
-  check_layout(meta_path, meta);
-  r.step = meta.step;
+// A base's HF tensors with an adapter's deltas added (each read as fp32).
+UnitTensors merged_tensors(const fs::path& base, const ModelConfig& m, const HfAdapter& adapter) {
+  check_hf_config(base, m);
+  auto weights = std::make_shared<HfWeights>(base);
+  return [weights, base, &m, &adapter](std::size_t u) {
+    std::vector<at::Tensor> out;
+    for (const auto& t : model_spec(m).hf_tensors(m, u)) {
+      const auto [reader, entry] = weights->find(t.name);
+      if (!entry) throw InputError(weights->describe() + ": no tensor " + t.name);
+      if (entry->shape != t.shape)
+        throw InputError(reader->path().string() + ": " + t.name + " has shape " +
+                         shape_str(entry->shape) + ", the checkpoint's model needs " +
+                         shape_str(t.shape));
+      at::Tensor v = at::empty(t.shape, at::kFloat);
+      reader->read_f32(*entry, v.data_ptr<float>());
+      if (const at::Tensor d = adapter.delta(t.name); d.defined()) v.add_(d);
+      out.push_back(v);
+    }
+    return out;
+  };
+}
 
+fs::path adapter_base(const fs::path& meta_path, const CheckpointMeta& meta,
+                      const AdapterExport& a) {
+  const fs::path base = a.base.empty() ? fs::path(meta.lora->base) : a.base;
+  if (!directory_exists(base))
+    throw InputError(meta_path.string() + ": its base " + base.string() +
+                     " is not a directory here: pass --base DIR (the base's Hugging Face files)");
+  const std::string now = hf_base_fingerprint(base);
+  if (now != meta.lora->base_fingerprint)
+    throw InputError(base.string() + ": not the base the adapters were trained on (fingerprint " +
+                     now.substr(0, 16) + ", the checkpoint's " +
+                     meta.lora->base_fingerprint.substr(0, 16) + ")");
+  return base;
+}
+
+void make_output_dir(const fs::path& out) {
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out))
     throw InputError(out.string() + ": cannot create the output directory" +
                      (ec ? " (" + ec.message() + ")" : ""));
+}
+
+// A LoRA checkpoint as a PEFT adapter directory.
+ExportResult export_peft(ExportResult r, const CheckpointMeta& meta, const fs::path& out,
+                         const std::string& dtype) {
+  const HfAdapter adapter = checkpoint_adapter(r.step_dir, meta);
+  make_output_dir(out);
+  io::StagingDir stage(out, "wireup-export");
+  r.bytes = write_peft_adapter(adapter, meta.model, stage.path(), dtype);
+  stage.move_into_output({"adapter_model.safetensors", "adapter_config.json"});
+  for (const auto& [name, pair] : adapter.weights) r.params += pair.a.numel() + pair.b.numel();
+  r.tensors = static_cast<std::int64_t>(2 * adapter.weights.size());
+  r.kind = "peft";
+  return r;
+}
+
+// The model's weights from `source` as an HF directory in `out`.
+ExportResult write_model(ExportResult r, const CheckpointMeta& meta, const fs::path& out,
+                         const std::string& dtype, std::uint64_t max_shard_bytes,
+                         const UnitTensors& source) {
+  make_output_dir(out);
   // Everything is written into a staging directory first and moved in at the
   // end: a failed export leaves an earlier one as it was.
   io::StagingDir stage(out, "wireup-export");
@@ -170,7 +229,7 @@ ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const st
   const ExportFiles files = plan_files(meta.model, dtype, max_shard_bytes);
   r.tensors = static_cast<std::int64_t>(files.entries.size());
   r.files = files.shards;
-  write_weights(meta, files, stage.path(), r);
+  write_weights(meta, files, stage.path(), r, source);
   std::vector<std::string> staged(files.files.begin(), files.files.end());
   staged.erase(std::unique(staged.begin(), staged.end()), staged.end());
   if (files.shards > 1) {
@@ -184,12 +243,47 @@ ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const st
   // Moved in: the old config.json goes first (a directory with config.json
   // holds a complete export), then the earlier weights, then the new ones,
   // config.json last.
+  std::error_code ec;
   fs::remove(out / "config.json", ec);
   for (const auto& e : fs::directory_iterator(out))
     if (e.is_regular_file() && stale_weight_file(e.path().filename().string()))
       fs::remove(e.path(), ec);
   stage.move_into_output(staged);
   io::write_atomically(out / "config.json", hf::config_json(meta.model, dtype));
+  return r;
+}
+
+}  // namespace
+
+ExportResult export_hf(const fs::path& checkpoint, const fs::path& out, const std::string& dtype,
+                       std::uint64_t max_shard_bytes, const AdapterExport& adapter) {
+  if (dtype != "float32" && dtype != "bfloat16")
+    throw InputError("--dtype " + dtype + ": expected float32 or bfloat16");
+  ExportResult r;
+  r.step_dir = resolve_step_dir(checkpoint);
+  const fs::path meta_path = r.step_dir / "metadata.json";
+  const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
+  r.step = meta.step;
+  if (!meta.lora) {
+    if (adapter.merge || !adapter.base.empty())
+      throw InputError(meta_path.string() +
+                       ": --merge and --base apply to a LoRA checkpoint; this one holds a model");
+    check_layout(meta_path, meta);
+    return write_model(r, meta, out, dtype, max_shard_bytes, checkpoint_tensors(r.step_dir, meta));
+  }
+  try {
+    check_model_config(meta.model);
+  } catch (const InputError& e) {
+    throw InputError(meta_path.string() + ": " + e.what());
+  }
+  if (!adapter.merge) {
+    if (!adapter.base.empty()) throw InputError("--base applies with --merge only");
+    return export_peft(r, meta, out, dtype);
+  }
+  const fs::path base = adapter_base(meta_path, meta, adapter);
+  const HfAdapter weights = checkpoint_adapter(r.step_dir, meta);
+  r = write_model(r, meta, out, dtype, max_shard_bytes, merged_tensors(base, meta.model, weights));
+  r.kind = "merged";
   return r;
 }
 

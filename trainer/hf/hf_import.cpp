@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "checkpoint/checkpoint_files.hpp"
+#include "hf/hf_weights.hpp"
+#include "hf/peft_files.hpp"
 #include "hf/safetensors.hpp"
 #include "models/sharded_model.hpp"
 #include "wireup/error.hpp"
@@ -27,74 +29,6 @@ bool rank0() {
   const char* r = std::getenv("RANK");
   return r == nullptr || std::string(r) == "0";
 }
-
-std::string shape_str(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-// The weight files of an HF directory: model.safetensors, or the shards an
-// index names.
-class HfWeights {
- public:
-  explicit HfWeights(const fs::path& dir) {
-    const fs::path single = dir / "model.safetensors";
-    const fs::path index = dir / "model.safetensors.index.json";
-    if (path_exists(single)) {
-      readers_.push_back(std::make_unique<safetensors::Reader>(single));
-      for (const auto& t : readers_[0]->tensors()) where_[t.name] = 0;
-      return;
-    }
-    if (!path_exists(index))
-      throw InputError(single.string() + ": missing (and no model.safetensors.index.json)");
-    const auto weight_map =
-        safetensors::parse_index(read_text(index, safetensors::kMaxIndexBytes), index.string());
-    std::map<std::string, std::size_t> opened;
-    for (const auto& [tensor, file] : weight_map) {
-      auto o = opened.find(file);
-      if (o == opened.end() && !path_exists(dir / file))
-        throw InputError((dir / file).string() + ": missing (" + index.filename().string() +
-                         " maps " + tensor + " to it)");
-      if (o == opened.end()) {
-        readers_.push_back(std::make_unique<safetensors::Reader>(dir / file));
-        o = opened.emplace(file, readers_.size() - 1).first;
-      }
-      if (!readers_[o->second]->find(tensor))
-        throw InputError((dir / file).string() + ": no tensor " + tensor + " (named in " +
-                         index.filename().string() + ")");
-      where_[tensor] = o->second;
-    }
-  }
-
-  // nullptr if absent.
-  std::pair<const safetensors::Reader*, const safetensors::TensorEntry*> find(
-      const std::string& name) const {
-    const auto it = where_.find(name);
-    if (it == where_.end()) return {nullptr, nullptr};
-    const auto* r = readers_[it->second].get();
-    return {r, r->find(name)};
-  }
-  std::size_t size() const { return where_.size(); }
-  // "name dtype [shape]" of every tensor, sorted by name, a line each.
-  std::string tensor_lines() const {
-    std::string out;
-    for (const auto& [name, r] : where_) {
-      const auto* e = readers_[r]->find(name);
-      out += name + " " + e->dtype + " " + shape_str(e->shape) + "\n";
-    }
-    return out;
-  }
-  std::string describe() const {
-    return readers_.size() == 1 ? readers_[0]->path().string()
-                                : readers_[0]->path().parent_path().string() + " (" +
-                                      std::to_string(readers_.size()) + " safetensors files)";
-  }
-
- private:
-  std::vector<std::unique_ptr<safetensors::Reader>> readers_;
-  std::map<std::string, std::size_t> where_;
-};
 
 }  // namespace
 
@@ -116,7 +50,7 @@ hf::ConfigFacts check_hf_config(const fs::path& dir, const ModelConfig& m) {
   return facts;
 }
 
-void load_hf_into(ShardedModel& model, const std::string& dir_str) {
+void load_hf_into(ShardedModel& model, const std::string& dir_str, const HfAdapter* adapter) {
   const auto t0 = std::chrono::steady_clock::now();
   const fs::path dir(dir_str);
   if (!directory_exists(dir)) throw InputError("--init_from_hf " + dir_str + ": no such directory");
@@ -146,6 +80,8 @@ void load_hf_into(ShardedModel& model, const std::string& dir_str) {
                          shape_str(entry->shape) + ", the model flags need " +
                          shape_str(spec.shape));
       reader->read_f32(*entry, slot.data_ptr<float>());
+      if (adapter)  // in HF's layout, before the family's row order is applied
+        if (const at::Tensor d = adapter->delta(spec.name); d.defined()) slot.add_(d.view_as(slot));
       params += slot.numel();
     };
     units[u]->load_full([&](at::Tensor& flat) { model.spec().unit_from_hf(m, u, flat, read); });

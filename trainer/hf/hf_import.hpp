@@ -17,11 +17,15 @@ hf::ConfigFacts check_hf_config(const std::filesystem::path& dir, const ModelCon
 // `--init_from_hf DIR`: sets every unit of `model` from a Hugging Face Llama
 // checkpoint (config.json + model.safetensors, or a sharded one with
 // model.safetensors.index.json; F32, BF16 or F16). Every rank reads the files.
-void load_hf_into(ShardedModel& model, const std::string& dir);
+// `adapter`: a LoRA adapter's deltas (scale * B A) added to the weights it
+// adapts as they are read (eval and generate with --lora_adapter).
+struct HfAdapter;
+void load_hf_into(ShardedModel& model, const std::string& dir, const HfAdapter* adapter = nullptr);
 
 // What identifies a base model a LoRA run adapts: SHA-256 (hex) of DIR's
-// config.json and of its tensors' names, dtypes and shapes (the headers
-// only: quick for any size; a re-quantised or re-shaped base differs).
+// config.json and of each tensor's name, dtype, shape and first 4 KiB of
+// data (quick for any size: a few MB read; a re-quantised, re-shaped or
+// retrained base differs).
 std::string hf_base_fingerprint(const std::filesystem::path& dir);
 
 }  // namespace wireup::train

@@ -130,6 +130,12 @@ const TensorEntry* Reader::find(const std::string& name) const {
   return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
+std::string Reader::read_head(const TensorEntry& t, std::uint64_t max_bytes) const {
+  std::string bytes(static_cast<std::size_t>(std::min(max_bytes, t.end - t.begin)), '\0');
+  io::pread_all(fd_.get(), bytes.data(), bytes.size(), data_start_ + t.begin, path_);
+  return bytes;
+}
+
 void Reader::read_f32(const TensorEntry& t, float* out) const {
   const std::size_t es = dtype_size(t.dtype);
   if (t.dtype != "F32" && t.dtype != "BF16" && t.dtype != "F16")

@@ -63,6 +63,8 @@ class Reader {
   // A tensor's values as fp32 (F32, BF16 and F16 are converted exactly);
   // `out` holds numel() floats. Other dtypes: InputError.
   void read_f32(const TensorEntry& t, float* out) const;
+  // The first min(max_bytes, its size) bytes of a tensor's data, as stored.
+  std::string read_head(const TensorEntry& t, std::uint64_t max_bytes) const;
 
  private:
   std::filesystem::path path_;

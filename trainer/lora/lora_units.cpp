@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "lora/peft_adapter.hpp"
 #include "ops/fused_ops.hpp"
 
 namespace wireup::train::lora {
@@ -25,21 +26,8 @@ std::vector<Target> targets_of(FusedProjection p) {
 }
 
 Dims dims_of(Target t, const ModelConfig& m) {
-  switch (t) {
-    case Target::Q:
-      return {m.hidden, m.q_dim()};
-    case Target::K:
-    case Target::V:
-      return {m.hidden, m.kv_dim()};
-    case Target::O:
-      return {m.q_dim(), m.hidden};
-    case Target::Gate:
-    case Target::Up:
-      return {m.hidden, m.intermediate};
-    case Target::Down:
-      return {m.intermediate, m.hidden};
-  }
-  throw std::logic_error("dims_of: unknown target");
+  const ProjectionDims d = projection_dims(t, m.hidden, m.q_dim(), m.kv_dim(), m.intermediate);
+  return {d.in, d.out};
 }
 
 std::vector<ParamSpec> adapter_specs(const ModelConfig& m, const LoraConfig& c) {

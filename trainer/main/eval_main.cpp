@@ -176,7 +176,7 @@ int run_eval(int argc, char** argv) {
   }
 
   // Every rank checks the weights' shapes and the data before any collective.
-  Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint);
+  Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint, o.lora_adapter);
   ModelConfig& m = weights.model;
   m.context = o.context;
   // Nothing of the model's size is allocated before its shapes are bounded.

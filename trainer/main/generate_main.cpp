@@ -218,7 +218,7 @@ int run_generate(int argc, char** argv) {
   const std::vector<std::string> prompts = o.prompts_file.empty()
                                                ? std::vector<std::string>{o.prompt}
                                                : gen::read_prompts_file(o.prompts_file);
-  Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint);
+  Weights weights = find_weights(o.init_from_hf, o.resume_from_checkpoint, o.lora_adapter);
   if (o.chat) choose_chat_template(o, weights);
   const auto ids = prompt_ids(o, tok, prompts);
   check_against_model(o, weights, tok, ids);

@@ -9,6 +9,7 @@
 #include "eval/model_size.hpp"
 #include "hf/hf_config.hpp"
 #include "hf/hf_import.hpp"
+#include "hf/peft_files.hpp"
 #include "main/run_setup.hpp"
 #include "main/training_state.hpp"
 #include "wireup/chat/chat_template.hpp"
@@ -37,21 +38,26 @@ std::string published_template_in(const fs::path& dir) {
   return t ? chat::template_name(*t) : "";
 }
 
+// An HF directory's weights, with a PEFT adapter's when given.
+Weights hf_weights(const std::string& dir, const std::string& lora_adapter) {
+  Weights w;
+  w.hf_dir = dir;
+  w.lora_adapter = lora_adapter;
+  if (!directory_exists(w.hf_dir)) throw InputError("--init_from_hf " + dir + ": no such directory");
+  const fs::path config = w.hf_dir / "config.json";
+  w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
+  w.source = config.string();
+  w.chat_template = published_template_in(w.hf_dir);
+  w.chat_template_source = (w.hf_dir / "tokenizer_config.json").string();
+  return w;
+}
+
 }  // namespace
 
-Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint) {
+Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint,
+                     const std::string& lora_adapter) {
+  if (!init_from_hf.empty()) return hf_weights(init_from_hf, lora_adapter);
   Weights w;
-  if (!init_from_hf.empty()) {
-    w.hf_dir = init_from_hf;
-    if (!directory_exists(w.hf_dir))
-      throw InputError("--init_from_hf " + init_from_hf + ": no such directory");
-    const fs::path config = w.hf_dir / "config.json";
-    w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
-    w.source = config.string();
-    w.chat_template = published_template_in(w.hf_dir);
-    w.chat_template_source = (w.hf_dir / "tokenizer_config.json").string();
-    return w;
-  }
   const fs::path p = resume_from_checkpoint;
   if (!path_exists(p))
     throw InputError("--resume_from_checkpoint " + p.string() + ": no such directory");
@@ -66,6 +72,20 @@ Weights find_weights(const std::string& init_from_hf, const std::string& resume_
   }
   const fs::path meta = w.step_dir / "metadata.json";
   const CheckpointMeta m = checkpoint_meta_from_json(read_text(meta), meta.string());
+  if (m.lora) {  // its adapters on the base it names
+    if (!directory_exists(m.lora->base))
+      throw InputError(meta.string() + ": a LoRA checkpoint whose base " + m.lora->base +
+                       " is not a directory here: pass --init_from_hf BASE --lora_adapter DIR "
+                       "(an export of it)");
+    if (hf_base_fingerprint(m.lora->base) != m.lora->base_fingerprint)
+      throw InputError(meta.string() + ": its base " + m.lora->base +
+                       " has changed since the adapters were trained (another fingerprint)");
+    Weights lw = hf_weights(m.lora->base, "");
+    lw.lora_step_dir = w.step_dir;
+    lw.chat_template = m.chat_template;
+    lw.chat_template_source = meta.string();
+    return lw;
+  }
   w.model = m.model;
   w.chat_template = m.chat_template;
   w.source = w.chat_template_source = meta.string();
@@ -74,6 +94,22 @@ Weights find_weights(const std::string& init_from_hf, const std::string& resume_
 
 void load_weights(ShardedModel& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w) {
+  if (!weights.lora_step_dir.empty()) {
+    const fs::path meta = weights.lora_step_dir / "metadata.json";
+    const HfAdapter adapter = checkpoint_adapter(
+        weights.lora_step_dir, checkpoint_meta_from_json(read_text(meta), meta.string()));
+    load_hf_into(model, weights.hf_dir.string(), &adapter);
+    say(w, "[init] lora_checkpoint=" + weights.lora_step_dir.string());
+    return;
+  }
+  if (!weights.lora_adapter.empty()) {
+    const HfAdapter adapter = read_peft_adapter(weights.lora_adapter, model.config());
+    load_hf_into(model, weights.hf_dir.string(), &adapter);
+    say(w, "[init] lora_adapter=" + weights.lora_adapter.string() + " rank=" +
+               std::to_string(adapter.lora.rank) +
+               " targets=" + lora::targets_csv(adapter.lora.targets));
+    return;
+  }
   if (!weights.hf_dir.empty()) {
     load_hf_into(model, weights.hf_dir.string());
     return;

@@ -16,20 +16,28 @@ struct Weights {
   ModelConfig model;
   std::filesystem::path hf_dir;    // --init_from_hf
   std::filesystem::path step_dir;  // --resume_from_checkpoint, resolved to one step
+  // LoRA: the adapter added to the base of hf_dir: --lora_adapter's PEFT
+  // directory, or a LoRA checkpoint's step directory (hf_dir is its base).
+  std::filesystem::path lora_adapter, lora_step_dir;
   std::string source;              // the file the shapes come from
   // The chat template the weights name: a checkpoint's (its data set's), or
   // the one of the HF directory's tokenizer_config.json when its text is a
   // published template's; "" when none. `chat_template_source` says which.
   std::string chat_template, chat_template_source;
   std::string describe() const {
-    return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string();
+    if (!lora_step_dir.empty()) return "checkpoint:" + lora_step_dir.string();
+    const std::string adapter = lora_adapter.empty() ? "" : " lora:" + lora_adapter.string();
+    return hf_dir.empty() ? "checkpoint:" + step_dir.string() : "hf:" + hf_dir.string() + adapter;
   }
 };
 
-// Exactly one of the two is non-empty. The shapes from config.json or the
-// step's metadata.json (a checkpoint directory: its newest complete step);
+// Exactly one of the first two is non-empty; `lora_adapter` goes with
+// init_from_hf. The shapes from config.json or the step's metadata.json (a
+// checkpoint directory: its newest complete step; a LoRA checkpoint: its
+// base's config.json, the base checked against the fingerprint it records);
 // InputError naming the flag for a missing directory or checkpoint.
-Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint);
+Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint,
+                     const std::string& lora_adapter = "");
 
 // Sets every unit of `model` from the weights (load_hf_into, or the
 // Checkpointer's load of the parameters alone, its AdamW moments unread).

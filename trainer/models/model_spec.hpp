@@ -101,6 +101,11 @@ struct ModelSpec {
   std::unique_ptr<TokenDecoder> (*decoder)(const ModelConfig& m,
                                            std::vector<std::vector<at::Tensor>> unit_params,
                                            std::int64_t capacity);
+  // LoRA's part of the HF adapter: the rows of projection `t`'s output (an
+  // adapter's B [out, rank]) in this family's order -> Hugging Face's
+  // (`to_hf`), or back. Exact (a permutation of rows, as for the weights).
+  at::Tensor (*adapter_rows)(const ModelConfig& m, lora::Target t, const at::Tensor& rows,
+                             bool to_hf);
 };
 
 }  // namespace wireup::train

@@ -24,6 +24,9 @@ base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight [r, in] and
         transposed; --extra_tensor: a further [r, hidden] tensor of that name
   peft_adapter.py loss HF_DIR ADAPTER_DIR --seed S --rows N --context T
         hf_llama.py loss's mean next-token loss (the same synthetic batch), adapted
+  peft_adapter.py grad_norm HF_DIR ADAPTER_DIR --seed S --step K --rows N --context T
+        the loss of wireup's synthetic batch of step K, adapted, and the norm of its gradient
+        with respect to every A and B (autograd): "LOSS GRAD_NORM"
   peft_adapter.py sft_loss HF_DIR ADAPTER_DIR DATA_DIR --context T
         hf_llama.py sft_loss's "mean trained" line, adapted
   peft_adapter.py merge HF_DIR ADAPTER_DIR OUT_DIR
@@ -216,6 +219,21 @@ def cmd_loss(a):
         print(f"{model.loss(tokens):.9g}")
 
 
+def cmd_grad_norm(a):
+    torch.set_num_threads(1)
+    model = LoraLlama(a.hf_dir, a.adapter_dir)
+    leaves = []
+    for A, B, _ in model.lora.values():
+        leaves += [A.requires_grad_(True), B.requires_grad_(True)]
+    tokens = hf_llama.synthetic_tokens(a.seed, a.step, a.rows, a.context, model.cfg["vocab_size"])
+    logits = model.logits(tokens[:, :-1])
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                             tokens[:, 1:].reshape(-1))
+    loss.backward()
+    norm = math.sqrt(sum(float((t.grad.double() ** 2).sum()) for t in leaves))
+    print(f"{loss.item():.9g} {norm:.9g}")
+
+
 def cmd_sft_loss(a):
     torch.set_num_threads(1)
     mean, trained = hf_llama.sft_loss(LoraLlama(a.hf_dir, a.adapter_dir), a.data_dir, a.context)
@@ -308,6 +326,13 @@ def main():
     lo.add_argument("--seed", type=int, default=1234)
     lo.add_argument("--rows", type=int, required=True)
     lo.add_argument("--context", type=int, required=True)
+    gn = sub.add_parser("grad_norm")
+    gn.add_argument("hf_dir")
+    gn.add_argument("adapter_dir")
+    gn.add_argument("--seed", type=int, default=1234)
+    gn.add_argument("--step", type=int, required=True)
+    gn.add_argument("--rows", type=int, required=True)
+    gn.add_argument("--context", type=int, required=True)
     s = sub.add_parser("sft_loss")
     s.add_argument("hf_dir")
     s.add_argument("adapter_dir")
@@ -324,7 +349,8 @@ def main():
     r = sub.add_parser("read")
     r.add_argument("adapter_dir")
     a = ap.parse_args()
-    {"make": cmd_make, "loss": cmd_loss, "sft_loss": cmd_sft_loss, "merge": cmd_merge,
+    {"make": cmd_make, "loss": cmd_loss, "grad_norm": cmd_grad_norm, "sft_loss": cmd_sft_loss,
+     "merge": cmd_merge,
      "close": cmd_close, "read": cmd_read}[a.cmd](a)
 
 

@@ -124,4 +124,10 @@ void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
   fill_from_hf(unit_tensors(m, unit), unit, flat, read, llama_rotary(m, unit));
 }
 
+at::Tensor adapter_rows(const ModelConfig& m, lora::Target t, const at::Tensor& rows, bool to_hf) {
+  if (t != lora::Target::Q && t != lora::Target::K) return rows.contiguous();
+  const std::int64_t heads = t == lora::Target::Q ? m.heads : m.kv_heads;
+  return to_hf ? rope_rows_to_hf(rows, heads) : rope_rows_from_hf(rows, heads);
+}
+
 }  // namespace wireup::train::llama

@@ -62,4 +62,8 @@ std::vector<at::Tensor> unit_to_hf(const ModelConfig& m, std::size_t unit, const
 void unit_from_hf(const ModelConfig& m, std::size_t unit, at::Tensor& flat,
                   const ReadHfTensor& read);
 
+// LoRA: projection t's output rows, this skeleton's order <-> HF's (Q and K
+// permuted per head as their weights are; the others as they are).
+at::Tensor adapter_rows(const ModelConfig& m, lora::Target t, const at::Tensor& rows, bool to_hf);
+
 }  // namespace wireup::train::llama
