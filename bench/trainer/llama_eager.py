@@ -34,6 +34,7 @@ the warm-up steps, which are not timed. The line then says mode=compiled.
 import argparse
 import math
 import os
+import resource
 import sys
 import time
 
@@ -133,6 +134,31 @@ class Block(nn.Module):
         return h + self.feed_forward(self.ffn_norm(h))
 
 
+class LoraLinear(nn.Module):
+    """PEFT's LoRA layer in training mode: the frozen Linear plus scale * B(A(x))."""
+
+    def __init__(self, base, rank, alpha):
+        super().__init__()
+        self.base = base.requires_grad_(False)
+        self.lora_A = nn.Linear(base.in_features, rank, bias=False)  # kaiming-uniform
+        self.lora_B = nn.Linear(rank, base.out_features, bias=False)
+        nn.init.zeros_(self.lora_B.weight)
+        self.scale = alpha / rank
+
+    def forward(self, x):
+        return self.base(x) + self.lora_B(self.lora_A(x)) * self.scale
+
+
+def add_lora(model, rank, alpha):
+    """Freezes every parameter and wraps the blocks' seven projections, as PEFT does."""
+    model.requires_grad_(False)
+    for block in model.layers:
+        for parent, names in ((block.attention, ("wq", "wk", "wv", "wo")),
+                              (block.feed_forward, ("w1", "w2", "w3"))):
+            for n in names:
+                setattr(parent, n, LoraLinear(getattr(parent, n), rank, alpha))
+
+
 class Llama(nn.Module):
     def __init__(self, a):
         super().__init__()
@@ -173,6 +199,9 @@ def main():
     p.add_argument("--batch", type=int, default=4, help="sequences per rank per step")
     p.add_argument("--steps", type=int, default=6, help="timed steps")
     p.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    p.add_argument("--lora_rank", type=int, default=0,
+                   help="> 0: LoRA adapters of this rank on the frozen model (PEFT's layer)")
+    p.add_argument("--lora_alpha", type=float, default=16)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--weight_decay", type=float, default=0.1)
@@ -196,6 +225,8 @@ def main():
     torch.manual_seed(a.seed)  # the same init on every rank (DDP broadcasts rank 0's anyway)
     model = Llama(a)
     params = sum(p.numel() for p in model.parameters())
+    if a.lora_rank > 0:
+        add_lora(model, a.lora_rank, a.lora_alpha)
     dev = torch.device(a.device)
     if dev.type == "cuda":
         dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
@@ -204,7 +235,7 @@ def main():
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
         model = DistributedDataParallel(model)
-    opt_params = list(model.parameters())
+    opt_params = [p for p in model.parameters() if p.requires_grad]
     if a.compile:
         if not hasattr(torch, "compile"):
             sys.exit(f"llama_eager.py: --compile needs PyTorch 2.x (this is {torch.__version__})")
@@ -243,7 +274,10 @@ def main():
               f"best_tokens_per_s={tokens / min(times):.1f} "
               f"step_time_s={sum(times) / a.steps:.3f} best_step_time_s={min(times):.3f} "
               f"cpu_step_s={cpu / a.steps:.3f} "
-              f"loss_first={losses[0]:.6f} loss_last={losses[-1]:.6f} torch={torch.__version__}",
+              f"loss_first={losses[0]:.6f} loss_last={losses[-1]:.6f} "
+              f"trainable={sum(p.numel() for p in opt_params)} "
+              f"peak_rss_mib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} "
+              f"torch={torch.__version__}",
               flush=True)
     if a.profile:
         from torch.autograd import profiler

@@ -7,7 +7,8 @@
 # over world 1, divided by the machine's own two-process GEMM scaling) and
 # sharded state bytes for N = 1, 2, 4; and generate's decoding against eager
 # decoding with a KV cache (decode_bench.sh); SFT's document masking against plain causal
-# attention on the same packed windows (sft_bench.sh). Peer and wireup runs are interleaved,
+# attention on the same packed windows (sft_bench.sh); LoRA's peak memory against a full
+# fine-tune, each against eager PyTorch (lora_bench.sh). Peer and wireup runs are interleaved,
 # REPS of each; figures are medians over them. See docs/bench-trainer.md.
 # Usage: run.sh BUILD_DIR OUT.md [REPS]
 # Environment: WIREUP_BENCH_REPS (3), WIREUP_BENCH_TRAINER_WARMUP (1 untimed
@@ -274,4 +275,7 @@ row() {  # LABEL BEST_ARRAY MEAN_ARRAY CPU_ARRAY
 # SFT: document masking against plain causal training on the same packed windows.
 "$here/sft_bench.sh" "$build" "$dir/sft.md" "$reps" >/dev/null
 { echo; cat "$dir/sft.md"; } >>"$out"
+# LoRA's peak memory against a full fine-tune, wireup and eager PyTorch (PEFT's layer).
+"$here/lora_bench.sh" "$build" "$dir/lora.md" >/dev/null
+{ echo; cat "$dir/lora.md"; } >>"$out"
 cat "$out"

@@ -52,5 +52,20 @@ expect "the answers file" test -s "$answers"
 after=$(exact "$answers")
 if ((after >= 15)); then pass "after fine-tuning: $after of 16 held-out questions answered exactly"
 else fail "after fine-tuning: $after of 16 ($(head -c 600 "$answers" 2>/dev/null))"; fi
+
+# LoRA through the same template (the data set kept): adapters on the frozen checkpoint,
+# the eval of the LoRA checkpoint on its base, a PEFT adapter directory as the export.
+rc=$(export "${SFT_SETTINGS[@]}"
+  INPUT=$WORK/chats.jsonl INIT_FROM_HF=$WORK/hf-in TOKENIZER=$tok DATA_DIR=$WORK/data \
+  CKPT_DIR=$WORK/ckpt-lora LOG_DIR=$WORK/logs HF_OUT=$WORK/lora-out LORA_RANK=8 \
+  MAX_STEPS=20 CHECKPOINT_FREQ=20 \
+  run_job lora 300 -N 2 --ntasks-per-node=1 -t 10 "$TEMPLATES/sft-llama3.sbatch")
+check "sft-llama3.sbatch LORA_RANK=8: train, eval, export" "$rc" 0
+[[ $rc == 0 ]] || show lora
+contains "LoRA adapters on the frozen checkpoint" "$(cat "$WORK/lora.out")" "[lora] rank=8 alpha=16"
+expect "an [eval] line of the LoRA checkpoint on its base" \
+  grep -qE '^\[eval\] loss=[0-9.]+ .*windows=8$' "$WORK/lora.out"
+expect "a PEFT adapter directory as the export" test -s "$WORK/lora-out/adapter_config.json"
+expect "with the adapters' weights" test -s "$WORK/lora-out/adapter_model.safetensors"
 nodes_idle
 finish
