@@ -10,7 +10,8 @@ TARGETS=(fuzz_safetensors fuzz_hf_config fuzz_checkpoint_meta)
 INCLUDES=(-I"$SRC/common/include" -I"$SRC/trainer" -I"$SRC/tests/trainer/checkpoint")
 LIBS=()
 SOURCES=("$SRC"/trainer/hf/{safetensors_header,hf_config}.cpp "$SRC"/trainer/eval/model_size.cpp
-  "$SRC"/trainer/config/model_config.cpp "$SRC"/trainer/checkpoint/checkpoint_format.cpp
+  "$SRC"/trainer/config/model_config.cpp "$SRC"/trainer/checkpoint/{checkpoint_format,adapter_meta}.cpp
+  "$SRC"/trainer/lora/lora_config.cpp
   "$SRC"/common/src/{text,file_io}.cpp)
 SEEDS=make_trainer_seeds
 fuzz_targets "$2" "${3:-20}" 4096

@@ -11,9 +11,10 @@ namespace wireup::train {
 
 struct AdapterMeta {
   lora::LoraConfig lora;  // rank, alpha, dropout, targets
-  std::string base;       // the base's Hugging Face directory (--init_from_hf), absolute
-  // SHA-256 of the base's config.json and of its tensors' names, dtypes,
-  // shapes and first bytes (hf_import.hpp: hf_base_fingerprint).
+  // The base: a Hugging Face directory (--init_from_hf) or a full model's
+  // checkpoint step directory (--init_from_checkpoint), absolute.
+  std::string base;
+  // Its SHA-256 identity (hf_import.hpp: base_fingerprint).
   std::string base_fingerprint;
 };
 

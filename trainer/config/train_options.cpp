@@ -60,7 +60,8 @@ void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
         flag, [&field](std::int64_t v) { field = v; }, help);
   };
   f.preset_option = app.add_option("--preset", f.preset,
-                                   "model preset (with --init_from_hf: the shape is config.json's)")
+                                   "model preset (with --init_from_hf or --init_from_checkpoint: "
+                                   "the shape is config.json's or the checkpoint's)")
                         ->check(CLI::IsMember(preset_names()));
   app.add_option("--model_type", o.model_type, "llama_v2 or llama_v3 (compatibility)");
   shape("--max_context_width", f.shape.context, "sequence length T");
@@ -134,6 +135,9 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--init_from_hf", o.init_from_hf,
                  "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
                  "a resumed checkpoint takes precedence");
+  app.add_option("--init_from_checkpoint", o.init_from_checkpoint,
+                 "start from a wireup checkpoint's weights (its optimizer state unread): a step "
+                 "directory or a checkpoint directory; a resumed checkpoint takes precedence");
   app.add_option("--lora_rank", o.lora.rank,
                  "LoRA: train rank-R adapters on the frozen base's projections (0: off)");
   app.add_option("--lora_alpha", o.lora.alpha, "LoRA: the adapters' scale is alpha / rank");
@@ -305,11 +309,13 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
              (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
        "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
   check_observability_options(o);
+  need(o.init_from_hf.empty() || o.init_from_checkpoint.empty(),
+       "--init_from_hf and --init_from_checkpoint exclude each other: pass one of them");
   if (o.lora.rank != 0) {
     lora::validate(o.lora);
-    need(!o.init_from_hf.empty(),
-         "--lora_rank trains adapters on a base model: pass --init_from_hf DIR (its weights, "
-         "frozen)");
+    need(!o.init_from_hf.empty() || !o.init_from_checkpoint.empty(),
+         "--lora_rank trains adapters on a base model: pass --init_from_hf DIR or "
+         "--init_from_checkpoint DIR (its weights, frozen)");
   }
   need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
   if (o.sharding == Sharding::Hybrid)

@@ -57,8 +57,11 @@ struct TrainOptions {
   }();
   std::string resume_from_checkpoint;  // "auto": newest complete one in --checkpoint_dir
   std::string init_from_hf;            // Hugging Face model dir: initial weights (fine-tuning)
+  // A wireup checkpoint's weights as the initial ones (its optimizer state
+  // unread): a step directory or a checkpoint directory (its newest complete step).
+  std::string init_from_checkpoint;
   // --lora_rank, --lora_alpha, --lora_dropout, --lora_targets: LoRA adapters
-  // trained on the frozen --init_from_hf weights (rank 0: off; docs/lora.md).
+  // trained on the frozen initial weights (rank 0: off; docs/lora.md).
   lora::LoraConfig lora;
 
   // The training split's loader: --dataset (manifest.json or its directory

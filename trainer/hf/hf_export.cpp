@@ -148,19 +148,38 @@ void write_weights(const CheckpointMeta& meta, const ExportFiles& p, const fs::p
 }
 
 // A checkpoint's units as HF tensors.
-UnitTensors checkpoint_tensors(const fs::path& step_dir, const CheckpointMeta& meta) {
-  auto reader = std::make_shared<ChunkReader>(step_dir, meta);
+UnitTensors checkpoint_tensors(const fs::path& step_dir, const CheckpointMeta& meta_in) {
+  auto meta = std::make_shared<CheckpointMeta>(meta_in);  // the reader keeps a reference
+  auto reader = std::make_shared<ChunkReader>(step_dir, *meta);
   reader->open_all();  // the files bear out the sizes below before they are allocated
-  return [reader, &meta](std::size_t u) {
-    const std::int64_t numel = meta.units[u].numel;
+  return [reader, meta](std::size_t u) {
+    const std::int64_t numel = meta->units[u].numel;
     at::Tensor flat = at::empty({numel}, at::kFloat);
     reader->read(static_cast<int>(u), "param", 0, numel, flat.data_ptr<float>());
-    return model_spec(meta.model).unit_to_hf(meta.model, u, flat);
+    return model_spec(meta->model).unit_to_hf(meta->model, u, flat);
+  };
+}
+
+// A full model's checkpoint as a LoRA base: its units as HF tensors, deltas added.
+UnitTensors merged_checkpoint_tensors(const fs::path& base, const ModelConfig& m,
+                                      const HfAdapter& adapter) {
+  const fs::path meta_path = base / "metadata.json";
+  const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
+  if (meta.lora) throw InputError(meta_path.string() + ": a LoRA checkpoint, not a model");
+  check_layout(meta_path, meta);
+  const UnitTensors read = checkpoint_tensors(base, meta);
+  return [read, &m, &adapter](std::size_t u) {
+    std::vector<at::Tensor> out = read(u);
+    const auto names = model_spec(m).hf_tensors(m, u);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (const at::Tensor d = adapter.delta(names[i].name); d.defined()) out[i].add_(d);
+    return out;
   };
 }
 
 // A base's HF tensors with an adapter's deltas added (each read as fp32).
 UnitTensors merged_tensors(const fs::path& base, const ModelConfig& m, const HfAdapter& adapter) {
+  if (path_exists(base / "metadata.json")) return merged_checkpoint_tensors(base, m, adapter);
   check_hf_config(base, m);
   auto weights = std::make_shared<HfWeights>(base);
   return [weights, base, &m, &adapter](std::size_t u) {
@@ -187,7 +206,7 @@ fs::path adapter_base(const fs::path& meta_path, const CheckpointMeta& meta,
   if (!directory_exists(base))
     throw InputError(meta_path.string() + ": its base " + base.string() +
                      " is not a directory here: pass --base DIR (the base's Hugging Face files)");
-  const std::string now = hf_base_fingerprint(base);
+  const std::string now = base_fingerprint(base);
   if (now != meta.lora->base_fingerprint)
     throw InputError(base.string() + ": not the base the adapters were trained on (fingerprint " +
                      now.substr(0, 16) + ", the checkpoint's " +

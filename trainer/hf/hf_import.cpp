@@ -32,7 +32,9 @@ bool rank0() {
 
 }  // namespace
 
-std::string hf_base_fingerprint(const fs::path& dir) {
+std::string base_fingerprint(const fs::path& dir) {
+  if (path_exists(dir / "metadata.json"))  // it names every chunk's SHA-256
+    return sha256_hex(read_text(dir / "metadata.json"));
   const std::string config = read_text(dir / "config.json", hf::kMaxConfigBytes);
   return sha256_hex(config + "\n" + HfWeights(dir).tensor_lines());
 }

@@ -22,10 +22,11 @@ hf::ConfigFacts check_hf_config(const std::filesystem::path& dir, const ModelCon
 struct HfAdapter;
 void load_hf_into(ShardedModel& model, const std::string& dir, const HfAdapter* adapter = nullptr);
 
-// What identifies a base model a LoRA run adapts: SHA-256 (hex) of DIR's
-// config.json and of each tensor's name, dtype, shape and first 4 KiB of
-// data (quick for any size: a few MB read; a re-quantised, re-shaped or
-// retrained base differs).
-std::string hf_base_fingerprint(const std::filesystem::path& dir);
+// What identifies a base model a LoRA run adapts, SHA-256 (hex): of a
+// Hugging Face directory's config.json and of each tensor's name, dtype,
+// shape and first 4 KiB of data (quick for any size: a few MB read; a
+// re-quantised, re-shaped or retrained base differs); of a wireup step
+// directory's metadata.json (which holds every chunk's SHA-256).
+std::string base_fingerprint(const std::filesystem::path& dir);
 
 }  // namespace wireup::train

@@ -9,6 +9,7 @@
 #include "lora/lora_units.hpp"
 #include "lora/peft_adapter.hpp"
 #include "models/model_registry.hpp"
+#include "models/sharded_model.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 
@@ -102,6 +103,28 @@ HfAdapter checkpoint_adapter(const fs::path& step_dir, const CheckpointMeta& met
     }
   }
   return a;
+}
+
+void add_adapter_into(ShardedModel& model, const HfAdapter& a) {
+  const ModelConfig& m = model.config();
+  const ModelSpec& spec = model.spec();
+  const auto& units = model.base_units();
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const auto tensors = spec.hf_tensors(m, u);
+    bool adapted = false;
+    for (const auto& t : tensors) adapted = adapted || a.weights.count(t.name) > 0;
+    if (!adapted) continue;
+    FlatUnit& unit = *units[u];
+    // The unit's deltas, zeros where none, in the family's layout.
+    at::Tensor flat = at::zeros({unit.numel()}, at::kFloat);
+    spec.unit_from_hf(m, u, flat, [&](std::size_t i, at::Tensor& slot) {
+      if (const at::Tensor d = a.delta(tensors[i].name); d.defined()) slot.copy_(d.view_as(slot));
+    });
+    const std::int64_t begin = unit.shard_offset();
+    const std::int64_t end = std::min(begin + unit.shard_numel(), unit.numel());
+    if (end > begin)
+      unit.master().narrow(0, 0, end - begin).add_(flat.narrow(0, begin, end - begin).to(unit.master().device()));
+  }
 }
 
 std::uint64_t write_peft_adapter(const HfAdapter& a, const ModelConfig& m, const fs::path& out,

@@ -48,6 +48,12 @@ HfAdapter checkpoint_adapter(const std::filesystem::path& step_dir, const Checkp
 // Writes `a` as PEFT saves an adapter: OUT/adapter_config.json and
 // OUT/adapter_model.safetensors (dtype "float32" or "bfloat16"), each
 // appearing whole. Returns the safetensors file's bytes.
+class ShardedModel;
+// Adds `a`'s deltas to the family's units of `model` (each rank its shards),
+// through the family's HF adapter: for weights loaded another way than from
+// Hugging Face files (a checkpoint).
+void add_adapter_into(ShardedModel& model, const HfAdapter& a);
+
 std::uint64_t write_peft_adapter(const HfAdapter& a, const ModelConfig& m,
                                  const std::filesystem::path& out, const std::string& dtype);
 

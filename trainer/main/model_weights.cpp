@@ -1,6 +1,7 @@
 #include "main/model_weights.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "checkpoint/checkpoint_files.hpp"
@@ -54,33 +55,52 @@ Weights hf_weights(const std::string& dir, const std::string& lora_adapter) {
 
 }  // namespace
 
-Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint,
-                     const std::string& lora_adapter) {
-  if (!init_from_hf.empty()) return hf_weights(init_from_hf, lora_adapter);
+namespace {
+
+// A step directory: DIR itself (with metadata.json), or DIR's newest complete step.
+fs::path resolve_step(const fs::path& p, const std::string& flag) {
+  if (!path_exists(p)) throw InputError(flag + " " + p.string() + ": no such directory");
+  if (path_exists(p / "metadata.json")) return p;
+  const auto complete = complete_checkpoints(p);
+  if (complete.empty())
+    throw InputError(flag + " " + p.string() +
+                     ": no complete checkpoint (no metadata.json, no step-*/metadata.json)");
+  return complete.front();
+}
+
+// A LoRA checkpoint's base, checked against the fingerprint it records.
+Weights lora_base(const fs::path& lora_step, const CheckpointMeta& m) {
+  const fs::path meta = lora_step / "metadata.json";
+  const fs::path base = m.lora->base;
+  if (!directory_exists(base))
+    throw InputError(meta.string() + ": a LoRA checkpoint whose base " + base.string() +
+                     " is not a directory here: pass --init_from_hf BASE --lora_adapter DIR "
+                     "(its export)");
+  if (base_fingerprint(base) != m.lora->base_fingerprint)
+    throw InputError(meta.string() + ": its base " + base.string() +
+                     " has changed since the adapters were trained (another fingerprint)");
+  if (!path_exists(base / "metadata.json")) return hf_weights(base.string(), "");
   Weights w;
-  const fs::path p = resume_from_checkpoint;
-  if (!path_exists(p))
-    throw InputError("--resume_from_checkpoint " + p.string() + ": no such directory");
-  if (path_exists(p / "metadata.json")) {
-    w.step_dir = p;
-  } else {
-    const auto complete = complete_checkpoints(p);
-    if (complete.empty())
-      throw InputError("--resume_from_checkpoint " + p.string() +
-                       ": no complete checkpoint (no metadata.json, no step-*/metadata.json)");
-    w.step_dir = complete.front();
-  }
+  w.step_dir = base;
+  const fs::path base_meta = base / "metadata.json";
+  const CheckpointMeta bm = checkpoint_meta_from_json(read_text(base_meta), base_meta.string());
+  if (bm.lora)
+    throw InputError(meta.string() + ": its base " + base.string() +
+                     " is a LoRA checkpoint itself: export --merge it and train on that");
+  w.model = bm.model;
+  w.source = base_meta.string();
+  return w;
+}
+
+}  // namespace
+
+Weights checkpoint_weights(const std::string& dir, const std::string& flag) {
+  Weights w;
+  w.step_dir = resolve_step(dir, flag);
   const fs::path meta = w.step_dir / "metadata.json";
   const CheckpointMeta m = checkpoint_meta_from_json(read_text(meta), meta.string());
   if (m.lora) {  // its adapters on the base it names
-    if (!directory_exists(m.lora->base))
-      throw InputError(meta.string() + ": a LoRA checkpoint whose base " + m.lora->base +
-                       " is not a directory here: pass --init_from_hf BASE --lora_adapter DIR "
-                       "(an export of it)");
-    if (hf_base_fingerprint(m.lora->base) != m.lora->base_fingerprint)
-      throw InputError(meta.string() + ": its base " + m.lora->base +
-                       " has changed since the adapters were trained (another fingerprint)");
-    Weights lw = hf_weights(m.lora->base, "");
+    Weights lw = lora_base(w.step_dir, m);
     lw.lora_step_dir = w.step_dir;
     lw.chat_template = m.chat_template;
     lw.chat_template_source = meta.string();
@@ -92,31 +112,42 @@ Weights find_weights(const std::string& init_from_hf, const std::string& resume_
   return w;
 }
 
+ModelConfig shape_from_checkpoint(const std::string& dir, const TrainOptions& o) {
+  ModelConfig m = checkpoint_weights(dir, "--init_from_checkpoint").model;
+  m.context = o.model.context;  // --max_context_width, else the default preset's
+  return apply_shape_flags(m, o.shape_flags);
+}
+
+Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint,
+                     const std::string& lora_adapter) {
+  if (!init_from_hf.empty()) return hf_weights(init_from_hf, lora_adapter);
+  return checkpoint_weights(resume_from_checkpoint, "--resume_from_checkpoint");
+}
+
 void load_weights(ShardedModel& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w) {
+  std::optional<HfAdapter> adapter;
   if (!weights.lora_step_dir.empty()) {
     const fs::path meta = weights.lora_step_dir / "metadata.json";
-    const HfAdapter adapter = checkpoint_adapter(
-        weights.lora_step_dir, checkpoint_meta_from_json(read_text(meta), meta.string()));
-    load_hf_into(model, weights.hf_dir.string(), &adapter);
-    say(w, "[init] lora_checkpoint=" + weights.lora_step_dir.string());
-    return;
-  }
-  if (!weights.lora_adapter.empty()) {
-    const HfAdapter adapter = read_peft_adapter(weights.lora_adapter, model.config());
-    load_hf_into(model, weights.hf_dir.string(), &adapter);
-    say(w, "[init] lora_adapter=" + weights.lora_adapter.string() + " rank=" +
-               std::to_string(adapter.lora.rank) +
-               " targets=" + lora::targets_csv(adapter.lora.targets));
-    return;
+    adapter = checkpoint_adapter(weights.lora_step_dir,
+                                 checkpoint_meta_from_json(read_text(meta), meta.string()));
+  } else if (!weights.lora_adapter.empty()) {
+    adapter = read_peft_adapter(weights.lora_adapter, model.config());
   }
   if (!weights.hf_dir.empty()) {
-    load_hf_into(model, weights.hf_dir.string());
-    return;
+    load_hf_into(model, weights.hf_dir.string(), adapter ? &*adapter : nullptr);
+  } else {
+    Checkpointer(CheckpointPolicy{}, groups, weights_state(model.base_units()))  // moments unread
+        .load(weights.step_dir.string(), model.config());
+    say(w, "[init] from_checkpoint=" + weights.step_dir.string());
+    if (adapter) add_adapter_into(model, *adapter);
   }
-  Checkpointer(CheckpointPolicy{}, groups, weights_state(model.base_units()))  // the moments left unread
-      .load(weights.step_dir.string(), model.config());
-  say(w, "[init] from_checkpoint=" + weights.step_dir.string());
+  if (!weights.lora_step_dir.empty())
+    say(w, "[init] lora_checkpoint=" + weights.lora_step_dir.string());
+  else if (adapter)
+    say(w, "[init] lora_adapter=" + weights.lora_adapter.string() + " rank=" +
+               std::to_string(adapter->lora.rank) +
+               " targets=" + lora::targets_csv(adapter->lora.targets));
 }
 
 }  // namespace wireup::train

@@ -5,6 +5,7 @@
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
 #include "config/model_config.hpp"
+#include "config/train_options.hpp"
 #include "models/sharded_model.hpp"
 
 // The weights `wireup-train eval` and `wireup-train generate` run: a Hugging
@@ -38,9 +39,18 @@ struct Weights {
 // InputError naming the flag for a missing directory or checkpoint.
 Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint,
                      const std::string& lora_adapter = "");
+// The weights of a wireup checkpoint (DIR or its newest complete step; `flag`
+// names it in errors); a LoRA checkpoint's are its adapters on its base (a
+// Hugging Face directory or a full model's checkpoint).
+Weights checkpoint_weights(const std::string& dir, const std::string& flag);
+// --init_from_checkpoint DIR without --preset: the checkpoint's shape (a LoRA
+// checkpoint's: its base's), the context and shape flags applied over it as
+// shape_from_hf applies them (run_setup.hpp).
+ModelConfig shape_from_checkpoint(const std::string& dir, const TrainOptions& o);
 
-// Sets every unit of `model` from the weights (load_hf_into, or the
-// Checkpointer's load of the parameters alone, its AdamW moments unread).
+// Sets every unit of the family's (model.base_units()) from the weights
+// (load_hf_into, or the Checkpointer's load of the parameters alone, its
+// AdamW moments unread), a LoRA adapter's deltas added.
 void load_weights(ShardedModel& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w);
 

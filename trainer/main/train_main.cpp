@@ -27,6 +27,7 @@
 #include "main/eval_main.hpp"
 #include "main/export_main.hpp"
 #include "main/generate_main.hpp"
+#include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
 #include "main/straggler_report.hpp"
 #include "main/training_state.hpp"
@@ -115,7 +116,19 @@ std::string chat_template_of(wt::TokenBatches& batches) {
 
 // A Checkpointer when the flags save, resume or stop after a step; from then
 // on a stop signal waits for the end of the step.
+// The weights a run starts from: --init_from_hf's or --init_from_checkpoint's
+// (the family's units; LoRA's adapters keep their initial values).
+void load_start(const wt::TrainOptions& o, const wt::WorldLayout& w, const wt::CommGroups& groups,
+                wt::ShardedModel& model) {
+  if (!o.init_from_hf.empty())
+    wt::load_hf_into(model, o.init_from_hf);
+  else if (!o.init_from_checkpoint.empty())
+    wt::load_weights(model, wt::checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint"),
+                     groups, w);
+}
+
 std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
+                                                    const wt::WorldLayout& w,
                                                     const wt::CommGroups& groups,
                                                     wt::ShardedModel& model,
                                                     const std::vector<wt::FlatUnit*>& units,
@@ -124,11 +137,11 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
       o.checkpoint.stop_after_step <= 0)
     return nullptr;
   wt::TrainingState state = wt::training_state(units, opt);
-  state.start_over = [&o, &model, &opt] {  // what the run started from, before any load
-    if (o.init_from_hf.empty())
+  state.start_over = [&o, &w, &groups, &model, &opt] {  // what the run started from
+    if (o.init_from_hf.empty() && o.init_from_checkpoint.empty())
       model.initialize(o.seed);
     else
-      wt::load_hf_into(model, o.init_from_hf);  // sets every parameter of the base
+      load_start(o, w, groups, model);  // sets every parameter of the base
     if (model.lora()) model.initialize_adapters(o.seed);
     opt.reset();
   };
@@ -505,8 +518,14 @@ int train_steps(Run& r, std::int64_t first_step) {
 std::optional<wt::AdapterMeta> lora_of(const wt::TrainOptions& o, const wt::WorldLayout& w,
                                        wt::ShardedModel& model) {
   if (!model.lora()) return std::nullopt;
-  wt::AdapterMeta a{o.lora, std::filesystem::absolute(o.init_from_hf).lexically_normal().string(),
-                    wt::hf_base_fingerprint(o.init_from_hf)};
+  // The base: the Hugging Face directory, or the checkpoint's step directory.
+  const std::filesystem::path base =
+      o.init_from_hf.empty()
+          ? std::filesystem::path(wt::checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint")
+                                      .step_dir)
+          : std::filesystem::path(o.init_from_hf);
+  wt::AdapterMeta a{o.lora, std::filesystem::absolute(base).lexically_normal().string(),
+                    wt::base_fingerprint(base)};
   std::int64_t adapters = 0;
   for (const auto* u : model.trainable_units()) adapters += u->numel();
   char line[256];
@@ -545,6 +564,10 @@ int run(int argc, char** argv) {
     o.model = wt::shape_from_hf(o.init_from_hf, o);
     o.preset = "init_from_hf";
   }
+  if (!o.init_from_checkpoint.empty() && !o.preset_given) {  // the checkpoint's
+    o.model = wt::shape_from_checkpoint(o.init_from_checkpoint, o);
+    o.preset = "init_from_checkpoint";
+  }
   const wt::WorldLayout w = wt::world_from_env();
   wt::check_train_options(o, w.world, w.local_world);
   check_tensorboard_dir(o, w);
@@ -562,13 +585,13 @@ int run(int argc, char** argv) {
   // What the optimizer updates and checkpoints hold: every unit, or LoRA's adapters.
   const std::vector<wt::FlatUnit*>& units = model.trainable_units();
   wt::ShardedAdamW opt(units, o.adamw);
-  if (!o.init_from_hf.empty()) wt::load_hf_into(model, o.init_from_hf);  // a resume overrides it
+  load_start(o, w, groups, model);  // a resume overrides it
   const auto lora = lora_of(o, w, model);
   const auto train = open_batches(o, w, wd::Split::Train, o.train_batch_size);
   say_document_attention(o, w, model, *train);
   std::unique_ptr<wt::TokenBatches> val;
   if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
-  const auto ckpt = open_checkpointer(o, groups, model, units, opt);
+  const auto ckpt = open_checkpointer(o, w, groups, model, units, opt);
   const std::int64_t first_step = resume(o, w, ckpt.get(), *train, lora);
 
   wt::say(w, wt::format_config_line(run_config(o, w, model)));

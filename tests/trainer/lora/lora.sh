@@ -3,7 +3,8 @@
 # (peft_adapter.py: PEFT's unmerged LoRA layer on hf_llama.py's Llama and Qwen3, no
 # transformers, no peft). Step 1 equals the base; the adapters' gradient is autograd's;
 # world 1, 2 (full and hybrid) and 3 give the same losses; a resume is exact and refuses
-# another base naming both; the checkpoint holds the adapters alone; its PEFT export,
+# another base naming both; the checkpoint holds the adapters alone; a wireup checkpoint
+# serves as the base as its export does; its PEFT export,
 # re-imported with --lora_adapter, gives the checkpoint's eval loss and the reference's;
 # an adapter the reference wrote gives the reference's loss; --merge is base + B A; bad
 # adapters and flags are refused by name; a LoRA run learns a new kind of text.
@@ -123,6 +124,26 @@ rm -rf "$WORK/g"
 train 1 --init_from_hf "$WORK/base" "${syn[@]}" --max_steps 1 --checkpoint_dir "$WORK/g" >/dev/null
 expect_error "--merge of a full model's checkpoint" "LoRA checkpoint" \
   "$WIREUP_TRAIN" export --checkpoint "$WORK/g" --out "$WORK/x" --merge
+
+# ---- a wireup checkpoint as the base (--init_from_checkpoint): the same adapters as on its export
+train 1 --preset tiny --vocab_size 512 "${syn[@]}" --max_steps 2 --checkpoint_dir "$WORK/full" >/dev/null
+"$WIREUP_TRAIN" export --checkpoint "$WORK/full" --out "$WORK/full-hf" >/dev/null
+cb=(--dataset "$WORK/D" --epochs 0 --num_threads 1 --max_context_width 32 --train_batch_size 2
+  --lr 1e-2 "${lora[@]}" --max_steps 3)
+train 2 --init_from_checkpoint "$WORK/full" "${cb[@]}" --checkpoint_dir "$WORK/on-ck" >"$WORK/on-ck.out"
+losses <"$WORK/on-ck.out" >"$WORK/on-ck.loss"
+train 2 --init_from_hf "$WORK/full-hf" "${cb[@]}" | losses >"$WORK/on-hf.loss"
+same_losses "LoRA on a checkpoint = LoRA on its export" "$WORK/on-hf.loss" "$WORK/on-ck.loss" 1e-6
+"$WIREUP_TRAIN" export --checkpoint "$WORK/on-ck" --out "$WORK/on-ck-peft" >/dev/null
+on_ck=$(ev --resume_from_checkpoint "$WORK/on-ck")
+check "eval: a LoRA checkpoint on a checkpoint = its PEFT export on the base's export" \
+  "$(ev --init_from_hf "$WORK/full-hf" --lora_adapter "$WORK/on-ck-peft")" "$on_ck"
+"$WIREUP_TRAIN" export --checkpoint "$WORK/on-ck" --out "$WORK/on-ck-merged" --merge >/dev/null
+peft merge "$WORK/full-hf" "$WORK/on-ck-peft" "$WORK/on-ck-ref" >/dev/null
+out=$(peft close "$WORK/on-ck-merged" "$WORK/on-ck-ref" --atol 1e-6) &&
+  pass "export --merge on a checkpoint base = the reference's merge: $out" || fail "merge differs: $out"
+expect_error "--init_from_hf and --init_from_checkpoint together" "exclude each other" \
+  "$WIREUP_TRAIN" --init_from_hf "$WORK/full-hf" --init_from_checkpoint "$WORK/full" "${syn[@]}" --max_steps 1
 
 # ---- bad adapters
 peft make "$WORK/dora" --base "$WORK/base" --r 4 --alpha 8 --set use_dora true
