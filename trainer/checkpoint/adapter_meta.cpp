@@ -45,8 +45,8 @@ std::string number(double v) {
 }
 
 std::string describe(const AdapterMeta& a) {
-  return "rank " + std::to_string(a.lora.rank) + " alpha " + number(a.lora.alpha) +
-         " targets " + lora::targets_csv(a.lora.targets);
+  return "rank " + std::to_string(a.lora.rank) + " alpha " + number(a.lora.alpha) + " targets " +
+         lora::targets_csv(a.lora.targets);
 }
 
 }  // namespace

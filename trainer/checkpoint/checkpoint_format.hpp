@@ -1,9 +1,8 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "checkpoint/adapter_meta.hpp"
 #include "config/model_config.hpp"

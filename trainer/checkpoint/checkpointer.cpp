@@ -339,8 +339,7 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
   }
 }
 
-std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
-                                                 const ModelConfig& expect,
+std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const ModelConfig& expect,
                                                  const std::optional<AdapterMeta>& lora) {
   const bool automatic = spec == "auto" || spec == "latest";
   std::vector<fs::path> candidates =

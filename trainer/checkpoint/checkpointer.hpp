@@ -25,7 +25,7 @@ struct CheckpointInfo {
   std::string preset;
   std::string sharding;
   std::string data_position;
-  std::string chat_template;  // the chat data set's template (its manifest); "" for text
+  std::string chat_template;        // the chat data set's template (its manifest); "" for text
   std::optional<AdapterMeta> lora;  // a LoRA run's adapters and base
 };
 

@@ -200,14 +200,15 @@ at::Tensor FsdpModel::forward(const at::Tensor& input, const UnitCompute& comput
     r.compute = &compute_;
     r.next = k + 1 < n ? units_[order[k + 1]].get() : nullptr;
     // gathered ahead in backward only when its backward reads its parameters
-    r.prev = k > 0 && plan_[order[k - 1]].backward_reads_params ? units_[order[k - 1]].get()
-                                                                 : nullptr;
+    r.prev =
+        k > 0 && plan_[order[k - 1]].backward_reads_params ? units_[order[k - 1]].get() : nullptr;
     r.backward_reads_params = plan_[i].backward_reads_params;
     r.trainable = plan_[i].trainable;
     r.prefetch = opt_.prefetch;
     r.keep_after_forward = for_backward && k + 1 == n;
     r.shared = unit(plan_[i].borrows);
-    r.shared_trainable = plan_[i].borrows >= 0 && plan_[static_cast<std::size_t>(plan_[i].borrows)].trainable;
+    r.shared_trainable =
+        plan_[i].borrows >= 0 && plan_[static_cast<std::size_t>(plan_[i].borrows)].trainable;
     r.next_shared = k + 1 < n ? unit(plan_[order[k + 1]].borrows) : nullptr;
     r.checkpoint = opt_.activation_checkpointing && plan_[i].recompute;
   }

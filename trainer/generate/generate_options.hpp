@@ -12,12 +12,12 @@ struct GenerateOptions {
   std::string init_from_hf;            // a Hugging Face Llama directory, or
   std::string resume_from_checkpoint;  // a wireup step directory or checkpoint directory
   std::string lora_adapter;            // with init_from_hf: a PEFT LoRA adapter directory
-  std::string tokenizer;  // tokenizer.model (tiktoken, SentencePiece) or tokenizer.json
-  bool chat = false;      // the prompt is a user turn of the chat template
+  std::string tokenizer;      // tokenizer.model (tiktoken, SentencePiece) or tokenizer.json
+  bool chat = false;          // the prompt is a user turn of the chat template
   std::string chat_template;  // "": the weights' (checkpoint, tokenizer_config.json), else llama3
   int enable_thinking = 1;    // Qwen3's: 0 puts an empty reasoning block in the prompt
-  std::string prompt;        // --prompt TEXT, or
-  std::string prompts_file;  // --prompts FILE: JSONL, {"prompt": TEXT} a line
+  std::string prompt;         // --prompt TEXT, or
+  std::string prompts_file;   // --prompts FILE: JSONL, {"prompt": TEXT} a line
   std::int64_t max_new_tokens = 0;
   SamplingRule sampling;  // --temperature (0: greedy), --top_p
   std::uint64_t seed = 0;

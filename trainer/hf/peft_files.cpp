@@ -44,7 +44,8 @@ at::Tensor HfAdapter::delta(const std::string& hf_weight) const {
 }
 
 HfAdapter read_peft_adapter(const fs::path& dir, const ModelConfig& m) {
-  if (!directory_exists(dir)) throw InputError("--lora_adapter " + dir.string() + ": no such directory");
+  if (!directory_exists(dir))
+    throw InputError("--lora_adapter " + dir.string() + ": no such directory");
   const lora::PeftAdapterConfig c = lora::read_adapter_config(dir.string());
   const fs::path file = dir / "adapter_model.safetensors";
   if (!path_exists(file) && path_exists(dir / "adapter_model.bin"))
@@ -123,7 +124,9 @@ void add_adapter_into(ShardedModel& model, const HfAdapter& a) {
     const std::int64_t begin = unit.shard_offset();
     const std::int64_t end = std::min(begin + unit.shard_numel(), unit.numel());
     if (end > begin)
-      unit.master().narrow(0, 0, end - begin).add_(flat.narrow(0, begin, end - begin).to(unit.master().device()));
+      unit.master()
+          .narrow(0, 0, end - begin)
+          .add_(flat.narrow(0, begin, end - begin).to(unit.master().device()));
   }
 }
 

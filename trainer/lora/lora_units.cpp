@@ -99,8 +99,8 @@ BlockAdapters::BlockAdapters(const LoraConfig& c, const ModelConfig& m,
                              std::vector<at::Tensor> params, std::uint64_t dropout_seed)
     : c_(c), m_(m), ab_(std::move(params)), dropout_seed_(c.dropout > 0 ? dropout_seed : 0) {
   if (ab_.size() != 2 * c_.targets.size())
-    throw std::logic_error("BlockAdapters: " + std::to_string(ab_.size()) +
-                           " tensors for " + std::to_string(c_.targets.size()) + " targets");
+    throw std::logic_error("BlockAdapters: " + std::to_string(ab_.size()) + " tensors for " +
+                           std::to_string(c_.targets.size()) + " targets");
 }
 
 at::Tensor BlockAdapters::delta(FusedProjection p, const at::Tensor& x) const {

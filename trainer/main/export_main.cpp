@@ -39,8 +39,8 @@ int run_export(int argc, char** argv) {
                  "checkpoint names)");
   if (!parse_command_line(app, argc, argv, "export: ", "wireup-train export --help")) return 0;
   const auto t0 = std::chrono::steady_clock::now();
-  const ExportResult r = export_hf(checkpoint, out, dtype,
-                                   hf::parse_byte_size(max_shard, "--max_shard_size"), {merge, base});
+  const ExportResult r = export_hf(
+      checkpoint, out, dtype, hf::parse_byte_size(max_shard, "--max_shard_size"), {merge, base});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
       "[export] step=%lld from=%s to=%s kind=%s tensors=%lld params=%lld dtype=%s bytes=%llu "

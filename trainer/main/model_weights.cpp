@@ -1,5 +1,6 @@
 #include "main/model_weights.hpp"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -44,7 +45,8 @@ Weights hf_weights(const std::string& dir, const std::string& lora_adapter) {
   Weights w;
   w.hf_dir = dir;
   w.lora_adapter = lora_adapter;
-  if (!directory_exists(w.hf_dir)) throw InputError("--init_from_hf " + dir + ": no such directory");
+  if (!directory_exists(w.hf_dir))
+    throw InputError("--init_from_hf " + dir + ": no such directory");
   const fs::path config = w.hf_dir / "config.json";
   w.model = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
   w.source = config.string();
@@ -145,9 +147,41 @@ void load_weights(ShardedModel& model, const Weights& weights, const CommGroups&
   if (!weights.lora_step_dir.empty())
     say(w, "[init] lora_checkpoint=" + weights.lora_step_dir.string());
   else if (adapter)
-    say(w, "[init] lora_adapter=" + weights.lora_adapter.string() + " rank=" +
-               std::to_string(adapter->lora.rank) +
+    say(w, "[init] lora_adapter=" + weights.lora_adapter.string() +
+               " rank=" + std::to_string(adapter->lora.rank) +
                " targets=" + lora::targets_csv(adapter->lora.targets));
+}
+
+void load_start_weights(ShardedModel& model, const TrainOptions& o, const CommGroups& groups,
+                        const WorldLayout& w) {
+  if (!o.init_from_hf.empty())
+    load_hf_into(model, o.init_from_hf);
+  else if (!o.init_from_checkpoint.empty())
+    load_weights(model, checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint"),
+                 groups, w);
+}
+
+std::optional<AdapterMeta> lora_identity(const TrainOptions& o, const WorldLayout& w,
+                                         ShardedModel& model) {
+  if (!model.lora()) return std::nullopt;
+  // The base: the Hugging Face directory, or the checkpoint's step directory.
+  const fs::path base =
+      o.init_from_hf.empty()
+          ? checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint").step_dir
+          : fs::path(o.init_from_hf);
+  AdapterMeta a{o.lora, fs::absolute(base).lexically_normal().string(), base_fingerprint(base)};
+  std::int64_t adapters = 0;
+  for (const auto* u : model.trainable_units()) adapters += u->numel();
+  const auto params = static_cast<double>(total_params(o.model));
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "[lora] rank=%lld alpha=%g dropout=%g targets=%s adapter_params=%lld "
+                "base_params=%.0f (%.3f%%) base_fingerprint=%.16s",
+                static_cast<long long>(o.lora.rank), o.lora.alpha, o.lora.dropout,
+                lora::targets_csv(o.lora.targets).c_str(), static_cast<long long>(adapters), params,
+                100.0 * static_cast<double>(adapters) / params, a.base_fingerprint.c_str());
+  say(w, line);
+  return a;
 }
 
 }  // namespace wireup::train

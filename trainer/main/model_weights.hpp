@@ -1,7 +1,9 @@
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 
+#include "checkpoint/adapter_meta.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
 #include "config/model_config.hpp"
@@ -9,8 +11,9 @@
 #include "models/sharded_model.hpp"
 
 // The weights `wireup-train eval` and `wireup-train generate` run: a Hugging
-// Face directory (--init_from_hf) or a wireup checkpoint
-// (--resume_from_checkpoint), their shapes read before anything is built.
+// Face directory (--init_from_hf, with --lora_adapter's adapter) or a wireup
+// checkpoint (--resume_from_checkpoint; a LoRA one on its base), their shapes
+// read before anything is built; and the weights a training run starts from.
 namespace wireup::train {
 
 struct Weights {
@@ -20,7 +23,7 @@ struct Weights {
   // LoRA: the adapter added to the base of hf_dir: --lora_adapter's PEFT
   // directory, or a LoRA checkpoint's step directory (hf_dir is its base).
   std::filesystem::path lora_adapter, lora_step_dir;
-  std::string source;              // the file the shapes come from
+  std::string source;  // the file the shapes come from
   // The chat template the weights name: a checkpoint's (its data set's), or
   // the one of the HF directory's tokenizer_config.json when its text is a
   // published template's; "" when none. `chat_template_source` says which.
@@ -53,5 +56,16 @@ ModelConfig shape_from_checkpoint(const std::string& dir, const TrainOptions& o)
 // AdamW moments unread), a LoRA adapter's deltas added.
 void load_weights(ShardedModel& model, const Weights& weights, const CommGroups& groups,
                   const WorldLayout& w);
+
+// The weights a training run starts from: --init_from_hf's or
+// --init_from_checkpoint's (neither: nothing is loaded), into the family's
+// units; LoRA's adapters are left as they are.
+void load_start_weights(ShardedModel& model, const TrainOptions& o, const CommGroups& groups,
+                        const WorldLayout& w);
+// A LoRA run's adapters and base as its checkpoints record them (the base's
+// absolute path and fingerprint), and its [lora] line on rank 0; nullopt
+// without LoRA.
+std::optional<AdapterMeta> lora_identity(const TrainOptions& o, const WorldLayout& w,
+                                         ShardedModel& model);
 
 }  // namespace wireup::train

@@ -116,23 +116,9 @@ std::string chat_template_of(wt::TokenBatches& batches) {
 
 // A Checkpointer when the flags save, resume or stop after a step; from then
 // on a stop signal waits for the end of the step.
-// The weights a run starts from: --init_from_hf's or --init_from_checkpoint's
-// (the family's units; LoRA's adapters keep their initial values).
-void load_start(const wt::TrainOptions& o, const wt::WorldLayout& w, const wt::CommGroups& groups,
-                wt::ShardedModel& model) {
-  if (!o.init_from_hf.empty())
-    wt::load_hf_into(model, o.init_from_hf);
-  else if (!o.init_from_checkpoint.empty())
-    wt::load_weights(model, wt::checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint"),
-                     groups, w);
-}
-
-std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
-                                                    const wt::WorldLayout& w,
-                                                    const wt::CommGroups& groups,
-                                                    wt::ShardedModel& model,
-                                                    const std::vector<wt::FlatUnit*>& units,
-                                                    wt::ShardedAdamW& opt) {
+std::unique_ptr<wt::Checkpointer> open_checkpointer(
+    const wt::TrainOptions& o, const wt::WorldLayout& w, const wt::CommGroups& groups,
+    wt::ShardedModel& model, const std::vector<wt::FlatUnit*>& units, wt::ShardedAdamW& opt) {
   if (o.checkpoint.dir.empty() && o.resume_from_checkpoint.empty() &&
       o.checkpoint.stop_after_step <= 0)
     return nullptr;
@@ -141,7 +127,7 @@ std::unique_ptr<wt::Checkpointer> open_checkpointer(const wt::TrainOptions& o,
     if (o.init_from_hf.empty() && o.init_from_checkpoint.empty())
       model.initialize(o.seed);
     else
-      load_start(o, w, groups, model);  // sets every parameter of the base
+      wt::load_start_weights(model, o, groups, w);  // every parameter of the base
     if (model.lora()) model.initialize_adapters(o.seed);
     opt.reset();
   };
@@ -234,10 +220,10 @@ struct Run {
   const std::vector<wt::FlatUnit*>& units;
   wt::ShardedAdamW& opt;
   wt::TokenBatches& train;
-  wt::TokenBatches* val;   // nullptr: no validation
-  wt::Checkpointer* ckpt;  // nullptr: no checkpoints
-  std::ofstream& metrics;  // rank 0's --metrics_file, when open
-  double peak_flops = 0;   // one rank's, for MFU
+  wt::TokenBatches* val;                // nullptr: no validation
+  wt::Checkpointer* ckpt;               // nullptr: no checkpoints
+  std::ofstream& metrics;               // rank 0's --metrics_file, when open
+  double peak_flops = 0;                // one rank's, for MFU
   std::optional<wt::AdapterMeta> lora;  // a LoRA run's adapters and base
   // rank 0's --tensorboard_dir event file, when set
   std::unique_ptr<tb::EventFileWriter> tensorboard = nullptr;
@@ -514,32 +500,6 @@ int train_steps(Run& r, std::int64_t first_step) {
 
 // ------------------------------------------------------------ wireup-train
 
-// A LoRA run: its adapters and base as its checkpoints record them, and its line.
-std::optional<wt::AdapterMeta> lora_of(const wt::TrainOptions& o, const wt::WorldLayout& w,
-                                       wt::ShardedModel& model) {
-  if (!model.lora()) return std::nullopt;
-  // The base: the Hugging Face directory, or the checkpoint's step directory.
-  const std::filesystem::path base =
-      o.init_from_hf.empty()
-          ? std::filesystem::path(wt::checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint")
-                                      .step_dir)
-          : std::filesystem::path(o.init_from_hf);
-  wt::AdapterMeta a{o.lora, std::filesystem::absolute(base).lexically_normal().string(),
-                    wt::base_fingerprint(base)};
-  std::int64_t adapters = 0;
-  for (const auto* u : model.trainable_units()) adapters += u->numel();
-  char line[256];
-  std::snprintf(line, sizeof line, "[lora] rank=%lld alpha=%g dropout=%g targets=%s "
-                "adapter_params=%lld base_params=%lld (%.3f%%) base_fingerprint=%.16s",
-                static_cast<long long>(o.lora.rank), o.lora.alpha, o.lora.dropout,
-                wt::lora::targets_csv(o.lora.targets).c_str(), static_cast<long long>(adapters),
-                static_cast<long long>(wt::total_params(o.model)),
-                100.0 * static_cast<double>(adapters) / static_cast<double>(wt::total_params(o.model)),
-                a.base_fingerprint.c_str());
-  wt::say(w, line);
-  return a;
-}
-
 // Chat data with --document_masking 1: which attention runs it, once.
 void say_document_attention(const wt::TrainOptions& o, const wt::WorldLayout& w,
                             wt::ShardedModel& model, wt::TokenBatches& train) {
@@ -585,8 +545,8 @@ int run(int argc, char** argv) {
   // What the optimizer updates and checkpoints hold: every unit, or LoRA's adapters.
   const std::vector<wt::FlatUnit*>& units = model.trainable_units();
   wt::ShardedAdamW opt(units, o.adamw);
-  load_start(o, w, groups, model);  // a resume overrides it
-  const auto lora = lora_of(o, w, model);
+  wt::load_start_weights(model, o, groups, w);  // a resume overrides it
+  const auto lora = wt::lora_identity(o, w, model);
   const auto train = open_batches(o, w, wd::Split::Train, o.train_batch_size);
   say_document_attention(o, w, model, *train);
   std::unique_ptr<wt::TokenBatches> val;
@@ -603,8 +563,8 @@ int run(int argc, char** argv) {
     metrics.open(o.metrics_file, std::ios::app);
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
-  Run r{o, w, groups, model, units, opt, *train, val.get(), ckpt.get(), metrics, peak.flops_per_s,
-        lora};
+  Run r{o,          w,       groups,           model, units, opt, *train, val.get(),
+        ckpt.get(), metrics, peak.flops_per_s, lora};
   r.tensorboard = open_tensorboard(o, w, first_step);
   r.stragglers = std::make_unique<wt::StragglerReport>(
       *groups.world, model.device(), wt::this_host(), o.straggler_ratio, o.straggler_steps);
