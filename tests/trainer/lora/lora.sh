@@ -104,13 +104,19 @@ from_peft=$(ev --init_from_hf "$WORK/base" --lora_adapter "$WORK/peft")
 close "eval of the export = the reference's unmerged LoRA" "$from_peft" \
   "$(ref "$WORK/base" "$WORK/D" --context 32 --windows 20 --adapter "$WORK/peft")" 1e-5
 
-# ---- an adapter the reference wrote (Qwen3: rotary Q/K rows, QK-norm after the adapter)
-peft make "$WORK/qad" --base "$WORK/q3" --r 8 --alpha 16 --seed 3 --b_std 0.3
-mine=$(ev --init_from_hf "$WORK/q3" --lora_adapter "$WORK/qad")
-theirs=$(ref "$WORK/q3" "$WORK/D" --context 32 --windows 20 --adapter "$WORK/qad")
-close "qwen3: the reference's adapter, read by eval = the reference's loss" "$mine" "$theirs" 1e-5
-far_apart "qwen3: the adapter moves the loss" "qwen3: the adapter changes nothing" "$theirs" \
-  "$(ref "$WORK/q3" "$WORK/D" --context 32 --windows 20)"
+# ---- adapters the reference wrote (Qwen3: rotary Q/K rows, QK-norm after the adapter;
+# Qwen2.5: the Q/K/V biases the base's; some targets only)
+hf make "$WORK/q25" --preset qwen2.5-tiny --seed 6 --qk_scale 1.0
+for m in "q3 q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj" "q25 q_proj,v_proj,down_proj"; do
+  read -r m targets <<<"$m"
+  peft make "$WORK/$m-ad" --base "$WORK/$m" --r 8 --alpha 16 --seed 3 --b_std 0.3 --targets "$targets"
+  mine=$(ev --init_from_hf "$WORK/$m" --lora_adapter "$WORK/$m-ad")
+  theirs=$(ref "$WORK/$m" "$WORK/D" --context 32 --windows 20 --adapter "$WORK/$m-ad")
+  close "$m ($targets): the reference's adapter, read by eval = the reference's loss" \
+    "$mine" "$theirs" 1e-5
+  far_apart "$m: the adapter moves the loss" "$m: the adapter changes nothing" "$theirs" \
+    "$(ref "$WORK/$m" "$WORK/D" --context 32 --windows 20)"
+done
 
 # ---- --merge: base + scale B A, loadable like any export
 "$WIREUP_TRAIN" export --checkpoint "$WORK/straight" --out "$WORK/merged" --merge >"$WORK/merge.out"
