@@ -64,6 +64,13 @@ done
 # ---- checkpoints: the adapters alone, an exact resume, another base refused
 ck=(--init_from_hf "$WORK/base" --dataset "$WORK/D" --epochs 0 --num_threads 1 --max_context_width 32
   --train_batch_size 2 --lr 1e-2 "${lora[@]}" --lora_dropout 0.1)
+for ac in 0 1; do
+  train 1 "${ck[@]}" --train_batch_size 4 --max_steps 3 --activation_checkpointing "$ac" |
+    losses >"$WORK/ac$ac"
+done
+[[ -s $WORK/ac0 ]] && cmp -s "$WORK/ac0" "$WORK/ac1" &&
+  pass "--activation_checkpointing 1 recomputes the blocks with the same dropout masks" ||
+  fail "activation checkpointing changes the losses: $(paste "$WORK/ac0" "$WORK/ac1" | tr '\n' ' ')"
 train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/straight" | losses >"$WORK/straight.loss"
 train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/resumed" --stop_after_step 3 | losses >"$WORK/r1"
 train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/resumed" --resume_from_checkpoint auto |
