@@ -205,6 +205,16 @@ EOF
   awk -v b="$before" -v a="$after" 'BEGIN { exit !(b != "" && a != "" && a < 0.85 * b) }' &&
     pass "LoRA learns held-out lines of a new kind: eval loss $before -> $after" ||
     fail "LoRA did not learn: eval loss $before -> $after"
+  # generate: the adapter on its base answers as the merged model does (greedy), not as the base
+  "$WIREUP_TRAIN" export --checkpoint "$WORK/task-lora" --out "$WORK/task-peft" >/dev/null
+  "$WIREUP_TRAIN" export --checkpoint "$WORK/task-lora" --out "$WORK/task-merged" --merge >/dev/null
+  gen() { "$WIREUP_TRAIN" generate --tokenizer "$corpus/tokenizer.model" --prompt "the red box holds" \
+    --max_new_tokens 12 --num_threads 1 "$@" 2>/dev/null | od -c | tr -s ' '; }
+  with_adapter=$(gen --init_from_hf "$WORK/pre-hf" --lora_adapter "$WORK/task-peft")
+  [[ -n $with_adapter && $with_adapter == "$(gen --init_from_hf "$WORK/task-merged")" &&
+     $with_adapter != "$(gen --init_from_hf "$WORK/pre-hf")" ]] &&
+    pass "generate --lora_adapter answers as the merged export, not as the base" ||
+    fail "generate --lora_adapter: $with_adapter"
 else
   echo "SKIP: learning (no WIREUP_PREP / WIREUP_DEMO_CORPUS_SCRIPT)"
 fi
