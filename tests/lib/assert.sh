@@ -12,6 +12,9 @@
 #   file_contains DESCRIPTION FILE PART   PART occurs in FILE (shown when not)
 #   file_count DESCRIPTION FILE REGEX N   N matches of the extended REGEX in
 #                                     FILE, counted per match, not per line
+#   close DESCRIPTION A B TOLERANCE   numbers A and B within TOLERANCE relative to B
+#   far_apart PASS_TEXT FAIL_TEXT REF OTHER   more than 1e-3 relative apart
+#   expect_error WHAT NEEDLE COMMAND...   COMMAND exits 2, NEEDLE on its stderr
 #                                     (writers sharing a stream can share a
 #                                     line); a leading ^ and trailing $ are
 #                                     dropped for it
@@ -53,4 +56,36 @@ finish() {
     exit 1
   fi
   echo "all checks passed"
+}
+
+# close DESCRIPTION A B RELATIVE_TOLERANCE: |A-B| <= tol * |B|
+close() {
+  if awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+        exit !(a != "" && b != "" && d <= t * m) }'; then
+    pass "$1 ($2 vs $3)"
+  else
+    fail "$1: $2 vs $3 (tolerance $4 relative)"
+  fi
+}
+
+# far_apart PASS_TEXT FAIL_TEXT REF OTHER: OTHER differs from REF by more than 100 times a
+# 1e-5 relative tolerance, so a check at that tolerance would see the difference.
+far_apart() {
+  if awk -v r="$3" -v w="$4" 'BEGIN { d = r - w; if (d < 0) d = -d; exit !(d > 100 * 1e-5 * r) }'; then
+    pass "$1"
+  else
+    fail "$2"
+  fi
+}
+
+# expect_error WHAT NEEDLE COMMAND...: COMMAND exits 2 and its stderr holds NEEDLE.
+expect_error() {
+  local what=$1 needle=$2 out rc
+  shift 2
+  out=$("$@" 2>&1 >/dev/null) && rc=0 || rc=$?
+  if ((rc == 2)) && [[ $out == *"$needle"* ]]; then
+    pass "$what"
+  else
+    fail "$what: exit $rc, wanted 2 and '$needle' in: $out"
+  fi
 }

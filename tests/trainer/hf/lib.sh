@@ -46,37 +46,3 @@ same_tensors() {  # DESCRIPTION DIR_A DIR_B
   fi
 }
 
-# close DESCRIPTION A B RELATIVE_TOLERANCE: |A-B| <= tol * |B|
-close() {
-  if awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
-        exit !(a != "" && b != "" && d <= t * m) }'; then
-    pass "$1 ($2 vs $3)"
-  else
-    fail "$1: $2 vs $3 (tolerance $4 relative)"
-  fi
-}
-
-# far_apart PASS_TEXT FAIL_TEXT REF OTHER: OTHER differs from REF by more than 100 times a
-# 1e-5 relative tolerance, so a check at that tolerance would see the difference.
-far_apart() {
-  if awk -v r="$3" -v w="$4" 'BEGIN { d = r - w; if (d < 0) d = -d; exit !(d > 100 * 1e-5 * r) }'; then
-    pass "$1"
-  else
-    fail "$2"
-  fi
-}
-
-# expect_error WHAT NEEDLE COMMAND...: COMMAND exits 2 and its stderr holds NEEDLE.
-expect_error() {
-  local what=$1 needle=$2 out rc
-  shift 2
-  set +e
-  out=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  set -e
-  if ((rc == 2)) && [[ $out == *"$needle"* ]]; then
-    pass "$what"
-  else
-    fail "$what: exit $rc, wanted 2 and '$needle' in: $out"
-  fi
-}

@@ -17,31 +17,6 @@ trap '[[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"' EXIT
 hf() { "$TORCH_PY" "$HERE/../hf/hf_llama.py" "$@"; }
 peft() { "$TORCH_PY" "$HERE/peft_adapter.py" "$@"; }
 
-# close DESCRIPTION A B RELATIVE_TOLERANCE: |A-B| <= tol * |B|
-close() {
-  if awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
-        exit !(a != "" && b != "" && d <= t * m) }'; then
-    pass "$1 ($2 vs $3)"
-  else
-    fail "$1: $2 vs $3 (tolerance $4 relative)"
-  fi
-}
-# far_apart DESCRIPTION A B: more than 100 times a 1e-5 relative tolerance apart.
-far_apart() {
-  if awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d > 1e-3 * b) }'; then
-    pass "$1 ($2 vs $3)"
-  else
-    fail "$1: $2 vs $3 (not 1e-3 relative apart)"
-  fi
-}
-# refused DESCRIPTION NEEDLE COMMAND...: exit 2, NEEDLE on stderr.
-refused() {
-  local what=$1 needle=$2 out rc=0
-  shift 2
-  out=$("$@" 2>&1 >/dev/null) || rc=$?
-  if ((rc == 2)) && [[ $out == *"$needle"* ]]; then pass "$what"; else
-    fail "$what: exit $rc, wanted 2 and '$needle' in: $out"; fi
-}
 
 python3 "$HERE/../token_data.py" "$WORK/chat" --vocab 512 --train 300 --chat 30 --seed 3 >/dev/null
 batch=(--rows 4 --context 32)
@@ -57,14 +32,16 @@ for preset in tiny qwen3-tiny qwen2.5-tiny; do
   lora=$(peft loss "$base" "$WORK/$preset-a" "${batch[@]}")
   close "$preset: unmerged adapter = hf_llama.py on the merged checkpoint" \
     "$lora" "$(hf loss "$WORK/$preset-merged" "${batch[@]}")" 1e-5
-  far_apart "$preset: the adapter changes the loss" "$lora" "$ref"
+  far_apart "$preset: the adapter changes the loss ($lora vs $ref)" \
+    "$preset: the adapter does not change the loss: $lora vs $ref" "$ref" "$lora"
   read -r sft_ref n_ref < <(hf sft_loss "$base" "$WORK/chat" --context 32)
   read -r sft_zero n_zero < <(peft sft_loss "$base" "$WORK/$preset-zero" "$WORK/chat" --context 32)
   check "$preset: sft_loss, B = 0: the base's" "$sft_zero $n_zero" "$sft_ref $n_ref"
   read -r sft_lora _ < <(peft sft_loss "$base" "$WORK/$preset-a" "$WORK/chat" --context 32)
   read -r sft_merged _ < <(hf sft_loss "$WORK/$preset-merged" "$WORK/chat" --context 32)
   close "$preset: sft_loss unmerged = merged" "$sft_lora" "$sft_merged" 1e-5
-  far_apart "$preset: the adapter changes sft_loss" "$sft_lora" "$sft_ref"
+  far_apart "$preset: the adapter changes sft_loss ($sft_lora vs $sft_ref)" \
+    "$preset: the adapter does not change sft_loss: $sft_lora vs $sft_ref" "$sft_ref" "$sft_lora"
   if out=$(hf same "$base" "$WORK/$preset-merged0"); then pass "$preset: merging zeros: $out"; else
     fail "$preset: merging zeros changed weights: $out"; fi
   out=$(peft close "$base" "$WORK/$preset-merged" --atol 1e-4 || true)
@@ -96,14 +73,14 @@ contains "adapter_config.json: PEFT's keys" "$(tr -d ' \n' <"$WORK/some/adapter_
 # Refusals.
 b=$WORK/tiny
 peft make "$WORK/bad1" --base "$b" --r 4 --alpha 8 --wrong_shape layers.1.self_attn.k_proj.lora_B.weight
-refused "a transposed lora_B" "k_proj.lora_B.weight: shape [4, 32], expected [32, 4]" \
+expect_error "a transposed lora_B" "k_proj.lora_B.weight: shape [4, 32], expected [32, 4]" \
   peft loss "$b" "$WORK/bad1" "${batch[@]}"
 peft make "$WORK/bad2" --base "$b" --r 4 --alpha 8 --extra_tensor base_model.model.lm_head.lora_A.weight
-refused "an unexpected tensor" "unexpected tensor base_model.model.lm_head.lora_A.weight" \
+expect_error "an unexpected tensor" "unexpected tensor base_model.model.lm_head.lora_A.weight" \
   peft merge "$b" "$WORK/bad2" "$WORK/bad2-merged"
 peft make "$WORK/bad3" --base "$b" --r 4 --alpha 8 --set use_dora true
-refused "use_dora" "use_dora=true is not implemented" peft loss "$b" "$WORK/bad3" "${batch[@]}"
+expect_error "use_dora" "use_dora=true is not implemented" peft loss "$b" "$WORK/bad3" "${batch[@]}"
 peft make "$WORK/bad4" --base "$b" --r 4 --alpha 8 --set target_modules '["q_proj"]'
-refused "a tensor outside target_modules" "model.layers.0.mlp.down_proj is not in target_modules" \
+expect_error "a tensor outside target_modules" "model.layers.0.mlp.down_proj is not in target_modules" \
   peft loss "$b" "$WORK/bad4" "${batch[@]}"
 finish
