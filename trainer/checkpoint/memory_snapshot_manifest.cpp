@@ -259,3 +259,118 @@ NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
 }
 
 }  // namespace wireup::train
+
+namespace wireup::train {
+namespace {
+
+std::string blob(const char* key, const std::string& s) {
+  return std::string(key) + " " + std::to_string(s.size()) + "\n" + s + "\n";
+}
+
+std::string ranks_line(const char* key, const std::vector<int>& ranks) {
+  std::string l = key;
+  for (int r : ranks) l += " " + std::to_string(r);
+  return l + "\n";
+}
+
+// The wire text's records, read in order.
+struct WireReader {
+  const std::string& text;
+  std::size_t at = 0;
+  std::string& why;
+
+  bool fail(const std::string& what) {
+    why = "node memory text at byte " + std::to_string(at) + ": " + what;
+    return false;
+  }
+  bool line(std::vector<std::string>& fields, const std::string& key) {
+    const std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) return fail("expected " + key + ", found the end");
+    fields = split(std::string_view(text).substr(at, nl - at), ' ');
+    if (fields.empty() || fields[0] != key) return fail("expected " + key);
+    at = nl + 1;
+    return true;
+  }
+  bool number(const std::string& key, std::uint64_t max, std::uint64_t& v) {
+    std::vector<std::string> f;
+    if (!line(f, key)) return false;
+    const auto n = f.size() == 2 ? parse_uint(f[1], max) : std::nullopt;
+    if (!n) return fail(key + ": expected a number");
+    v = *n;
+    return true;
+  }
+  bool text_of(const std::string& key, std::string& out) {
+    std::uint64_t n = 0;
+    if (!number(key, kMaxSnapshotManifestBytes, n)) return false;
+    if (at + n + 1 > text.size() || text[at + n] != '\n') return fail(key + ": cut short");
+    out = text.substr(at, n);
+    at += n + 1;
+    return true;
+  }
+  bool ranks(const std::string& key, std::vector<int>& out) {
+    std::vector<std::string> f;
+    if (!line(f, key)) return false;
+    for (std::size_t i = 1; i < f.size(); ++i) {
+      const auto r = parse_uint(f[i], kMaxSnapshotWorldSize - 1);
+      if (!r) return fail(key + ": " + wireup::quoted(f[i]) + " is not a rank");
+      out.push_back(static_cast<int>(*r));
+    }
+    return true;
+  }
+};
+
+bool parse_snapshot_state(WireReader& r, SnapshotState& s) {
+  std::uint64_t step = 0;
+  std::string manifest;
+  if (!r.number("snapshot", 99999999, step) || !r.text_of("problem", s.problem) ||
+      !r.text_of("manifest", manifest) || !r.ranks("parts", s.parts) ||
+      !r.ranks("replicas", s.replicas))
+    return false;
+  s.step = static_cast<std::int64_t>(step);
+  if (!manifest.empty()) {
+    std::string why;
+    s.manifest = parse_snapshot_manifest(manifest, why);
+    if (!s.manifest) return r.fail("snapshot " + std::to_string(step) + ": " + why);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string to_text(const NodeMemory& m) {
+  std::string t = "node " + m.node + "\npresent " + (m.present ? "1" : "0") + "\n" +
+                  blob("problem", m.problem) + "snapshots " + std::to_string(m.snapshots.size()) +
+                  "\n";
+  for (const SnapshotState& s : m.snapshots)
+    t += "snapshot " + std::to_string(s.step) + "\n" + blob("problem", s.problem) +
+         blob("manifest", s.manifest ? to_text(*s.manifest) : std::string()) +
+         ranks_line("parts", s.parts) + ranks_line("replicas", s.replicas);
+  return t + "end\n";
+}
+
+std::optional<NodeMemory> parse_node_memory(const std::string& text, std::string& why) {
+  WireReader r{text, 0, why};
+  NodeMemory m;
+  std::vector<std::string> f;
+  std::uint64_t present = 0, n = 0;
+  if (!r.line(f, "node")) return std::nullopt;
+  if (f.size() != 2 || !is_safe_node_name(f[1])) {
+    r.fail("expected node NAME");
+    return std::nullopt;
+  }
+  m.node = f[1];
+  if (!r.number("present", 1, present) || !r.text_of("problem", m.problem) ||
+      !r.number("snapshots", 1u << 20, n))
+    return std::nullopt;
+  m.present = present == 1;
+  m.snapshots.resize(n);
+  for (SnapshotState& s : m.snapshots)
+    if (!parse_snapshot_state(r, s)) return std::nullopt;
+  if (!r.line(f, "end") || r.at != text.size()) {
+    if (why.empty()) r.fail("text after end");
+    return std::nullopt;
+  }
+  return m;
+}
+
+}  // namespace wireup::train

@@ -94,3 +94,15 @@ NodeMemory scan_node_memory(const std::filesystem::path& root, const std::string
                             const std::string& job_id);
 
 }  // namespace wireup::train
+
+namespace wireup::train {
+
+// What one node found, as text for the ranks' gather at a resume (the node's
+// first rank scans, every rank decides): strings as "KEY LEN\n<LEN bytes>\n".
+//   node a1 / present 1 / problem 0 / snapshots 1
+//   snapshot 40 / problem 0 / manifest 812 <text> / parts 2 3 / replicas 0
+std::string to_text(const NodeMemory& m);
+// Strict; nullopt with `why` set when the text is not one NodeMemory.
+std::optional<NodeMemory> parse_node_memory(const std::string& text, std::string& why);
+
+}  // namespace wireup::train

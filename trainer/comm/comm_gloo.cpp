@@ -11,9 +11,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <vector>
 
+#include "comm/collective_deadline.hpp"
 #include "comm/comm_shm.hpp"
 #include "comm/job_store.hpp"
-#include "comm/collective_deadline.hpp"
+#include "comm/peer_comm.hpp"
 
 namespace wireup::train {
 namespace {
@@ -35,9 +36,9 @@ void wait_named(c10d::Work& work, c10d::Store& store, int rank, int size, std::u
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // The store is served by rank 0 (or the launcher): a stopped rank 0 never
     // answers, so ask from a thread and give up after the grace period + 5 s.
-    auto ask = std::make_shared<std::packaged_task<std::vector<int>()>>(
-        [&store, rank, size, n] { return ranks_not_at(store, "wd/at/", rank, size, n,
-                                                      not_arrived_grace()); });
+    auto ask = std::make_shared<std::packaged_task<std::vector<int>()>>([&store, rank, size, n] {
+      return ranks_not_at(store, "wd/at/", rank, size, n, not_arrived_grace());
+    });
     auto answer = ask->get_future();
     std::thread([ask] { (*ask)(); }).detach();
     const auto grace = not_arrived_grace();
@@ -195,7 +196,57 @@ std::shared_ptr<Comm> group(const c10::intrusive_ptr<c10d::Store>& store, const 
       c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts), prefixed);
 }
 
+// The peer group: Gloo's point-to-point send and recv, its own connections.
+class GlooPeerComm final : public PeerComm {
+ public:
+  GlooPeerComm(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, std::chrono::milliseconds timeout)
+      : pg_(std::move(pg)), timeout_(timeout) {}
+  int rank() const override { return pg_->getRank(); }
+  int size() const override { return pg_->getSize(); }
+
+  void exchange(const at::Tensor& send, int to, const at::Tensor& recv, int from) override {
+    std::vector<at::Tensor> out{send}, in{recv};
+    c10::intrusive_ptr<c10d::Work> s, r;
+    if (recv.defined()) r = pg_->recv(in, from, kTag);
+    if (send.defined()) s = pg_->send(out, to, kTag);
+    if (r) r->wait(timeout_);
+    if (s) s->wait(timeout_);
+  }
+  void all_gather(const at::Tensor& mine, const at::Tensor& all) override {
+    const auto n = mine.numel();
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int r = 0; r < size(); ++r) out[0].push_back(all.narrow(0, r * n, n));
+    std::vector<at::Tensor> in{mine};
+    c10d::AllgatherOptions o;
+    o.timeout = timeout_;
+    pg_->allgather(out, in, o)->wait(timeout_);
+  }
+  void barrier() override {
+    c10d::BarrierOptions o;
+    o.timeout = timeout_;
+    pg_->barrier(o)->wait(timeout_);
+  }
+
+ private:
+  static constexpr int kTag = 36;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+  std::chrono::milliseconds timeout_;
+};
+
 }  // namespace
+
+std::unique_ptr<PeerComm> make_peer_comm(const WorldLayout& w, const std::string& key,
+                                         std::chrono::milliseconds timeout) {
+  if (w.world == 1) return nullptr;
+  const auto store = open_job_store(w, /*client=*/true);  // rank 0 serves it already
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(key + "/", store);
+  auto opts = c10d::ProcessGroupGloo::Options::create();
+  opts->devices.push_back(gloo_device(w.master_addr));
+  opts->timeout = timeout;
+  if (w.rank == 0) std::printf("[comm] group=%s ranks=%d transport=gloo\n", key.c_str(), w.world);
+  return std::make_unique<GlooPeerComm>(
+      c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, w.rank, w.world, opts), timeout);
+}
 
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
   if (w.world == 1) return make_solo_groups();

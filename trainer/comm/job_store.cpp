@@ -23,10 +23,10 @@ bool env_is(const char* name, const char* value) {
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
+c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w, bool client) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(w.master_port);
-  so.isServer = w.rank == 0 && !env_is("TORCHELASTIC_USE_AGENT_STORE", "True");
+  so.isServer = !client && w.rank == 0 && !env_is("TORCHELASTIC_USE_AGENT_STORE", "True");
   so.numWorkers = w.world;
   so.waitWorkers = false;
   so.timeout = std::max<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(1));

@@ -1,10 +1,12 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 // The settings of the trainer's components that wireup-train's flags bind to
 // directly (train_options.cpp), each the type its component takes: the
-// checkpointer's policy (checkpoint/checkpointer.hpp) and the optimizer's
+// checkpointer's policy (checkpoint/checkpointer.hpp), the memory snapshots'
+// (checkpoint/memory_checkpointer.hpp) and the optimizer's
 // hyperparameters (optim/sharded_adamw.hpp). Plain data.
 namespace wireup::train {
 
@@ -21,6 +23,16 @@ struct CheckpointPolicy {
   // write stuck on the file system) ends the rank with exit 3, naming the
   // file (watchdog/stall_watch.hpp); the checkpoints before stay whole.
   double io_timeout_s = 600;
+};
+
+// Memory snapshots (docs/memory-snapshots.md): every `freq` steps each rank's
+// full training state into its node's memory, and a replica on a rank of the
+// next node; --resume_from_checkpoint auto prefers them to the durable
+// checkpoints.
+struct MemorySnapshotPolicy {
+  std::int64_t freq = 0;      // --memory_checkpoint_freq; 0: off
+  std::string dir;            // --memory_checkpoint_dir; "": /dev/shm/wireup-$SLURM_JOB_ID
+  double io_timeout_s = 600;  // --comm_init_timeout: the replica transfers and the commit
 };
 
 // AdamW's hyperparameters (--beta1, --beta2, --weight_decay; eps 1e-8).

@@ -125,6 +125,11 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
       "where checkpoints go");
   app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
                  "a step directory, or auto (newest complete one in --checkpoint_dir)");
+  app.add_option("--memory_checkpoint_freq", o.memory_checkpoint.freq,
+                 "steps between memory snapshots (node memory + a replica on the next node; "
+                 "0: off)");
+  app.add_option("--memory_checkpoint_dir", o.memory_checkpoint.dir,
+                 "where memory snapshots go (default /dev/shm/wireup-$SLURM_JOB_ID)");
   app.add_option("--keep_checkpoints", o.checkpoint.keep,
                  "newest complete checkpoints kept (0: all)");
   app.add_option("--stop_after_step", o.checkpoint.stop_after_step,
@@ -230,7 +235,8 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.checkpoint.async = f.async_checkpointing != 0;
   o.checkpoint.max_steps = o.max_steps;             // the last step is always saved
   o.checkpoint.io_timeout_s = o.comm_init_timeout;  // a save stuck on the file system
-  o.data.seed = o.seed;                             // the data order's
+  o.memory_checkpoint.io_timeout_s = o.comm_init_timeout;
+  o.data.seed = o.seed;  // the data order's
   o.data.grad_accum = static_cast<std::uint64_t>(std::max<std::int64_t>(o.grad_accum, 1));
   if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
   o.sharding = parse_sharding(f.sharding);
@@ -301,6 +307,9 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
   need(!o.checkpoint.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
            o.resume_from_checkpoint == "latest",
        "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");
+  need(o.memory_checkpoint.freq >= 0, "--memory_checkpoint_freq must be >= 0 (0: off)");
+  need(o.memory_checkpoint.dir.empty() || o.memory_checkpoint.freq > 0,
+       "--memory_checkpoint_dir needs --memory_checkpoint_freq");
   need(o.checkpoint.freq >= 0 && o.checkpoint.keep >= 0,
        "--checkpoint_freq and --keep_checkpoints must be >= 0");
   need(!o.checkpoint.dir.empty() ||

@@ -55,8 +55,12 @@ struct TrainOptions {
     p.keep = 3;
     return p;
   }();
-  std::string resume_from_checkpoint;  // "auto": newest complete one in --checkpoint_dir
-  std::string init_from_hf;            // Hugging Face model dir: initial weights (fine-tuning)
+  // --memory_checkpoint_freq, --memory_checkpoint_dir; io_timeout_s is --comm_init_timeout.
+  MemorySnapshotPolicy memory_checkpoint;
+  // "auto": the newest complete state in --checkpoint_dir, or (with memory
+  // snapshots) in memory or a peer's replica when newer
+  std::string resume_from_checkpoint;
+  std::string init_from_hf;  // Hugging Face model dir: initial weights (fine-tuning)
   // A wireup checkpoint's weights as the initial ones (its optimizer state
   // unread): a step directory or a checkpoint directory (its newest complete step).
   std::string init_from_checkpoint;

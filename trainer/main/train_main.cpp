@@ -28,6 +28,7 @@
 #include "main/export_main.hpp"
 #include "main/generate_main.hpp"
 #include "main/model_weights.hpp"
+#include "main/resume_setup.hpp"
 #include "main/run_setup.hpp"
 #include "main/straggler_report.hpp"
 #include "main/training_state.hpp"
@@ -106,62 +107,6 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
   return batches;
 }
 
-// The chat data set's template, as its manifest records it ("" for text and
-// synthetic data): checkpoints carry it to generate.
-std::string chat_template_of(wt::TokenBatches& batches) {
-  const wd::TokenLoader* loader = batches.source().loader();
-  return loader != nullptr && loader->manifest().chat ? loader->manifest().chat->chat_template
-                                                      : std::string();
-}
-
-// A Checkpointer when the flags save, resume or stop after a step; from then
-// on a stop signal waits for the end of the step.
-std::unique_ptr<wt::Checkpointer> open_checkpointer(
-    const wt::TrainOptions& o, const wt::WorldLayout& w, const wt::CommGroups& groups,
-    wt::ShardedModel& model, const std::vector<wt::FlatUnit*>& units, wt::ShardedAdamW& opt) {
-  if (o.checkpoint.dir.empty() && o.resume_from_checkpoint.empty() &&
-      o.checkpoint.stop_after_step <= 0)
-    return nullptr;
-  wt::TrainingState state = wt::training_state(units, opt);
-  state.start_over = [&o, &w, &groups, &model, &opt] {  // what the run started from
-    if (o.init_from_hf.empty() && o.init_from_checkpoint.empty())
-      model.initialize(o.seed);
-    else
-      wt::load_start_weights(model, o, groups, w);  // every parameter of the base
-    if (model.lora()) model.initialize_adapters(o.seed);
-    opt.reset();
-  };
-  auto ckpt = std::make_unique<wt::Checkpointer>(o.checkpoint, groups, std::move(state));
-  wt::graceful_stop();
-  return ckpt;
-}
-
-// --resume_from_checkpoint: the shards, moments and data position; the first step to run.
-std::int64_t resume(const wt::TrainOptions& o, const wt::WorldLayout& w, wt::Checkpointer* ckpt,
-                    wt::TokenBatches& train, const std::optional<wt::AdapterMeta>& lora) {
-  if (o.resume_from_checkpoint.empty()) return 1;
-  const auto meta = ckpt->load(o.resume_from_checkpoint, o.model, lora);
-  if (!meta) {
-    wt::say(w, "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() +
-                   ": starting at step 1");
-    return 1;
-  }
-  train.source().seek(meta->data_position);
-  if (const std::string now = chat_template_of(train); meta->chat_template != now)
-    wt::say(
-        w, "[resume] WARNING: the checkpoint was trained on " +
-               (meta->chat_template.empty() ? std::string("text") : meta->chat_template + " chat") +
-               " data, " + o.data.dataset.string() + " is " +
-               (now.empty() ? std::string("text") : now + " chat") + " data");
-  const bool newest = o.resume_from_checkpoint == "auto" || o.resume_from_checkpoint == "latest";
-  wt::say(w, "[resume] step=" + std::to_string(meta->step) + " from=" +
-                 (newest ? (o.checkpoint.dir / wt::step_dir_name(meta->step)).string()
-                         : o.resume_from_checkpoint) +
-                 " saved_world=" + std::to_string(meta->world_size) +
-                 " sharding=" + meta->sharding);
-  return meta->step + 1;
-}
-
 // --tensorboard_dir: rank 0 checks at start that it can write there, and opens
 // its event file once the first step is known (a resume's START record makes
 // TensorBoard drop the replaced run's steps from it on: tensorboard/event_file.hpp).
@@ -222,6 +167,7 @@ struct Run {
   wt::TokenBatches& train;
   wt::TokenBatches* val;                // nullptr: no validation
   wt::Checkpointer* ckpt;               // nullptr: no checkpoints
+  wt::MemoryCheckpointer* mem;          // nullptr: no memory snapshots
   std::ofstream& metrics;               // rank 0's --metrics_file, when open
   double peak_flops = 0;                // one rank's, for MFU
   std::optional<wt::AdapterMeta> lora;  // a LoRA run's adapters and base
@@ -352,6 +298,7 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
       const wt::TraceSpan stall("checkpoint_stall");
       r.ckpt->before_update();  // an async save may still be reading the shards
     }
+    if (r.mem) r.mem->before_update();  // a snapshot may still be copying them
     r.opt.step(s.lr, clip);
   }
   s.loss = masked ? world_sum(*r.groups.world, loss_sum, r.model.device())
@@ -398,6 +345,7 @@ void log_validation_loss(Run& r, std::int64_t step) {
 
 // Saves when the policy says so; the line to print when the run must stop now.
 std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
+  if (r.mem) r.mem->end_of_step(step, r.train.source().position());
   if (!r.ckpt) return std::nullopt;
   auto info = [&] {
     return wt::CheckpointInfo{step,
@@ -406,7 +354,7 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               r.o.preset,
                               wt::sharding_name(r.o.sharding),
                               r.train.source().position(),
-                              chat_template_of(r.train),
+                              wt::chat_template_of(r.train),
                               r.lora};
   };
   const wt::TraceSpan span("checkpoint");
@@ -479,6 +427,7 @@ int train_steps(Run& r, std::int64_t first_step) {
       break;
     }
     if (next == AfterStep::Stop) {
+      if (r.mem) r.mem->wait();  // kept for the restart
       write_trace(r);
       r.groups.world->barrier();
       return 0;
@@ -487,6 +436,12 @@ int train_steps(Run& r, std::int64_t first_step) {
   write_trace(r);
   wt::set_comm_timeout_seconds(o.comm_init_timeout);  // the last save
   if (r.ckpt) r.ckpt->wait();
+  if (r.mem) {  // every step trained: the snapshots are not needed any more
+    r.mem->remove_on_success();
+    wt::say(r.w, "[memory] snapshots=" + std::to_string(r.mem->snapshots()) +
+                     " stall_s=" + std::to_string(r.mem->stall_seconds()) + " removed " +
+                     r.mem->root().string() + "/" + r.mem->node());
+  }
   sum.wall_s = seconds_since(t_start);
   sum.steps = std::min(step, o.max_steps);
   sum.tokens = sum.steps * tokens_per_step;
@@ -551,8 +506,9 @@ int run(int argc, char** argv) {
   say_document_attention(o, w, model, *train);
   std::unique_ptr<wt::TokenBatches> val;
   if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
-  const auto ckpt = open_checkpointer(o, w, groups, model, units, opt);
-  const std::int64_t first_step = resume(o, w, ckpt.get(), *train, lora);
+  const auto ckpt = wt::open_checkpointer(o, w, groups, model, units, opt);
+  const auto mem = wt::open_memory_checkpointer(o, w, units, opt);
+  const std::int64_t first_step = wt::resume(o, w, ckpt.get(), mem.get(), *train, lora);
 
   wt::say(w, wt::format_config_line(run_config(o, w, model)));
   const wt::PeakFlops peak =
@@ -563,8 +519,8 @@ int run(int argc, char** argv) {
     metrics.open(o.metrics_file, std::ios::app);
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
-  Run r{o,          w,       groups,           model, units, opt, *train, val.get(),
-        ckpt.get(), metrics, peak.flops_per_s, lora};
+  Run r{o,         w,       groups,           model, units, opt, *train, val.get(), ckpt.get(),
+        mem.get(), metrics, peak.flops_per_s, lora};
   r.tensorboard = open_tensorboard(o, w, first_step);
   r.stragglers = std::make_unique<wt::StragglerReport>(
       *groups.world, model.device(), wt::this_host(), o.straggler_ratio, o.straggler_steps);

@@ -1,0 +1,113 @@
+// A rank's part's header (what a memory snapshot's rank-N.bin starts with)
+// and what a node found as text for the ranks' gather: written, read back,
+// and refused when cut short or when they do not fit (no files, no Torch).
+#include <catch2/catch.hpp>
+
+#include "checkpoint/memory_snapshot_manifest.hpp"
+#include "checkpoint/memory_snapshot_part.hpp"
+
+using namespace wireup::train;
+using Catch::Matchers::Contains;
+
+namespace {
+
+PartHeader header() {
+  PartHeader h;
+  h.step = 40;
+  h.optimizer_steps = 38;
+  h.world_size = 4;
+  h.rank = 2;
+  h.data_position = "wireup-position 1\nepoch 0\nline with spaces\n";
+  h.units = {{"embed", 0, 1024}, {"layers.0", 512, 256}};
+  return h;
+}
+
+// A whole part: the header's text, then zeroed tensors.
+std::string part(const PartHeader& h) { return to_text(h) + std::string(h.tensor_bytes(), '\0'); }
+
+}  // namespace
+
+TEST_CASE("a part's header reads back, the tensors start after it") {
+  const PartHeader h = header();
+  const std::string p = part(h);
+  std::uint64_t at = 0;
+  std::string why;
+  const auto back = parse_part_header(p.data(), p.size(), at, why);
+  REQUIRE(back);
+  CHECK(at == to_text(h).size());
+  CHECK(back->step == 40);
+  CHECK(back->optimizer_steps == 38);
+  CHECK(back->data_position == h.data_position);  // newlines inside survive
+  CHECK(part_layout_mismatch(*back, h).empty());
+  CHECK(h.tensor_bytes() == 3 * 4 * (1024 + 256));
+}
+
+TEST_CASE("a part cut short, padded or not a part is refused with the reason") {
+  const PartHeader h = header();
+  const std::string p = part(h);
+  std::uint64_t at = 0;
+  std::string why;
+  CHECK_FALSE(parse_part_header(p.data(), p.size() - 1, at, why));
+  CHECK_THAT(why, Contains("bytes, the header says"));
+  const std::string longer = p + "x";
+  CHECK_FALSE(parse_part_header(longer.data(), longer.size(), at, why));
+  const std::string text = to_text(h);
+  CHECK_FALSE(parse_part_header(text.data(), 30, at, why));  // the header itself cut
+  CHECK_THAT(why, Contains("line"));
+  const std::string other = "wireup-checkpoint 1\n";
+  CHECK_FALSE(parse_part_header(other.data(), other.size(), at, why));
+  CHECK_THAT(why, Contains("not a memory snapshot part"));
+  std::string bad = p;
+  bad.replace(bad.find("rank 2"), 6, "rank 9");  // rank outside the world
+  CHECK_FALSE(parse_part_header(bad.data(), bad.size(), at, why));
+  CHECK_THAT(why, Contains("rank 9 of world 4"));
+}
+
+TEST_CASE("a part of another layout is named") {
+  const PartHeader h = header();
+  PartHeader other = h;
+  other.units[1].offset = 0;
+  CHECK_THAT(part_layout_mismatch(h, other), Contains("unit layers.0: offset 512 numel 256"));
+  other = h;
+  other.world_size = 2;
+  other.rank = 0;
+  CHECK_THAT(part_layout_mismatch(h, other),
+             Contains("rank 2 of world 4, this run rank 0 of world 2"));
+  other = h;
+  other.units.pop_back();
+  CHECK_THAT(part_layout_mismatch(h, other), Contains("2 units, this run 1"));
+}
+
+TEST_CASE("what a node found travels as text and back") {
+  SnapshotManifest m{"42", 1000, 40, {"a1", "a1", "a2", "a2"}, {}, {}};
+  for (int r = 0; r < 4; ++r) m.parts.push_back({r, m.rank_node[r], 64, std::string(64, 'a')});
+  m.replicas.push_back({2, "a1", 64, std::string(64, 'a')});
+  NodeMemory n{"a1", true, "", {}};
+  n.snapshots.push_back({40, "", m, {0, 1}, {2}});
+  n.snapshots.push_back(
+      {30, "part of rank 1 (rank-00001.bin) fails its checksum", std::nullopt, {0}, {}});
+  std::string why;
+  const auto back = parse_node_memory(to_text(n), why);
+  REQUIRE(back);
+  CHECK(back->node == "a1");
+  CHECK(back->present);
+  REQUIRE(back->snapshots.size() == 2);
+  CHECK(back->snapshots[0].manifest);
+  CHECK(to_text(*back->snapshots[0].manifest) == to_text(m));
+  CHECK(back->snapshots[0].parts == std::vector<int>{0, 1});
+  CHECK(back->snapshots[0].replicas == std::vector<int>{2});
+  CHECK(back->snapshots[1].problem == n.snapshots[1].problem);
+  CHECK_FALSE(back->snapshots[1].manifest);
+  CHECK(to_text(*back) == to_text(n));
+
+  const NodeMemory gone{"a3", false, "", {}};
+  const auto missing = parse_node_memory(to_text(gone), why);
+  REQUIRE(missing);
+  CHECK_FALSE(missing->present);
+
+  const std::string t = to_text(n);
+  CHECK_FALSE(parse_node_memory(t.substr(0, t.size() / 2), why));
+  CHECK_FALSE(parse_node_memory(t + "more\n", why));
+  CHECK_FALSE(parse_node_memory("node ../x\n", why));
+  CHECK_THAT(why, Contains("expected node NAME"));
+}

@@ -1,0 +1,99 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checkpoint/checkpointer.hpp"
+#include "checkpoint/memory_snapshot_dir.hpp"
+#include "checkpoint/memory_snapshot_plan.hpp"
+#include "comm/peer_comm.hpp"
+#include "comm/world_layout.hpp"
+#include "config/component_configs.hpp"
+
+namespace wireup::train {
+
+struct PartHeader;
+
+// Memory snapshots (docs/memory-snapshots.md): every --memory_checkpoint_freq
+// steps each rank writes its whole training state (a TrainingState: its
+// parameter and moment slices, the optimizer's step count, the data
+// position) into DIR/<node>/snap-N/rank-R.bin, and sends a copy to rank
+// (R + local_world) % world, a rank of the next node, which holds it as
+// replica-rank-R.bin. The copy travels over a Gloo group of its own (the
+// "memsnap" peer group), so the whole snapshot runs in a background thread
+// while training goes on; only the next optimizer update waits, until the
+// live shards are copied out. Each node's first rank commits the snapshot
+// (manifest, complete) once every rank's part and replica is written and
+// checksummed.
+class MemoryCheckpointer {
+ public:
+  // Collective (every rank, at start): DIR claimed for this job (InputError
+  // for another job's or user's, a symlink, too little room for two
+  // snapshots), the ranks' nodes gathered, the peer group made.
+  MemoryCheckpointer(MemorySnapshotPolicy policy, const WorldLayout& w, TrainingState state,
+                     const EnvLookup& env);
+  ~MemoryCheckpointer();  // waits for a snapshot in flight
+
+  // After optimizer step `step`: starts snapshot `step` every freq steps.
+  void end_of_step(std::int64_t step, const std::string& data_position);
+  // Before the optimizer changes the shards: waits until a snapshot started
+  // has copied them.
+  void before_update();
+  // Waits for a snapshot in flight to be committed (or to fail).
+  void wait();
+
+  // --resume_from_checkpoint auto (collective): what every node holds, and
+  // the newest state usable by every rank among memory, a peer's replica and
+  // the durable checkpoints' steps `disk_steps` (rank 0's list counts).
+  ResumeChoice choose(const std::vector<std::int64_t>& disk_steps);
+  // Loads memory or peer choice `c` into the state (collective). nullopt
+  // with `why` set, and the state untouched, when a rank's part turns out
+  // unusable; else the data position to seek to.
+  std::optional<std::string> load(const ResumeChoice& c, std::string& why);
+  // The run trained every step: this node's snapshots removed (its first
+  // rank), after every rank got here.
+  void remove_on_success();
+
+  const std::filesystem::path& root() const { return root_; }
+  const std::string& node() const { return node_; }
+  int snapshots() const { return started_; }
+  double stall_seconds() const { return stall_s_; }
+  std::string describe() const;  // the [memory] line
+
+ private:
+  void snapshot(std::int64_t step, const std::string& data_position);
+  void serialize(std::int64_t step, const std::string& data_position);
+  void write_and_commit(std::int64_t step);
+  std::string exchange_replica(const std::filesystem::path& snap_dir);
+  std::vector<std::string> gather_text(const std::string& mine);
+  // Runs `step` on every rank; when it throws InputError on any, every rank
+  // throws one naming each rank's reason.
+  void agree(const std::function<void()>& step);
+  std::string read_part(const ResumeChoice& c, std::string& why);
+  PartHeader layout_header() const;  // this rank's part's header, step fields empty
+  std::uint64_t part_bytes_estimate() const;
+
+  MemorySnapshotPolicy policy_;
+  WorldLayout w_;
+  TrainingState state_;
+  std::filesystem::path root_;
+  std::string node_, job_;
+  bool leader_ = false;                      // this node's first rank
+  int replica_to_ = -1, replica_from_ = -1;  // -1: one node, no replica
+  std::vector<std::string> rank_node_;
+  std::unique_ptr<PeerComm> peer_;
+  std::thread writer_;
+  std::future<void> copied_;
+  std::vector<char> part_, replica_;  // reused from snapshot to snapshot
+  int started_ = 0;
+  double stall_s_ = 0;
+};
+
+}  // namespace wireup::train

@@ -1,0 +1,129 @@
+// MemoryCheckpointer's resume side (memory_checkpointer.hpp): what every
+// node holds, the choice, and a part read from this node's memory or sent by
+// the rank of the next node that holds its replica.
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "checkpoint/memory_checkpointer.hpp"
+#include "checkpoint/memory_snapshot_manifest.hpp"
+#include "checkpoint/memory_snapshot_part.hpp"
+#include "wireup/text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace wireup::train {
+namespace {
+
+constexpr std::uint64_t kMaxPartBytes = 1ull << 44;
+
+at::Tensor byte_view(std::string& s) {
+  return at::from_blob(s.data(), {static_cast<std::int64_t>(s.size())}, at::kByte);
+}
+
+}  // namespace
+
+ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_steps) {
+  // A node's first rank scans its memory (checking every file's checksum).
+  const std::string mine = leader_ ? to_text(scan_node_memory(root_, node_, job_)) : "";
+  std::string steps;
+  for (const std::int64_t s : disk_steps) steps += (steps.empty() ? "" : " ") + std::to_string(s);
+  const auto found = gather_text(mine);
+  const auto disk = gather_text(w_.rank == 0 ? steps : std::string());
+  ResumeInputs in;
+  for (const auto& t : found) {
+    if (t.empty()) continue;
+    std::string why;
+    auto m = parse_node_memory(t, why);
+    if (!m) throw std::logic_error("memory snapshots: " + why);
+    in.nodes.push_back(std::move(*m));
+  }
+  for (const auto& s : split(disk[0], ' '))
+    if (const auto v = parse_uint(s)) in.disk_steps.push_back(static_cast<std::int64_t>(*v));
+  in.rank_node = rank_node_;
+  in.job_id = job_;
+  in.uid = ::getuid();
+  return choose_resume_source(in);
+}
+
+// This rank's part: from this node's memory, or (its node's memory gone) sent
+// by the rank that wrote its replica, (rank + local_world) % world. Every
+// replica transfer runs in rank order, each between its two ranks. "" when
+// it could not be had (`why` set).
+std::string MemoryCheckpointer::read_part(const ResumeChoice& c, std::string& why) {
+  const fs::path snap = root_ / node_ / snapshot_dir_name(c.step);
+  std::string part;
+  for (int r = 0; r < w_.world; ++r) {
+    if (c.holder[r] == rank_node_[r]) continue;  // in its own node's memory
+    const int sender = (r + w_.local_world) % w_.world;
+    if (w_.rank == sender) {
+      std::string sent, problem;
+      if (rank_node_[sender] == c.holder[r])
+        sent = read_private_text(snap / replica_file_name(r), kMaxPartBytes, problem).value_or("");
+      at::Tensor size = at::full({1}, static_cast<std::int64_t>(sent.size()), at::kLong);
+      peer_->exchange(size, r, at::Tensor(), r);
+      if (!sent.empty()) peer_->exchange(byte_view(sent), r, at::Tensor(), r);
+    } else if (w_.rank == r) {
+      at::Tensor size = at::zeros({1}, at::kLong);
+      peer_->exchange(at::Tensor(), sender, size, sender);
+      part.resize(static_cast<std::size_t>(size.item<std::int64_t>()));
+      if (!part.empty()) peer_->exchange(at::Tensor(), sender, byte_view(part), sender);
+      if (part.empty())
+        why = "rank " + std::to_string(sender) + " on node " + rank_node_[sender] +
+              " could not send the replica of rank " + std::to_string(r) + " (node " + c.holder[r] +
+              " holds it)";
+    }
+  }
+  if (c.holder[w_.rank] == rank_node_[w_.rank]) {
+    part = read_private_text(snap / part_file_name(w_.rank), kMaxPartBytes, why).value_or("");
+    if (part.empty())
+      why = (snap / part_file_name(w_.rank)).string() + ": " + (why.empty() ? "empty" : why);
+  }
+  return part;
+}
+
+std::optional<std::string> MemoryCheckpointer::load(const ResumeChoice& c, std::string& why) {
+  why.clear();
+  std::string part = read_part(c, why);
+  std::uint64_t at = 0;
+  std::optional<PartHeader> h;
+  if (!part.empty()) {
+    std::string bad;
+    h = parse_part_header(part.data(), part.size(), at, bad);
+    const PartHeader mine = layout_header();
+    if (!h)
+      why = "rank " + std::to_string(w_.rank) + "'s part: " + bad;
+    else if (h->step != c.step)
+      why = "rank " + std::to_string(w_.rank) + "'s part is of step " + std::to_string(h->step);
+    else if (const std::string d = part_layout_mismatch(*h, mine); !d.empty())
+      why = "rank " + std::to_string(w_.rank) + "'s part: " + d;
+  }
+  // Every rank loads, or none: the reasons of all that cannot.
+  std::string reasons;
+  for (const auto& t : gather_text(why))
+    if (!t.empty()) reasons += (reasons.empty() ? "" : "; ") + t;
+  why = reasons;
+  if (!why.empty()) return std::nullopt;
+  const char* p = part.data() + at;
+  for (UnitShard& u : state_.units)
+    for (at::Tensor* t : {&u.param, &u.exp_avg, &u.exp_avg_sq}) {
+      const auto n = static_cast<std::size_t>(u.numel);
+      at::Tensor from = at::from_blob(const_cast<char*>(p), {u.numel}, at::kFloat);
+      t->copy_(from);
+      p += n * 4;
+    }
+  state_.restored(h->optimizer_steps);
+  return h->data_position;
+}
+
+void MemoryCheckpointer::remove_on_success() {
+  wait();
+  if (peer_) peer_->barrier();  // every rank trained its last step
+  if (!leader_) return;
+  for (const std::string& left : remove_snapshot_dir(root_, node_, job_))
+    std::fprintf(stderr, "wireup-train: memory snapshots: left %s (not ours to remove)\n",
+                 left.c_str());
+}
+
+}  // namespace wireup::train

@@ -1,0 +1,114 @@
+#include "main/resume_setup.hpp"
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "main/model_weights.hpp"
+#include "main/run_setup.hpp"
+#include "main/training_state.hpp"
+#include "runtime/stop_signals.hpp"
+#include "wireup/data/batch_source.hpp"
+
+namespace wireup::train {
+namespace {
+
+bool newest(const std::string& spec) { return spec == "auto" || spec == "latest"; }
+
+// The durable checkpoints' steps: committed step directories, newest first.
+std::vector<std::int64_t> disk_steps(const TrainOptions& o) {
+  std::vector<std::int64_t> steps;
+  if (o.checkpoint.dir.empty()) return steps;
+  for (const auto& d : complete_checkpoints(o.checkpoint.dir))
+    steps.push_back(std::stoll(d.filename().string().substr(5)));  // step-NNNNNNNN
+  return steps;
+}
+
+void warn_on_other_template(const TrainOptions& o, const WorldLayout& w, TokenBatches& train,
+                            const std::string& saved) {
+  if (const std::string now = chat_template_of(train); saved != now)
+    say(w, "[resume] WARNING: the checkpoint was trained on " +
+               (saved.empty() ? std::string("text") : saved + " chat") + " data, " +
+               o.data.dataset.string() + " is " +
+               (now.empty() ? std::string("text") : now + " chat") + " data");
+}
+
+// Memory or a peer's replica, when the choice says so and every rank's part
+// loads: the first step to run; else nullopt (the disk's turn).
+std::optional<std::int64_t> resume_from_memory(const TrainOptions& o, const WorldLayout& w,
+                                               MemoryCheckpointer& mem, TokenBatches& train) {
+  const ResumeChoice c = mem.choose(disk_steps(o));
+  const std::vector<std::string> lines = resume_lines(c);
+  for (std::size_t i = 1; i < lines.size(); ++i) say(w, lines[i]);
+  if (c.source != ResumeSource::memory && c.source != ResumeSource::peer) return std::nullopt;
+  std::string why;
+  const auto position = mem.load(c, why);
+  if (!position) {
+    say(w, "[resume] skipped: memory snapshot step " + std::to_string(c.step) + ": " + why);
+    return std::nullopt;
+  }
+  train.source().seek(*position);
+  say(w, lines[0] + " dir=" + mem.root().string());
+  return c.step + 1;
+}
+
+}  // namespace
+
+std::unique_ptr<Checkpointer> open_checkpointer(const TrainOptions& o, const WorldLayout& w,
+                                                const CommGroups& groups, ShardedModel& model,
+                                                const std::vector<FlatUnit*>& units,
+                                                ShardedAdamW& opt) {
+  if (o.checkpoint.dir.empty() && o.resume_from_checkpoint.empty() &&
+      o.checkpoint.stop_after_step <= 0)
+    return nullptr;
+  TrainingState state = training_state(units, opt);
+  state.start_over = [&o, &w, &groups, &model, &opt] {  // what the run started from
+    if (o.init_from_hf.empty() && o.init_from_checkpoint.empty())
+      model.initialize(o.seed);
+    else
+      load_start_weights(model, o, groups, w);  // every parameter of the base
+    if (model.lora()) model.initialize_adapters(o.seed);
+    opt.reset();
+  };
+  auto ckpt = std::make_unique<Checkpointer>(o.checkpoint, groups, std::move(state));
+  graceful_stop();
+  return ckpt;
+}
+
+std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(const TrainOptions& o,
+                                                             const WorldLayout& w,
+                                                             const std::vector<FlatUnit*>& units,
+                                                             ShardedAdamW& opt) {
+  if (o.memory_checkpoint.freq <= 0) return nullptr;
+  auto mem = std::make_unique<MemoryCheckpointer>(o.memory_checkpoint, w,
+                                                  training_state(units, opt), process_env());
+  say(w, mem->describe());
+  return mem;
+}
+
+std::string chat_template_of(TokenBatches& batches) {
+  const data::TokenLoader* loader = batches.source().loader();
+  return loader != nullptr && loader->manifest().chat ? loader->manifest().chat->chat_template
+                                                      : std::string();
+}
+
+std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* ckpt,
+                    MemoryCheckpointer* mem, TokenBatches& train,
+                    const std::optional<AdapterMeta>& lora) {
+  if (o.resume_from_checkpoint.empty()) return 1;
+  if (mem && newest(o.resume_from_checkpoint))
+    if (const auto first = resume_from_memory(o, w, *mem, train)) return *first;
+  const auto meta = ckpt->load(o.resume_from_checkpoint, o.model, lora);
+  if (!meta) {
+    say(w,
+        "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() + ": starting at step 1");
+    return 1;
+  }
+  train.source().seek(meta->data_position);
+  warn_on_other_template(o, w, train, meta->chat_template);
+  say(w, "[resume] step=" + std::to_string(meta->step) + " source=disk from=" +
+             (newest(o.resume_from_checkpoint)
+                  ? (o.checkpoint.dir / step_dir_name(meta->step)).string()
+                  : o.resume_from_checkpoint) +
+             " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding);
+  return meta->step + 1;
+}
+
+}  // namespace wireup::train
