@@ -238,7 +238,7 @@ class GlooPeerComm final : public PeerComm {
 std::unique_ptr<PeerComm> make_peer_comm(const WorldLayout& w, const std::string& key,
                                          std::chrono::milliseconds timeout) {
   if (w.world == 1) return nullptr;
-  const auto store = open_job_store(w, /*client=*/true);  // rank 0 serves it already
+  const auto store = open_job_store(w);  // the groups' own
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>(key + "/", store);
   auto opts = c10d::ProcessGroupGloo::Options::create();
   opts->devices.push_back(gloo_device(w.master_addr));

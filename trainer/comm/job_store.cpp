@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -23,10 +24,12 @@ bool env_is(const char* name, const char* value) {
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w, bool client) {
+namespace {
+
+c10::intrusive_ptr<c10d::Store> connect_job_store(const WorldLayout& w) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(w.master_port);
-  so.isServer = !client && w.rank == 0 && !env_is("TORCHELASTIC_USE_AGENT_STORE", "True");
+  so.isServer = w.rank == 0 && !env_is("TORCHELASTIC_USE_AGENT_STORE", "True");
   so.numWorkers = w.world;
   so.waitWorkers = false;
   so.timeout = std::max<std::chrono::milliseconds>(collective_timeout(), std::chrono::seconds(1));
@@ -45,6 +48,18 @@ c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w, bool client
   }
 #endif
   return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
+  // One per process, kept for its lifetime: rank 0's serves the others, also
+  // to groups made after the first ones.
+  static std::mutex m;
+  static c10::intrusive_ptr<c10d::Store> store;
+  const std::lock_guard<std::mutex> lock(m);
+  if (!store) store = connect_job_store(w);
+  return store;
 }
 
 std::chrono::milliseconds not_arrived_grace() {

@@ -19,9 +19,10 @@ namespace wireup::train {
 // and wireup-launch --agent-store set), then every rank is a client. Both
 // backends rendezvous through it.
 // Its client timeout (a get() of a key nobody set) is collective_timeout() at
-// the time it opens: --comm_init_timeout. `client`: a further connection to
-// the store already served (a group made after the first ones).
-c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w, bool client = false);
+// the time it first opens: --comm_init_timeout. Opened once per process and
+// kept: later calls (a group made after the first ones, the memory
+// snapshots' peer group) get the same store.
+c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w);
 
 // Who of a group has not reached its collective number `n` (1, 2, ...
 // counted per group) after this rank timed out in it: this rank writes `n`

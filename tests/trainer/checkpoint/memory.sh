@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Memory snapshots on one machine, 4 ranks as 2 emulated nodes (n0, n1: their
+# SLURMD_NODENAME): a run stopped after step 7 resumes from its node memory,
+# from a peer's replica when n1's directory is gone, past a corrupt or
+# incomplete snapshot to the next newest state (memory or disk), and from
+# disk when the world size changed; each exact to the uninterrupted run.
+# DIR of another user or job, a symlink and bad flags are refused, naming them.
+source "$(dirname "$0")/lib.sh"
+steps=12
+args=(--preset tiny --synthetic_data --max_steps "$steps" --num_threads 1 --train_batch_size 1
+      --checkpoint_freq 2 --keep_checkpoints 0)
+mem=(--memory_checkpoint_freq 3 --memory_checkpoint_dir "$WORK/mem" --resume_from_checkpoint auto)
+
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# nodes WORLD ARGS...: WORLD ranks, 2 per node (n0, n1, ...), in job 4242
+# (JOB overrides); rank 0's output on stdout, every rank's errors on stderr.
+nodes() {
+  local world=$1 port r rc=0 pids=()
+  shift
+  port=$(free_port)
+  for ((r = 0; r < world; r++)); do
+    local out=/dev/null
+    ((r == 0)) && out=/dev/stdout
+    SLURM_JOB_ID=${JOB:-4242} SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=$world \
+      LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=$((world < 2 ? 1 : 2)) MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=$port timeout 300 "$WIREUP_TRAIN" "$@" >"$out" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+  return $rc
+}
+
+nodes 4 "${args[@]}" --checkpoint_dir "$WORK/ref" >"$WORK/ref.log"
+losses <"$WORK/ref.log" >"$WORK/a.loss"
+
+# stopped: a run of 7 steps (snapshots 3 and 6, durable checkpoints 2..7).
+stopped() {
+  rm -rf "$WORK/ck" "$WORK/mem"
+  nodes 4 "${args[@]}" "${mem[@]}" --checkpoint_dir "$WORK/ck" --stop_after_step 7 >"$WORK/stop.log"
+  [[ -f $WORK/mem/n0/snap-00000006/complete && -f $WORK/mem/n1/snap-00000006/complete ]] ||
+    fail "no complete snapshot 6 on both nodes: $(find "$WORK/mem" | head -20)"
+}
+# resumed NAME EXPECTED_RESUME_LINE [WORLD]: the resumed run's losses and final weights
+# are the uninterrupted run's (world 4).
+resumed() {
+  nodes "${3:-4}" "${args[@]}" "${mem[@]}" --checkpoint_dir "$WORK/ck" >"$WORK/$1.log" 2>"$WORK/$1.err" ||
+    fail "$1: exit $?: $(tail -3 "$WORK/$1.err")"
+  grep -q -F -- "$2" "$WORK/$1.log" && pass "$1: $2" ||
+    fail "$1: no '$2' in: $(grep '^\[resume\]' "$WORK/$1.log")"
+  local first
+  first=$(sed -n 's/^\[resume\] step=\([0-9]*\) .*/\1/p' "$WORK/$1.log")
+  if ((${3:-4} == 4)); then
+    resumed_as_uninterrupted $((steps - first)) "$WORK/$1.log" "$WORK/ref/step-00000012" \
+      "$WORK/ck/step-00000012"
+  fi
+}
+
+stopped
+ls -l "$WORK/mem/n0/snap-00000006/rank-00000.bin" "$WORK/mem/n1/snap-00000006/replica-rank-00000.bin" >&2
+[[ $(stat -c %a "$WORK/mem/n0") == 700 && $(stat -c %a "$WORK/mem/n0/snap-00000006/rank-00000.bin") == 600 ]] &&
+  pass "0700 directories, 0600 files" || fail "modes: $(stat -c '%a %n' "$WORK"/mem/n0/snap-00000006/*)"
+ls "$WORK/mem/n0" | tr '\n' ' ' | grep -qx 'snap-00000003 snap-00000006 ' &&
+  pass "two snapshots kept (3 and 6)" || fail "kept: $(ls "$WORK/mem/n0")"
+rm -rf "$WORK/ck/step-00000007"
+resumed memory "[resume] step=6 source=memory"
+[[ ! -e $WORK/mem ]] && pass "the finished run removed its snapshots" || fail "left: $(find "$WORK/mem")"
+
+stopped
+rm -rf "$WORK/ck/step-00000007" "$WORK/mem/n1"  # n1 replaced: its memory is gone
+resumed peer "[resume] step=6 source=peer"
+
+stopped
+rm -rf "$WORK/ck/step-00000007" "$WORK/ck/step-00000006"
+printf X | dd of="$WORK/mem/n1/snap-00000006/rank-00003.bin" bs=1 seek=4000 conv=notrunc 2>/dev/null
+resumed corrupt "[resume] skipped: memory snapshot step 6 on node n1: part of rank 3 (rank-00003.bin) fails its checksum"
+grep -q '^\[resume\] step=4 source=disk' "$WORK/corrupt.log" && pass "corrupt: the next newest state, disk step 4" ||
+  fail "corrupt: $(grep '^\[resume\]' "$WORK/corrupt.log")"
+
+stopped
+rm -rf "$WORK/ck" "$WORK/mem/n0/snap-00000006/complete"  # a snapshot cut short, no durable state
+resumed incomplete "[resume] step=3 source=memory"
+grep -q '^\[resume\] skipped: memory snapshot step 6 on node n0: .*complete' "$WORK/incomplete.log" &&
+  pass "incomplete: named" || fail "incomplete: $(grep '^\[resume\]' "$WORK/incomplete.log")"
+
+stopped
+rm -rf "$WORK/ck/step-00000007"
+resumed world2 "[resume] skipped: memory snapshot step 6: world size 4, this run 2" 2
+grep -q '^\[resume\] step=6 source=disk' "$WORK/world2.log" && pass "world 2: disk step 6" ||
+  fail "world2: $(grep '^\[resume\]' "$WORK/world2.log")"
+
+# refused (exit 2 on every rank, naming the reason): another user's DIR, another job's, a symlink.
+refused() {
+  local what=$1 expect=$2
+  shift 2
+  set +e
+  nodes 4 "${args[@]}" --checkpoint_dir "$WORK/refused-ck" "$@" >"$WORK/refused.log" 2>"$WORK/refused.err"
+  local rc=$?
+  set -e
+  [[ $rc == 2 && $(grep -c -F -- "$expect" "$WORK/refused.err") == 4 ]] &&
+    pass "$what: exit 2 on every rank, '$expect'" || fail "$what: exit $rc: $(cat "$WORK/refused.err")"
+}
+rm -rf "$WORK/mem"
+if ((EUID == 0)); then
+  mkdir -m 0700 "$WORK/mem" && chown 65534 "$WORK/mem"
+  refused "another user's DIR" "$WORK/mem: owned by uid 65534, not you (0)" "${mem[@]}"
+  rm -rf "$WORK/mem"
+else
+  echo "another user's DIR: skipped (needs root to chown)" >&2
+fi
+stopped
+JOB=999 refused "another job's DIR" "belongs to job 4242, this is job 999" "${mem[@]}"
+[[ -f $WORK/mem/n0/snap-00000006/complete ]] && pass "another job's snapshots untouched" || fail "job 4242's snapshots touched"
+mkdir -m 0700 "$WORK/real" && ln -s "$WORK/real" "$WORK/link"
+refused "a symlinked DIR" "$WORK/link: a symlink" --memory_checkpoint_freq 3 --memory_checkpoint_dir "$WORK/link"
+expect_error "--memory_checkpoint_freq -1" "--memory_checkpoint_freq must be >= 0" \
+  "$WIREUP_TRAIN" --preset tiny --synthetic_data --memory_checkpoint_freq -1
+expect_error "--memory_checkpoint_dir alone" "--memory_checkpoint_dir needs --memory_checkpoint_freq" \
+  "$WIREUP_TRAIN" --preset tiny --synthetic_data --memory_checkpoint_dir "$WORK/x"
+expect_error "outside a Slurm job" "SLURM_JOB_ID is not set" \
+  env -u SLURM_JOB_ID "$WIREUP_TRAIN" --preset tiny --synthetic_data --max_steps 1 --memory_checkpoint_freq 1 \
+  --memory_checkpoint_dir "$WORK/y"
+finish
