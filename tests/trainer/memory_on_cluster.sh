@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Memory snapshots on the real Slurm cluster (2 nodes x 2 ranks, plain srun and
+# wireup-launch, Gloo between the nodes):
+# 1. a rank killed with SIGKILL under wireup-launch --max_restarts 1: the
+#    restarted ranks resume from node memory, with the uninterrupted run's
+#    losses and final weights, and the finished run removes its snapshots;
+# 2. two sruns of one allocation, the default DIR (/dev/shm/wireup-$SLURM_JOB_ID):
+#    the first stops after step 10, one node's DIR/<node> is removed (a
+#    replaced node), the second resumes from the replicas its peer holds.
+source "$(dirname "$0")/checkpoint/lib.sh"
+: "${WIREUP_TEST_CLUSTER_DIR:?}"
+steps=300
+args=(--preset tiny --synthetic_data --max_steps "$steps" --num_threads 1 --train_batch_size 1)
+launch=(srun --mpi=none -N2 --ntasks-per-node=1 "$WIREUP_LAUNCH" --nproc-per-node=2 --no-prefix
+        --local-ranks-filter=0)
+
+timeout 300 "${launch[@]}" -- "$WIREUP_TRAIN" "${args[@]}" --checkpoint_dir "$WORK/ref" >"$WORK/ref.log"
+losses <"$WORK/ref.log" >"$WORK/a.loss"
+[[ $(wc -l <"$WORK/a.loss") == "$steps" ]] || fail "reference: $(tail -3 "$WORK/ref.log")"
+
+# 1. Killed once a snapshot is complete on both nodes.
+mem=(--memory_checkpoint_freq 5 --memory_checkpoint_dir "$WORK/mem" --checkpoint_dir "$WORK/ck"
+     --checkpoint_freq 1000 --resume_from_checkpoint auto)
+timeout 300 "${launch[@]}" --max_restarts 1 -- "$WIREUP_TRAIN" "${args[@]}" "${mem[@]}" \
+  >"$WORK/kill.log" 2>"$WORK/kill.err" &
+job=$!
+for _ in $(seq 1200); do
+  (($(find "$WORK/mem" -name complete 2>/dev/null | wc -l) >= 2)) && break
+  sleep 0.05
+done
+victim=""
+for pid in $(pgrep -f -- "--memory_checkpoint_dir $WORK/mem" || true); do
+  [[ $(cat "/proc/$pid/comm" 2>/dev/null) == wireup-train ]] && victim=$pid
+done
+[[ -n $victim ]] && kill -9 "$victim" || fail "no rank to kill: $(tail -3 "$WORK/kill.log")"
+wait "$job" || fail "the restarted run failed: $(tail -5 "$WORK/kill.err")"
+grep -q "restarting every worker (restart 1 of 1)" "$WORK/kill.err" "$WORK/kill.log" &&
+  pass "wireup-launch restarted the workers" || fail "no restart: $(tail -5 "$WORK/kill.err")"
+first=$(sed -n 's/^\[resume\] step=\([0-9]*\) source=memory .*/\1/p' "$WORK/kill.log")
+[[ -n $first ]] && pass "resumed from memory at step $first" ||
+  fail "no memory resume: $(grep '^\[resume\]' "$WORK/kill.log")"
+sed -n '/^\[resume\] step=/,$p' "$WORK/kill.log" >"$WORK/kill.resumed"
+resumed_as_uninterrupted $((steps - first)) "$WORK/kill.resumed" "$WORK/ref/step-00000300" \
+  "$WORK/ck/step-00000300"
+[[ ! -e $WORK/mem ]] && pass "the finished run removed its snapshots" || fail "left: $(find "$WORK/mem" | head)"
+
+# 2. Two sruns in one allocation; the second node's memory lost between them.
+cat >"$WORK/alloc.sh" <<EOS
+#!/bin/bash
+set -u
+dir=/dev/shm/wireup-\$SLURM_JOB_ID
+run() { ${launch[*]} -- "$WIREUP_TRAIN" ${args[*]} --memory_checkpoint_freq 5 \
+  --checkpoint_dir "$WORK/ck2" --resume_from_checkpoint auto "\$@"; }
+run --stop_after_step 10 >"$WORK/first.log" 2>&1 || exit 11
+ls "\$dir" >"$WORK/nodes.txt"
+[ -f "\$dir/owner" ] || exit 12
+second=\$(ls "\$dir" | grep -v '^owner\$' | sort | tail -1)
+rm -rf "\${dir:?}/\$second"
+run >"$WORK/second.log" 2>&1 || exit 13
+[ ! -e "\$dir" ] || { ls -R "\$dir"; exit 14; }
+EOS
+timeout 300 salloc -N2 bash "$WORK/alloc.sh" >"$WORK/alloc.out" 2>&1 ||
+  fail "allocation: exit $?: $(tail -5 "$WORK/alloc.out") $(tail -3 "$WORK"/*.log)"
+grep -q '^\[resume\] step=10 source=peer' "$WORK/second.log" && pass "the second srun resumed from the peer" ||
+  fail "second srun: $(grep '^\[resume\]' "$WORK/second.log")"
+sed -n '/^\[resume\] step=/,$p' "$WORK/second.log" >"$WORK/second.resumed"
+resumed_as_uninterrupted $((steps - 10)) "$WORK/second.resumed" "$WORK/ref/step-00000300" \
+  "$WORK/ck2/step-00000300"
+finish
