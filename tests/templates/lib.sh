@@ -14,10 +14,11 @@ eval "$(bash "$WIREUP_TEST_CLUSTER_SCRIPT" env "$WIREUP_TEST_CLUSTER_DIR")"
 TEMPLATES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../sbatch-templates" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-templates.XXXXXX")
 JOBS=()
+MEMORY_CHECKPOINT_DIR=   # made below
 cleanup() {
   local j
   for j in "${JOBS[@]}"; do scancel "$j" 2>/dev/null || true; done
-  rm -rf "$WORK"
+  rm -rf "$WORK" ${MEMORY_CHECKPOINT_DIR:+"$MEMORY_CHECKPOINT_DIR"}
 }
 trap cleanup EXIT
 mkdir "$WORK/bin"
@@ -25,6 +26,13 @@ ln -s "$WIREUP_TRAIN" "$WORK/bin/wireup-train"
 ln -s "$WIREUP_LAUNCH" "$WORK/bin/wireup-launch"
 ln -s "$WIREUP_PREP" "$WORK/bin/wireup-prep"
 export WIREUP_BIN_DIR=$WORK/bin
+# Memory snapshots (on by default in llama-fsdp and sft-llama3) in a directory of
+# this test's, removed with WORK, not /dev/shm/wireup-JOBID: a killed job leaves
+# its snapshots behind, and other tests count what wireup leaves in /dev/shm.
+# In /dev/shm still (memory, as on a cluster), else under WORK.
+MEMORY_CHECKPOINT_DIR=$(mktemp -d /dev/shm/templates-memory.XXXXXX 2>/dev/null) ||
+  { MEMORY_CHECKPOINT_DIR=$WORK/memory && mkdir "$MEMORY_CHECKPOINT_DIR"; }
+export MEMORY_CHECKPOINT_DIR
 unset WIREUP_TRAIN WIREUP_LAUNCH WIREUP_PREP   # the templates find them in WIREUP_BIN_DIR
 # The line the cluster fixture starts with (other tests put it back, too).
 bash "$WIREUP_TEST_CLUSTER_SCRIPT" plugstack "$WIREUP_TEST_CLUSTER_DIR" "optional $WIREUP_PLUGIN default=off"

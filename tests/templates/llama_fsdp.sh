@@ -12,6 +12,9 @@
 #      wired from Slurm's SLURM_* facts, as on clusters without PMIx), it resumes
 #      from that checkpoint and completes; old checkpoints are pruned;
 #      metrics-report.py reads the three jobs.
+# Memory snapshots are on (the default, every 50 steps, in MEMORY_CHECKPOINT_DIR:
+# lib.sh); each resubmission is a new job, whose memory holds nothing yet, so
+# it resumes from disk, and the job that completes removes its snapshots.
 # shellcheck source=tests/templates/lib.sh
 source "$(dirname "$0")/lib.sh"
 T=$TEMPLATES/llama-fsdp.sbatch
@@ -72,6 +75,9 @@ k1=$(last_step first)
 contains "first run: fresh start" "$(cat "$WORK/first.out")" "newest_checkpoint=none"
 contains "first run: LAUNCH_MPI=auto found Slurm's pmix plugin" "$(cat "$WORK/first.out")" \
   "launcher=wireup-launch mpi=pmix "
+contains "first run: memory snapshots every 50 steps (the default)" "$(cat "$WORK/first.out")" " memory=50 "
+contains "first run: in the job's own directory under MEMORY_CHECKPOINT_DIR" "$(cat "$WORK/first.out")" \
+  "--memory_checkpoint_freq 50 --memory_checkpoint_dir $MEMORY_CHECKPOINT_DIR/wireup-$(cat "$WORK/first.id")"
 # The kill usually lands between checkpoints; a tiny step takes ~30 ms, so now
 # and then it lands just after one (k1 = n1): then no step is repeated.
 expect "first run: checkpoint $n1 is not newer than its last step $k1" test "$n1" -ge 20 -a "$k1" -ge "$n1"
@@ -85,6 +91,7 @@ show second
 out=$(cat "$WORK/second.out")
 contains "second run: the template found the checkpoint" "$out" "newest_checkpoint=$CKPT_DIR/$(printf 'step-%08d' "$n1")"
 expect "second run: wireup-train says it resumed from step $n1" grep -Eq "^\[resume\].*step=0*$n1\b" "$WORK/second.out"
+expect "second run: a new job resumes from disk" grep -Eq "^\[resume\] step=0*$n1 source=disk\b" "$WORK/second.out"
 check "second run: first step" "$(first_step second)" $((n1 + 1))
 join <(train_lines first | sed -n "/^$((n1 + 1)) /,\$p") <(train_lines second) >"$WORK/overlap"
 if ((k1 == n1)); then
@@ -113,6 +120,8 @@ contains "third run: summary" "$(cat "$WORK/third.out")" "[summary] steps="
 complete=$(find "$CKPT_DIR" -mindepth 2 -maxdepth 2 -name metadata.json | wc -l)
 expect "KEEP_CHECKPOINTS=2: $complete complete checkpoints left" test "$complete" -le 2
 expect "final checkpoint step-00000120" test -f "$CKPT_DIR/step-00000120/metadata.json"
+expect "third run: its memory snapshots removed at the end" \
+  test ! -e "$MEMORY_CHECKPOINT_DIR/wireup-$(cat "$WORK/third.id")"
 for j in first second third; do
   expect "metrics file of the $j job" test -s "$LOG_DIR/metrics-$(cat "$WORK/$j.id").jsonl"
 done

@@ -34,7 +34,7 @@ t0=$SECONDS
 rc=$(export "${SFT_SETTINGS[@]}"
   INPUT=$WORK/chats.jsonl INIT_FROM_HF=$WORK/hf-in TOKENIZER=$tok DATA_DIR=$WORK/data \
   CKPT_DIR=$WORK/ckpt LOG_DIR=$WORK/logs HF_OUT=$WORK/hf-out PROMPTS=$WORK/ask.jsonl \
-  MAX_STEPS=300 CHECKPOINT_FREQ=150 \
+  MAX_STEPS=300 CHECKPOINT_FREQ=150 MEMORY_CHECKPOINT_FREQ=100 \
   run_job sft 300 -N 2 --ntasks-per-node=1 -t 10 "$TEMPLATES/sft-llama3.sbatch")
 check "sft-llama3.sbatch: prep, train, eval, export, generate ($((SECONDS - t0)) s)" "$rc" 0
 [[ $rc == 0 ]] || show sft

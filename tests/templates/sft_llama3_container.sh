@@ -71,7 +71,7 @@ check "every path a step is given is mounted at its own path" \
   "$(record_unmounted "$log" "$ctr_id" "$NODE/opt")" ""
 check "the mounts: the directories the steps use, none twice" "$(record_mounts "$log" "$ctr_id")" \
   "$(printf '%s\n' "$WORK/ctr:$WORK/ctr" "$WORK/hf-in:$WORK/hf-in" "$WORK/in:$WORK/in" \
-    "$(dirname "$tok"):$(dirname "$tok")" | LC_ALL=C sort | tr '\n' , | sed 's/,$//')"
+    "$MEMORY_CHECKPOINT_DIR:$MEMORY_CHECKPOINT_DIR" "$(dirname "$tok"):$(dirname "$tok")" | LC_ALL=C sort | tr '\n' , | sed 's/,$//')"
 
 # The outcome: the bare run's.
 loss() { sed -n 's/^\[eval\] \(loss=[^ ]*\) .*windows=8$/\1/p' "$WORK/$1.out"; }
