@@ -25,15 +25,14 @@ std::vector<Target> targets_of(FusedProjection p) {
   throw std::logic_error("targets_of: unknown projection");
 }
 
-Dims dims_of(Target t, const ModelConfig& m) {
-  const ProjectionDims d = projection_dims(t, m.hidden, m.q_dim(), m.kv_dim(), m.intermediate);
-  return {d.in, d.out};
+ProjectionDims dims_of(Target t, const ModelConfig& m) {
+  return projection_dims(t, m.hidden, m.q_dim(), m.kv_dim(), m.intermediate);
 }
 
 std::vector<ParamSpec> adapter_specs(const ModelConfig& m, const LoraConfig& c) {
   std::vector<ParamSpec> specs;
   for (Target t : c.targets) {
-    const Dims d = dims_of(t, m);
+    const ProjectionDims d = dims_of(t, m);
     specs.push_back({std::string(hf_module(t)) + ".lora_A", {c.rank, d.in}});
     specs.push_back({std::string(hf_module(t)) + ".lora_B", {d.out, c.rank}});
   }

@@ -7,6 +7,7 @@
 #include "config/model_config.hpp"
 #include "fsdp/unit_plan.hpp"
 #include "lora/lora_config.hpp"
+#include "lora/peft_adapter.hpp"
 
 // LoRA on FSDP units: the base's units frozen, one held unit of adapters per
 // decoder layer, borrowed by that layer's block (fsdp/unit_plan.hpp), and the
@@ -21,10 +22,7 @@ enum class FusedProjection { Qkv, Out, GateUp, Down };
 std::vector<Target> targets_of(FusedProjection p);
 
 // Target t's input and output widths in a block of model m.
-struct Dims {
-  std::int64_t in, out;
-};
-Dims dims_of(Target t, const ModelConfig& m);
+ProjectionDims dims_of(Target t, const ModelConfig& m);
 
 // One layer's adapters, in c.targets order: "<hf_module>.lora_A" [rank, in]
 // then "<hf_module>.lora_B" [out, rank].
