@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Checkpoint save throughput against a raw sequential write (dd, fsync) of the
 # same size to the same file system, and the training stall of async saves,
-# interleaved in one run. Usage: run.sh BUILD_DIR OUT.md [REPS]
+# interleaved in one run; then memory snapshots against durable checkpoints
+# (memory_bench.sh: recovery time, per-step cost; WIREUP_BENCH_MEMORY_REPS, 2).
+# Usage: run.sh BUILD_DIR OUT.md [REPS]
 set -euo pipefail
 build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-3}}
 train=$build/trainer/wireup-train
@@ -56,4 +58,7 @@ v2=$(awk -v r="$r2" 'BEGIN {print (r <= 0.10) ? "PASS (<= 0.10)" : "FAIL (> 0.10
   echo "- Save throughput / raw write: **$r1** — $v1"
   echo "- Async stall / synchronous save time: **$r2** — $v2"
 } >"$out"
+here=$(cd "$(dirname "$0")" && pwd)
+bash "$here/memory_bench.sh" "$build" "$dir/memory.md" "${WIREUP_BENCH_MEMORY_REPS:-2}" >/dev/null
+{ echo; cat "$dir/memory.md"; } >>"$out"
 cat "$out"

@@ -1,6 +1,8 @@
 #include "checkpoint/memory_checkpointer.hpp"
 
 #include <ATen/ATen.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,9 @@ namespace fs = std::filesystem;
 namespace wireup::train {
 namespace {
 
+const int kWriterNice =
+    std::getenv("WIREUP_SNAPSHOT_NICE") ? std::atoi(std::getenv("WIREUP_SNAPSHOT_NICE")) : 19;
+
 std::chrono::milliseconds timeout_of(const MemorySnapshotPolicy& p) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(p.io_timeout_s * 1000));
 }
@@ -26,6 +31,16 @@ bool all_on_cpu(const TrainingState& s) {
   for (const UnitShard& u : s.units)
     if (!u.param.is_cpu() || !u.exp_avg.is_cpu() || !u.exp_avg_sq.is_cpu()) return false;
   return true;
+}
+
+// Runs `what`: the text of what it threw, or "".
+std::string failure_of(const std::function<void()>& what) {
+  try {
+    what();
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
 bool is_regular(const fs::path& p) {
@@ -159,6 +174,8 @@ void MemoryCheckpointer::snapshot(std::int64_t step, const std::string& data_pos
   }
   stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   writer_ = std::thread([this, step, data_position, here, copied = std::move(copied)]() mutable {
+    // Training's threads come first: the snapshot takes the CPU they leave.
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kWriterNice);
     if (!here) {
       try {
         serialize(step, data_position);
@@ -200,7 +217,7 @@ void MemoryCheckpointer::serialize(std::int64_t step, const std::string& data_po
     }
 }
 
-std::string MemoryCheckpointer::exchange_replica(const fs::path& snap_dir) {
+void MemoryCheckpointer::exchange_replica() {
   at::Tensor size_out = at::full({1}, static_cast<std::int64_t>(part_.size()), at::kLong);
   at::Tensor size_in = at::zeros({1}, at::kLong);
   peer_->exchange(size_out, replica_to_, size_in, replica_from_);
@@ -209,50 +226,79 @@ std::string MemoryCheckpointer::exchange_replica(const fs::path& snap_dir) {
     return at::from_blob(v.data(), {static_cast<std::int64_t>(v.size())}, at::kByte);
   };
   peer_->exchange(bytes(part_), replica_to_, bytes(replica_), replica_from_);
-  return write_private_file(snap_dir / replica_file_name(replica_from_), replica_.data(),
-                            replica_.size());
 }
 
-void MemoryCheckpointer::write_and_commit(std::int64_t step) {
-  const fs::path node_dir = root_ / node_, snap = node_dir / snapshot_dir_name(step);
-  if (leader_) {
-    open_private_dir(node_dir);
-    std::vector<PresentSnapshot> present;
-    for (const auto& e : fs::directory_iterator(node_dir))
-      if (const auto s = snapshot_dir_step(e.path().filename().string()))
-        present.push_back({*s, is_regular(e.path() / "complete")});
-    std::sort(present.begin(), present.end(),
-              [](const PresentSnapshot& a, const PresentSnapshot& b) { return a.step < b.step; });
-    for (const std::int64_t s : snapshots_to_delete(present, step))
-      remove_snapshot_step(node_dir, s);
-    open_private_dir(snap);
-  }
-  if (peer_) peer_->barrier();  // every node's directory is there
-  const std::string sha =
-      write_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
-  const std::string replica_sha = replica_to_ >= 0 ? exchange_replica(snap) : std::string("-");
-  const auto all = gather_text(std::to_string(part_.size()) + " " + sha + " " +
-                               std::to_string(replica_.size()) + " " + replica_sha);
+// The node's first rank: retention, then snap-S.
+void MemoryCheckpointer::prepare_snapshot_dir(std::int64_t step) {
+  const fs::path node_dir = root_ / node_;
+  open_private_dir(node_dir);
+  std::vector<PresentSnapshot> present;
+  for (const auto& e : fs::directory_iterator(node_dir))
+    if (const auto s = snapshot_dir_step(e.path().filename().string()))
+      present.push_back({*s, is_regular(e.path() / "complete")});
+  std::sort(present.begin(), present.end(),
+            [](const PresentSnapshot& a, const PresentSnapshot& b) { return a.step < b.step; });
+  for (const std::int64_t s : snapshots_to_delete(present, step)) remove_snapshot_step(node_dir, s);
+  open_private_dir(node_dir / snapshot_dir_name(step));
+}
+
+// What every rank wrote, as the manifest records it; "" problems only.
+SnapshotManifest MemoryCheckpointer::manifest_of(std::int64_t step,
+                                                 const std::vector<std::string>& written) const {
   SnapshotManifest m;
   m.job_id = job_;
   m.uid = ::getuid();
   m.step = step;
   m.rank_node = rank_node_;
   std::vector<std::vector<std::string>> f;
-  for (const auto& t : all) f.push_back(split(t, ' '));
+  for (const auto& t : written) f.push_back(split(t, ' '));
   for (int r = 0; r < w_.world; ++r)
     m.parts.push_back({r, rank_node_[r], std::stoull(f[r].at(0)), f[r].at(1)});
-  if (replica_to_ >= 0)
-    for (int r = 0; r < w_.world; ++r) {
-      const int holder = (r + w_.local_world) % w_.world;
-      if (f[holder].at(2) != f[r].at(0) || f[holder].at(3) != f[r].at(1))
-        throw std::runtime_error("the replica of rank " + std::to_string(r) + " on rank " +
-                                 std::to_string(holder) + " is not the bytes rank " +
-                                 std::to_string(r) + " wrote");
-      m.replicas.push_back({r, rank_node_[holder], m.parts[r].bytes, m.parts[r].sha256});
-    }
-  if (leader_) commit_snapshot(snap, m);
+  if (replica_to_ < 0) return m;
+  for (int r = 0; r < w_.world; ++r) {
+    const int holder = (r + w_.local_world) % w_.world;
+    if (f[holder].at(2) != f[r].at(0) || f[holder].at(3) != f[r].at(1))
+      throw std::runtime_error("the replica of rank " + std::to_string(r) + " on rank " +
+                               std::to_string(holder) + " is not the bytes rank " +
+                               std::to_string(r) + " wrote");
+    m.replicas.push_back({r, rank_node_[holder], m.parts[r].bytes, m.parts[r].sha256});
+  }
+  return m;
+}
+
+// Every rank takes every step, whatever failed on it (a full file system):
+// the others would wait for it. A failure anywhere is every rank's, and
+// nothing is committed.
+void MemoryCheckpointer::write_and_commit(std::int64_t step) {
+  const fs::path snap = root_ / node_ / snapshot_dir_name(step);
+  std::string problem = leader_ ? failure_of([&] { prepare_snapshot_dir(step); }) : "";
+  if (peer_) peer_->barrier();  // every node's directory is there
+  std::string sha, replica_sha = "-";
+  if (problem.empty())
+    problem = failure_of([&] {
+      sha = write_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
+    });
+  if (replica_to_ >= 0) {
+    exchange_replica();  // also after a failure here: the next node waits for this part
+    const std::string p = failure_of([&] {
+      replica_sha = write_private_file(snap / replica_file_name(replica_from_), replica_.data(),
+                                       replica_.size());
+    });
+    if (problem.empty()) problem = p;
+  }
+  std::replace(problem.begin(), problem.end(), '\n', ' ');
+  const auto written =
+      gather_text(!problem.empty() ? "! " + problem
+                                   : std::to_string(part_.size()) + " " + sha + " " +
+                                         std::to_string(replica_.size()) + " " + replica_sha);
+  for (int r = 0; r < w_.world; ++r)
+    if (written[r].rfind("! ", 0) == 0)
+      throw std::runtime_error("rank " + std::to_string(r) + " (node " + rank_node_[r] +
+                               "): " + written[r].substr(2));
+  const SnapshotManifest m = manifest_of(step, written);
+  if (leader_) problem = failure_of([&] { commit_snapshot(snap, m); });
   if (peer_) peer_->barrier();  // committed everywhere before the next one deletes older ones
+  if (!problem.empty()) throw std::runtime_error("committing on node " + node_ + ": " + problem);
 }
 
 std::vector<std::string> MemoryCheckpointer::gather_text(const std::string& mine) {

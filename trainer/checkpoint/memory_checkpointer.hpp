@@ -12,6 +12,7 @@
 
 #include "checkpoint/checkpointer.hpp"
 #include "checkpoint/memory_snapshot_dir.hpp"
+#include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_plan.hpp"
 #include "comm/peer_comm.hpp"
 #include "comm/world_layout.hpp"
@@ -71,7 +72,9 @@ class MemoryCheckpointer {
   void snapshot(std::int64_t step, const std::string& data_position);
   void serialize(std::int64_t step, const std::string& data_position);
   void write_and_commit(std::int64_t step);
-  std::string exchange_replica(const std::filesystem::path& snap_dir);
+  void exchange_replica();
+  void prepare_snapshot_dir(std::int64_t step);
+  SnapshotManifest manifest_of(std::int64_t step, const std::vector<std::string>& written) const;
   std::vector<std::string> gather_text(const std::string& mine);
   // Runs `step` on every rank; when it throws InputError on any, every rank
   // throws one naming each rank's reason.

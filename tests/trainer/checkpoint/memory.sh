@@ -4,7 +4,8 @@
 # from a peer's replica when n1's directory is gone, past a corrupt or
 # incomplete snapshot to the next newest state (memory or disk), and from
 # disk when the world size changed; each exact to the uninterrupted run.
-# DIR of another user or job, a symlink and bad flags are refused, naming them.
+# A snapshot failing on one node is not committed and training goes on. DIR of
+# another user or job, a symlink and bad flags are refused, naming them.
 source "$(dirname "$0")/lib.sh"
 steps=12
 args=(--preset tiny --synthetic_data --max_steps "$steps" --num_threads 1 --train_batch_size 1
@@ -88,6 +89,19 @@ rm -rf "$WORK/ck/step-00000007"
 resumed world2 "[resume] skipped: memory snapshot step 6: world size 4, this run 2" 2
 grep -q '^\[resume\] step=6 source=disk' "$WORK/world2.log" && pass "world 2: disk step 6" ||
   fail "world2: $(grep '^\[resume\]' "$WORK/world2.log")"
+
+# A snapshot that fails on one node (n1 cannot make snap-00000003: a file stands there) fails
+# on every rank, is not committed, and training goes on; the next one is written.
+rm -rf "$WORK/mem" "$WORK/ck" && mkdir -m 0700 "$WORK/mem" "$WORK/mem/n1" && touch "$WORK/mem/n1/snap-00000003"
+nodes 4 "${args[@]}" --memory_checkpoint_freq 3 --memory_checkpoint_dir "$WORK/mem" \
+  --comm_init_timeout 120 --stop_after_step 7 --checkpoint_dir "$WORK/ck" >"$WORK/fail.log" 2>"$WORK/fail.err" ||
+  fail "a failed snapshot ended the run: $(tail -3 "$WORK/fail.err")"
+[[ $(grep -c 'memory snapshot of step 3 failed, not committed .*rank 2 (node n1)' "$WORK/fail.err") == 4 ]] &&
+  pass "a snapshot failing on n1: reported by every rank, naming rank 2 on n1" || fail "$(cat "$WORK/fail.err")"
+[[ ! -e $WORK/mem/n0/snap-00000003/complete && -f $WORK/mem/n0/snap-00000006/complete ]] &&
+  pass "step 3 not committed, step 6 is" || fail "committed: $(find "$WORK/mem" -name complete)"
+head -7 "$WORK/a.loss" | cmp -s - <(losses <"$WORK/fail.log") && pass "training went on unchanged" ||
+  fail "losses differ after a failed snapshot"
 
 # refused (exit 2 on every rank, naming the reason): another user's DIR, another job's, a symlink.
 refused() {

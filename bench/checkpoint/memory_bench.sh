@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Memory snapshots (docs/memory-snapshots.md) against durable checkpoints, in
+# one run on this machine, a 106M-parameter Llama shape whose training state
+# (fp32 parameters + AdamW moments) is 1.27 GB over 4 ranks:
+# 1. recovery: 2 nodes x 2 ranks on a local Slurm cluster, srun + wireup-launch
+#    --max_restarts 1; one rank killed with SIGKILL once step 6 is trained and
+#    the step-5 state (checkpoint, snapshot) is complete; the time from the kill to the resumed [resume]
+#    line and to the next trained step, resuming from memory (memory snapshots
+#    every 5 steps beside the checkpoints) against resuming from disk (the
+#    checkpoint alone, its files evicted from the page cache first, as a read
+#    from remote storage would be);
+# 2. cost: 4 ranks as 2 emulated nodes, steps 2..30, --memory_checkpoint_freq 10
+#    against none: the extra step time per step.
+# Interleaved, REPS of each; medians. Usage: memory_bench.sh BUILD_DIR OUT.md [REPS]
+set -euo pipefail
+build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-2}}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+train=$build/trainer/wireup-train launch=$build/launcher/wireup-launch
+[[ -x $train && -x $launch ]] || { echo "no $train or $launch: build first" >&2; exit 1; }
+dir=$(mktemp -d "${WIREUP_BENCH_DIR:-/tmp}/wireup-bench-mem.XXXXXX")
+chmod 755 "$dir"  # munged refuses a socket under a directory others cannot enter
+cluster=$root/tests/cluster/cluster.sh
+trap 'bash "$cluster" stop "$dir/cluster" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+shape=(--max_context_width 128 --vocab_size 32000 --hidden_width 768 --num_layers 8 --num_heads 12
+       --num_key_value_heads 12 --intermediate_size 2048 --synthetic_data --num_threads 1
+       --train_batch_size 1)
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# --- 1. recovery on the cluster ---------------------------------------------------
+WIREUP_CLUSTER_NODES=2 WIREUP_CLUSTER_PORT=${WIREUP_BENCH_CLUSTER_PORT:-27850} \
+  bash "$cluster" start "$dir/cluster" >/dev/null || { echo "the cluster did not start" >&2; exit 1; }
+eval "$(bash "$cluster" env "$dir/cluster")"
+
+# stamp: each line of stdin prefixed with the time it arrived.
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
+
+# recover memory|disk: prints "KILL_TO_RESUME_S KILL_TO_STEP_S"
+recover() {
+  local how=$1 w=$dir/$1 extra=() victim="" t_kill pid
+  rm -rf "$w" && mkdir -p "$w"
+  # memory: snapshots every 5 steps, durable checkpoints only at the end; disk: every 5 steps
+  extra=(--checkpoint_freq 5)
+  [[ $how == memory ]] &&
+    extra=(--checkpoint_freq 1000 --memory_checkpoint_freq 5 --memory_checkpoint_dir "$w/mem")
+  timeout 900 srun --mpi=none -N2 --ntasks-per-node=1 "$launch" --nproc-per-node=2 --no-prefix \
+    --local-ranks-filter=0 --max_restarts 1 -- "$train" "${shape[@]}" --max_steps 16 \
+    --checkpoint_dir "$w/ck" --resume_from_checkpoint auto "${extra[@]}" \
+    2>"$w/err" | stamp >"$w/log" &
+  local job=$!
+  for _ in $(seq 6000); do  # step 6 trained, the step-5 state complete on both nodes
+    if grep -q '\[train\] step=6/' "$w/log" 2>/dev/null &&
+      { [[ $how == disk ]] || (($(find "$w/mem" -name complete | wc -l) == 2)); }; then
+      break
+    fi
+    sleep 0.1
+  done
+  for pid in $(pgrep -f -- "--checkpoint_dir $w/ck" || true); do
+    [[ $(cat "/proc/$pid/comm" 2>/dev/null) == wireup-train ]] && victim=$pid
+  done
+  [[ -n $victim ]] || { echo "recover $how: no rank to kill" >&2; cat "$w/err" >&2; return 1; }
+  if [[ $how == disk ]]; then  # evict the checkpoint's pages: a read from remote storage
+    /usr/bin/python3 -c '
+import os, sys
+for root, _, files in os.walk(sys.argv[1]):
+    for f in files:
+        fd = os.open(os.path.join(root, f), os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$w/ck"
+  fi
+  t_kill=$EPOCHREALTIME
+  kill -9 "$victim"
+  wait "$job" || { echo "recover $how: the run failed" >&2; tail "$w/err" >&2; return 1; }
+  grep -q "source=$how" "$w/log" || { echo "recover $how: $(grep resume "$w/log")" >&2; return 1; }
+  awk -v t0="$t_kill" '
+    $2 == "[resume]" && $3 ~ /^step=/ && !r { r = $1 - t0 }
+    r && $2 == "[train]" && !s { s = $1 - t0 }
+    END { printf "%.2f %.2f\n", r, s }' "$w/log"
+}
+
+# --- 2. per-step cost ---------------------------------------------------------------
+# steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 of 4 ranks as 2 nodes.
+steps() {
+  local port r pids=() rc=0 w=$dir/cost
+  rm -rf "$w" && mkdir -p "$w"
+  port=$(free_port)
+  for ((r = 0; r < 4; r++)); do
+    SLURM_JOB_ID=36 SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) \
+      LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 900 "$train" \
+      "${shape[@]}" --max_steps 30 "$@" >"$w/out.$r" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+  ((rc == 0)) || { echo "cost run failed: $*" >&2; tail -3 "$w/out.0" >&2; return 1; }
+  sed -n 's/^\[train\] step=\([0-9]*\)\/.* step_time_s=\([0-9.]*\).*/\1 \2/p' "$w/out.0" |
+    awk '$1 >= 2 { t += $2 } END { printf "%.2f\n", t }'
+}
+
+mem_resume=() mem_step=() disk_resume=() disk_step=() base=() snap=()
+for ((i = 0; i < reps; i++)); do
+  read -r a b < <(recover memory) && mem_resume+=("$a") mem_step+=("$b")
+  read -r a b < <(recover disk) && disk_resume+=("$a") disk_step+=("$b")
+  base+=("$(steps)")
+  snap+=("$(steps --memory_checkpoint_freq 10 --memory_checkpoint_dir "$dir/cost-mem")")
+done
+bash "$cluster" stop "$dir/cluster" >/dev/null 2>&1 || true
+mr=$(median "${mem_resume[@]}") ms=$(median "${mem_step[@]}")
+dr=$(median "${disk_resume[@]}") ds=$(median "${disk_step[@]}")
+mb=$(median "${base[@]}") mm=$(median "${snap[@]}")
+cost=$(awk -v a="$mm" -v b="$mb" 'BEGIN {printf "%.1f", (a / b - 1) * 100}')
+{
+  echo "## checkpoint: recovery from memory against disk, and the snapshots' cost"
+  echo
+  echo "A 106M-parameter Llama shape (hidden 768, 8 layers, vocabulary 32000, context 128):"
+  echo "1.27 GB of fp32 parameters and AdamW moments over 4 ranks (317 MB a rank), CPU, Gloo;"
+  echo "$reps interleaved repetitions on $(nproc) cores, medians."
+  echo
+  echo "**Recovery** (2 nodes x 2 ranks on a local Slurm cluster, \`srun\` + \`wireup-launch"
+  echo "--max_restarts 1\`, a rank killed with SIGKILL once step 6 is trained and step 5's state is"
+  echo "complete; memory snapshots every 5 steps against checkpoints every 5 steps, whose files are"
+  echo "evicted from the page cache of the local disk first):"
+  echo
+  echo "| from the kill to | memory, s | disk, s | memory / disk |"
+  echo "| --- | --- | --- | --- |"
+  echo "| the [resume] line (restart, start-up, load) | $mr | $dr | $(awk -v a="$mr" -v b="$dr" 'BEGIN {printf "%.2f", a / b}') |"
+  echo "| the next trained step | $ms | $ds | $(awk -v a="$ms" -v b="$ds" 'BEGIN {printf "%.2f", a / b}') |"
+  echo
+  echo "**Cost** (4 ranks as 2 emulated nodes, steps 2..30): step time with \`--memory_checkpoint_freq 10\`"
+  echo "$mm s against $mb s without: **+$cost %** per step (goal: at most 3 %)."
+} >"$out"
+cat "$out"
