@@ -44,7 +44,7 @@ recover() {
   # memory: snapshots every 5 steps, durable checkpoints only at the end; disk: every 5 steps
   extra=(--checkpoint_freq 5)
   [[ $how == memory ]] &&
-    extra=(--checkpoint_freq 1000 --memory_checkpoint_freq 5 --memory_checkpoint_dir "$w/mem")
+    extra=(--checkpoint_freq 1000 --memory_checkpoint_freq 5)  # DIR: /dev/shm/wireup-JOBID
   timeout 900 srun --mpi=none -N2 --ntasks-per-node=1 "$launch" --nproc-per-node=2 --no-prefix \
     --local-ranks-filter=0 --max_restarts 1 -- "$train" "${shape[@]}" --max_steps 16 \
     --checkpoint_dir "$w/ck" --resume_from_checkpoint auto "${extra[@]}" \
@@ -52,7 +52,8 @@ recover() {
   local job=$!
   for _ in $(seq 6000); do  # step 6 trained, the step-5 state complete on both nodes
     if grep -q '\[train\] step=6/' "$w/log" 2>/dev/null &&
-      { [[ $how == disk ]] || (($(find "$w/mem" -name complete | wc -l) == 2)); }; then
+      { [[ $how == disk ]] ||
+        (($(find "/dev/shm/wireup-$(squeue -h -o %i | head -1)" -name complete 2>/dev/null | wc -l) == 2)); }; then
       break
     fi
     sleep 0.1
@@ -80,13 +81,14 @@ for root, _, files in os.walk(sys.argv[1]):
 }
 
 # --- 2. per-step cost ---------------------------------------------------------------
-# steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 of 4 ranks as 2 nodes.
+# steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 of 4 ranks as 2 nodes
+# (a job id of their own: DIR /dev/shm/wireup-JOB).
 steps() {
-  local port r pids=() rc=0 w=$dir/cost
+  local port r pids=() rc=0 w=$dir/cost job=$((900000 + RANDOM))
   rm -rf "$w" && mkdir -p "$w"
   port=$(free_port)
   for ((r = 0; r < 4; r++)); do
-    SLURM_JOB_ID=36 SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) \
+    SLURM_JOB_ID=$job SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) \
       LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 900 "$train" \
       "${shape[@]}" --max_steps 30 "$@" >"$w/out.$r" 2>&1 &
     pids+=($!)
@@ -102,7 +104,7 @@ for ((i = 0; i < reps; i++)); do
   read -r a b < <(recover memory) && mem_resume+=("$a") mem_step+=("$b")
   read -r a b < <(recover disk) && disk_resume+=("$a") disk_step+=("$b")
   base+=("$(steps)")
-  snap+=("$(steps --memory_checkpoint_freq 10 --memory_checkpoint_dir "$dir/cost-mem")")
+  snap+=("$(steps --memory_checkpoint_freq 10)")
 done
 bash "$cluster" stop "$dir/cluster" >/dev/null 2>&1 || true
 mr=$(median "${mem_resume[@]}") ms=$(median "${mem_step[@]}")

@@ -1,8 +1,6 @@
 #include "checkpoint/memory_checkpointer.hpp"
 
 #include <ATen/ATen.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,9 +17,6 @@ namespace fs = std::filesystem;
 
 namespace wireup::train {
 namespace {
-
-const int kWriterNice =
-    std::getenv("WIREUP_SNAPSHOT_NICE") ? std::atoi(std::getenv("WIREUP_SNAPSHOT_NICE")) : 19;
 
 std::chrono::milliseconds timeout_of(const MemorySnapshotPolicy& p) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(p.io_timeout_s * 1000));
@@ -174,8 +169,6 @@ void MemoryCheckpointer::snapshot(std::int64_t step, const std::string& data_pos
   }
   stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   writer_ = std::thread([this, step, data_position, here, copied = std::move(copied)]() mutable {
-    // Training's threads come first: the snapshot takes the CPU they leave.
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kWriterNice);
     if (!here) {
       try {
         serialize(step, data_position);
