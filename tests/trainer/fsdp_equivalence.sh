@@ -36,9 +36,10 @@ else
   grep -q "WIREUP_CPU_COMM=tcp: expected shm or gloo" <<<"$out" &&
     pass "WIREUP_CPU_COMM=tcp: refused by name" || fail "WIREUP_CPU_COMM=tcp: unclear error: $out"
 fi
-# A segment is /wireup-CREATORPID-N. Tests running beside this one (on a cluster
+# A segment is the file /wireup-CREATORPID-N (a memory snapshot DIR, wireup-JOBID, is a
+# directory). Tests running beside this one (on a cluster
 # node, say) have live segments: only those whose creator has exited count.
-left=$(find /dev/shm -maxdepth 1 -name 'wireup-[0-9]*' -newer "$WORK/w1" -printf '%f\n' 2>/dev/null |
+left=$(find /dev/shm -maxdepth 1 -type f -name 'wireup-[0-9]*' -newer "$WORK/w1" -printf '%f\n' 2>/dev/null |
   while IFS=- read -r _ pid _; do kill -0 "$pid" 2>/dev/null || echo "wireup-$pid"; done)
 [[ -z $left ]] && pass "no shared-memory segment left behind" || fail "segments left in /dev/shm: $left"
 

@@ -49,6 +49,7 @@ cat >"$WORK/alloc.sh" <<EOS
 #!/bin/bash
 set -u
 dir=/dev/shm/wireup-\$SLURM_JOB_ID
+echo "\$dir" >"$WORK/shm_dir"
 run() { ${launch[*]} -- "$WIREUP_TRAIN" ${args[*]} --memory_checkpoint_freq 5 \
   --checkpoint_dir "$WORK/ck2" --resume_from_checkpoint auto "\$@"; }
 run --stop_after_step 10 >"$WORK/first.log" 2>&1 || exit 11
@@ -59,8 +60,12 @@ rm -rf "\${dir:?}/\$second"
 run >"$WORK/second.log" 2>&1 || exit 13
 [ ! -e "\$dir" ] || { ls -R "\$dir"; exit 14; }
 EOS
-timeout 300 salloc -N2 bash "$WORK/alloc.sh" >"$WORK/alloc.out" 2>&1 ||
-  fail "allocation: exit $?: $(tail -5 "$WORK/alloc.out") $(tail -3 "$WORK"/*.log)"
+set +e
+timeout 300 salloc -N2 bash "$WORK/alloc.sh" >"$WORK/alloc.out" 2>&1
+rc=$?
+set -e
+[[ -s $WORK/shm_dir ]] && rm -rf "$(cat "$WORK/shm_dir")"  # left only by a failed run
+((rc == 0)) || fail "allocation: exit $rc: $(tail -5 "$WORK/alloc.out") $(tail -3 "$WORK"/*.log)"
 grep -q '^\[resume\] step=10 source=peer' "$WORK/second.log" && pass "the second srun resumed from the peer" ||
   fail "second srun: $(grep '^\[resume\]' "$WORK/second.log")"
 sed -n '/^\[resume\] step=/,$p' "$WORK/second.log" >"$WORK/second.resumed"
