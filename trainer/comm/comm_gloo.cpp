@@ -238,7 +238,7 @@ class GlooPeerComm final : public PeerComm {
 std::unique_ptr<PeerComm> make_peer_comm(const WorldLayout& w, const std::string& key,
                                          std::chrono::milliseconds timeout) {
   if (w.world == 1) return nullptr;
-  const auto store = open_job_store(w);  // the groups' own
+  const auto store = shared_job_store(w);  // the one the training groups rendezvous through
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>(key + "/", store);
   auto opts = c10d::ProcessGroupGloo::Options::create();
   opts->devices.push_back(gloo_device(w.master_addr));
@@ -250,7 +250,7 @@ std::unique_ptr<PeerComm> make_peer_comm(const WorldLayout& w, const std::string
 
 CommGroups make_gloo_groups(const WorldLayout& w, Sharding sharding) {
   if (w.world == 1) return make_solo_groups();
-  const auto store = open_job_store(w);
+  const auto store = shared_job_store(w);
   const auto dev = gloo_device(w.master_addr);
   // Ranks are node-major: a node's ranks form the hybrid shard groups; the
   // world is one node's only when local_world covers it.

@@ -25,10 +25,10 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
+#include "comm/collective_deadline.hpp"
 #include "comm/job_store.hpp"
 #include "nccl_watch.hpp"  // private to this library
 #include "profile/device_trace.hpp"
-#include "comm/collective_deadline.hpp"
 #include "wireup/error.hpp"
 
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP
@@ -217,7 +217,7 @@ std::shared_ptr<Comm> make_nccl_comm(const c10::intrusive_ptr<c10d::Store>& stor
 CommGroups make_nccl_groups(const WorldLayout& w, Sharding sharding) {
   nccl_check(cudaSetDevice(w.local_rank), "cudaSetDevice(LOCAL_RANK)");
   if (w.world == 1) return make_solo_groups();  // no store, no communicator
-  const auto store = open_job_store(w);
+  const auto store = shared_job_store(w);       // kept: the peer group uses it too
   std::shared_ptr<Comm> world;
 #ifdef WIREUP_HAVE_NCCL_BOOTSTRAP
   if (std::getenv("PMIX_RANK") != nullptr) {  // exec mode under srun --mpi=pmix

@@ -24,9 +24,7 @@ bool env_is(const char* name, const char* value) {
 
 }  // namespace
 
-namespace {
-
-c10::intrusive_ptr<c10d::Store> connect_job_store(const WorldLayout& w) {
+c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(w.master_port);
   so.isServer = w.rank == 0 && !env_is("TORCHELASTIC_USE_AGENT_STORE", "True");
@@ -50,15 +48,11 @@ c10::intrusive_ptr<c10d::Store> connect_job_store(const WorldLayout& w) {
   return c10::make_intrusive<c10d::TCPStore>(w.master_addr, so);
 }
 
-}  // namespace
-
-c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w) {
-  // One per process, kept for its lifetime: rank 0's serves the others, also
-  // to groups made after the first ones.
+c10::intrusive_ptr<c10d::Store> shared_job_store(const WorldLayout& w) {
   static std::mutex m;
-  static c10::intrusive_ptr<c10d::Store> store;
+  static c10::intrusive_ptr<c10d::Store> store;  // kept: rank 0's serves the others
   const std::lock_guard<std::mutex> lock(m);
-  if (!store) store = connect_job_store(w);
+  if (!store) store = open_job_store(w);
   return store;
 }
 

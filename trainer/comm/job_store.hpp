@@ -19,10 +19,12 @@ namespace wireup::train {
 // and wireup-launch --agent-store set), then every rank is a client. Both
 // backends rendezvous through it.
 // Its client timeout (a get() of a key nobody set) is collective_timeout() at
-// the time it first opens: --comm_init_timeout. Opened once per process and
-// kept: later calls (a group made after the first ones, the memory
-// snapshots' peer group) get the same store.
+// the time it opens: --comm_init_timeout.
 c10::intrusive_ptr<c10d::Store> open_job_store(const WorldLayout& w);
+// The process's own job store: opened (open_job_store) by the first call and
+// kept for the process's lifetime, so that rank 0 serves every group made
+// later (the memory snapshots' peer group) on every backend.
+c10::intrusive_ptr<c10d::Store> shared_job_store(const WorldLayout& w);
 
 // Who of a group has not reached its collective number `n` (1, 2, ...
 // counted per group) after this rank timed out in it: this rank writes `n`
