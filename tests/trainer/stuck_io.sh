@@ -91,7 +91,7 @@ echo "$line"
   pass "checkpoint: step 2 is complete, step 4 never committed" || fail "checkpoint: $(ls -R "$ckpt")"
 "$WIREUP_TRAIN" "${cargs[@]}" --resume_from_checkpoint auto >"$WORK/resume.out" 2>&1 ||
   fail "checkpoint: the resumed run failed: $(tail -3 "$WORK/resume.out")"
-grep -q "^\[resume\] step=2 from=$ckpt/step-00000002" "$WORK/resume.out" &&
+grep -q "^\[resume\] step=2 source=disk from=$ckpt/step-00000002" "$WORK/resume.out" &&
   grep -q '^\[train\] step=4/4' "$WORK/resume.out" && [[ -f $ckpt/step-00000004/metadata.json ]] &&
   pass "checkpoint: resumed from step 2, saved step 4" || fail "checkpoint: $(grep -E '^\[(resume|checkpoint)' "$WORK/resume.out")"
 
