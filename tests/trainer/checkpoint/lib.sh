@@ -25,6 +25,30 @@ spawn() {
   return $rc
 }
 
+# A TCP port free on 127.0.0.1 now.
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# nodes WORLD ARGS...: WORLD ranks, 2 per emulated node (SLURMD_NODENAME n0, n1, ...; one
+# node below 2 ranks), in Slurm job 4242 (JOB overrides), on a free port; rank 0's output on
+# stdout, every rank's errors on stderr; each rank ends within 300 s.
+nodes() {
+  local world=$1 port r rc=0 pids=()
+  shift
+  port=$(free_port)
+  for ((r = 0; r < world; r++)); do
+    local out=/dev/null
+    ((r == 0)) && out=/dev/stdout
+    SLURM_JOB_ID=${JOB:-4242} SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=$world \
+      LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=$((world < 2 ? 1 : 2)) MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=$port timeout 300 "$WIREUP_TRAIN" "$@" >"$out" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+  return $rc
+}
+
 # The SHA-256 of every chunk of a checkpoint, in file order: equal lists mean
 # bit-identical weights and optimizer state (for the same world layout).
 fingerprint() {

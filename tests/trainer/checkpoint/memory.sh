@@ -12,26 +12,6 @@ args=(--preset tiny --synthetic_data --max_steps "$steps" --num_threads 1 --trai
       --checkpoint_freq 2 --keep_checkpoints 0)
 mem=(--memory_checkpoint_freq 3 --memory_checkpoint_dir "$WORK/mem" --resume_from_checkpoint auto)
 
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-# nodes WORLD ARGS...: WORLD ranks, 2 per node (n0, n1, ...), in job 4242
-# (JOB overrides); rank 0's output on stdout, every rank's errors on stderr.
-nodes() {
-  local world=$1 port r rc=0 pids=()
-  shift
-  port=$(free_port)
-  for ((r = 0; r < world; r++)); do
-    local out=/dev/null
-    ((r == 0)) && out=/dev/stdout
-    SLURM_JOB_ID=${JOB:-4242} SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=$world \
-      LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=$((world < 2 ? 1 : 2)) MASTER_ADDR=127.0.0.1 \
-      MASTER_PORT=$port timeout 300 "$WIREUP_TRAIN" "$@" >"$out" &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
-  return $rc
-}
-
 nodes 4 "${args[@]}" --checkpoint_dir "$WORK/ref" >"$WORK/ref.log"
 losses <"$WORK/ref.log" >"$WORK/a.loss"
 

@@ -12,20 +12,11 @@ if [[ $(id -u) != 0 ]] || ! mount -t tmpfs -o size=3m,mode=0700 wireup-test "$fs
   exit 77
 fi
 trap 'umount "$fs" 2>/dev/null; [[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"' EXIT
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # 4 ranks as 2 nodes sharing the 3 MiB: a node holds 2 parts and 2 replicas of
 # ~470 KB, ~1.9 MB a snapshot, and two must fit.
 run() {
-  local r pids=() rc=0
-  for ((r = 0; r < 4; r++)); do
-    SLURM_JOB_ID=4242 SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) \
-      LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$WIREUP_TRAIN" \
-      --preset tiny --synthetic_data --num_threads 1 --train_batch_size 1 --max_steps 4 \
-      --memory_checkpoint_freq 2 --memory_checkpoint_dir "$1" >/dev/null 2>>"$WORK/err" &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
-  return $rc
+  nodes 4 --preset tiny --synthetic_data --num_threads 1 --train_batch_size 1 --max_steps 4 \
+    --memory_checkpoint_freq 2 --memory_checkpoint_dir "$1" >/dev/null 2>>"$WORK/err"
 }
 set +e
 run "$fs/mem"
