@@ -14,6 +14,7 @@
 #include "wireup/inspect/inspect.hpp"
 #include "wireup/prep/prep.hpp"
 #include "wireup/serve/tokenizer_server.hpp"
+#include "wireup/stderr_lines.hpp"
 
 namespace {
 namespace prep = wireup::prep;
@@ -245,6 +246,7 @@ int run(const CLI::App& app, const CLI::App& inspect_cmd, const CLI::App& serve_
 }  // namespace
 
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): setup only allocates
+  wireup::stderr_by_whole_lines();
   Flags flags;
   CLI::App app{
       "wireup-prep: tokenise text or JSONL into wireup token shards (see docs/wireup-prep.md)"};

@@ -17,6 +17,7 @@
 #include "wireup/launch_env.hpp"
 #include "wireup/launch_layout.hpp"
 #include "wireup/launch_options.hpp"
+#include "wireup/stderr_lines.hpp"
 #include "wireup/version.hpp"
 
 namespace {
@@ -48,6 +49,7 @@ std::uint32_t count_cpus() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wireup::stderr_by_whole_lines();
   LaunchOptions o;
   try {
     const ParsedArgs p =

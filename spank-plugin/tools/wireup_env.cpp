@@ -19,6 +19,7 @@
 #include "wireup/plugstack_conf.hpp"
 #include "wireup/shell_export.hpp"
 #include "wireup/slurm_env.hpp"
+#include "wireup/stderr_lines.hpp"
 #include "wireup/task_env.hpp"
 #include "wireup/text.hpp"
 #include "wireup/version.hpp"
@@ -67,6 +68,7 @@ wireup::EnvLookup submitted_lookup() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wireup::stderr_by_whole_lines();
   CLI::App app{"Print the environment spank_wireup gives this task, and why"};
   std::string plugstack, efa, nccl_debug;
   std::vector<std::string> admin_args;

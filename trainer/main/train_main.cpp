@@ -46,6 +46,7 @@
 #include "watchdog/stall_watch.hpp"
 #include "wireup/data/batch_source.hpp"
 #include "wireup/error.hpp"
+#include "wireup/stderr_lines.hpp"
 
 namespace wt = wireup::train;
 namespace wd = wireup::data;
@@ -530,6 +531,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wireup::stderr_by_whole_lines();
   try {
     wt::block_stop_signals();  // before any thread exists: all of them inherit it
     wt::start_stop_watcher(g_stop_signal);

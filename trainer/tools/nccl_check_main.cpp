@@ -13,6 +13,7 @@
 #include "comm/comm_nccl.hpp"
 #include "comm/job_store.hpp"
 #include "comm/world_layout.hpp"
+#include "wireup/stderr_lines.hpp"
 
 namespace wt = wireup::train;
 
@@ -61,6 +62,7 @@ void run(wt::Comm& c, at::Device dev) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wireup::stderr_by_whole_lines();
   if (argc < 2 || std::strcmp(argv[1], "--run") != 0) {
     std::printf("NCCL backend linked: %s (--run on a GPU node checks it)\n",
                 wt::nccl_available() ? "yes" : "no");
