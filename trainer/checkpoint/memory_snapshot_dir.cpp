@@ -13,6 +13,7 @@
 
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
+#include "wireup/memory_snapshot_owner.hpp"
 #include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
 
@@ -21,9 +22,7 @@ namespace fs = std::filesystem;
 namespace wireup::train {
 namespace {
 
-constexpr const char* kOwnerName = "owner";
-constexpr const char* kOwnerMagic = "wireup-memory-snapshot-owner 1";
-constexpr std::uint64_t kOwnerMaxBytes = 4096;
+const std::string kOwnerName(kSnapshotOwnerFile);
 
 std::string octal_mode(unsigned mode) {
   char buf[16];
@@ -73,29 +72,21 @@ io::Fd open_nofollow(const fs::path& p, struct stat& st, std::string& why) {
 }
 
 std::string owner_text(const std::string& job_id) {
-  return std::string(kOwnerMagic) + "\njob " + job_id + "\nuid " + std::to_string(::geteuid()) +
-         "\n";
-}
-
-// The owner marker's job and uid; InputError naming the marker when malformed.
-std::pair<std::string, std::string> parse_owner(const std::string& text, const fs::path& p) {
-  const std::vector<std::string> lines = split(text, '\n');
-  if (lines.size() != 4 || lines[0] != kOwnerMagic || lines[1].rfind("job ", 0) != 0 ||
-      lines[2].rfind("uid ", 0) != 0 || !lines[3].empty())
-    throw InputError(p.string() + ": not a wireup memory snapshot owner marker");
-  return {lines[1].substr(4), lines[2].substr(4)};
+  return wireup::snapshot_owner_text(job_id, ::geteuid());
 }
 
 // Checks root's owner marker against this job and user; false when absent.
 bool check_owner_marker(const fs::path& root, const std::string& job_id) {
   const fs::path marker = root / kOwnerName;
   std::string why;
-  const std::optional<std::string> text = read_private_text(marker, kOwnerMaxBytes, why);
+  const std::optional<std::string> text = read_private_text(marker, kSnapshotOwnerMaxBytes, why);
   if (!text) {
     if (why == "missing") return false;
     throw InputError(marker.string() + ": " + why);
   }
-  const auto [job, uid] = parse_owner(*text, marker);
+  const std::optional<SnapshotOwner> owner = parse_snapshot_owner(*text);
+  if (!owner) throw InputError(marker.string() + ": not a wireup memory snapshot owner marker");
+  const auto& [job, uid] = *owner;
   if (job != job_id)
     throw InputError(root.string() + " belongs to job " + job + ", this is job " + job_id +
                      "; memory snapshots of another job are never read or removed");
@@ -129,7 +120,7 @@ fs::path memory_snapshot_root(const std::string& flag, const EnvLookup& env) {
   if (!parse_uint(*job))
     throw InputError("memory snapshots: SLURM_JOB_ID " + wireup::quoted(*job) +
                      " is not a job id: name a directory with --memory_checkpoint_dir");
-  return fs::path("/dev/shm") / ("wireup-" + *job);
+  return fs::path("/dev/shm") / snapshot_dir_name_for_job(*job);
 }
 
 bool is_safe_node_name(const std::string& name) {
