@@ -57,6 +57,17 @@ bool ifname_ok(std::string_view v) {
   return true;
 }
 
+// memory_snapshot_dirs=: "off", or up to 8 absolute paths joined by ','.
+std::vector<std::string> parse_snapshot_dirs(std::string_view key, std::string_view v) {
+  constexpr const char* expected = "off, or up to 8 absolute directories joined by ','";
+  if (to_lower(v) == "off") return {};
+  std::vector<std::string> dirs = split(v, ',');
+  if (dirs.empty() || dirs.size() > 8) bad(key, v, expected);
+  for (const std::string& d : dirs)
+    if (d.empty() || d[0] != '/' || !valid_env_value(d)) bad(key, v, expected);
+  return dirs;
+}
+
 EnvEntry parse_env_assignment(std::string_view key, std::string_view v, Mode mode) {
   const auto eq = v.find('=');
   const std::string name(v.substr(0, eq));
@@ -73,7 +84,7 @@ std::string admin_args_help() {
   return "default=on|off efa=auto|on|off port_base=1024..65535 port_range=N "
          "nccl_socket_ifname=LIST nccl_debug=VERSION|WARN|INFO|TRACE|off "
          "omp_num_threads=on|off setenv=NAME=VALUE forceenv=NAME=VALUE sysroot=PATH "
-         "ofi_nccl_prefix=PATH";
+         "ofi_nccl_prefix=PATH memory_snapshot_dirs=PATH[,PATH...]|off";
 }
 
 AdminConfig parse_admin_args(const std::vector<std::string>& args) {
@@ -130,6 +141,8 @@ AdminConfig parse_admin_args(const std::vector<std::string>& args) {
     } else if (key == "ofi_nccl_prefix") {
       if (v.empty() || v[0] != '/' || !valid_env_value(v)) bad(key, v, "an absolute path");
       cfg.ofi_nccl_prefix = v;
+    } else if (key == "memory_snapshot_dirs") {
+      cfg.memory_snapshot_dirs = parse_snapshot_dirs(key, v);
     } else {
       throw InputError("plugstack.conf argument " + shown(arg) + ": unknown key " + shown(key) +
                        " (known: " + admin_args_help() + ")");

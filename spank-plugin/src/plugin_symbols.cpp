@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "job_epilog.hpp"
 #include "options.hpp"
 #include "plugin_state.hpp"
 #include "remote_task.hpp"
@@ -111,6 +112,15 @@ WIREUP_EXPORT int slurm_spank_user_init(spank_t sp, int, char**) {
 
 WIREUP_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
   return guarded("task_init", 0, [&] { return wireup::spank::wire_task(sp); });
+}
+
+// Slurm runs a job script's callbacks without init: the admin arguments are read here.
+WIREUP_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
+  return guarded("job_epilog", 0, [&] {
+    wireup::spank::sweep_memory_snapshots(
+        sp, wireup::parse_admin_args(std::vector<std::string>(av, av + ac)));
+    return 0;
+  });
 }
 
 }  // extern "C"

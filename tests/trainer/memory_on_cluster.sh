@@ -6,7 +6,9 @@
 #    losses and final weights, and the finished run removes its snapshots;
 # 2. two sruns of one allocation, the default DIR (/dev/shm/wireup-$SLURM_JOB_ID):
 #    the first stops after step 10, one node's DIR/<node> is removed (a
-#    replaced node), the second resumes from the replicas its peer holds.
+#    replaced node), the second resumes from the replicas its peer holds;
+# 3. a job that ends with its snapshots kept (stopped at step 10): the SPANK
+#    plugin's job epilog removes /dev/shm/wireup-$SLURM_JOB_ID on its nodes.
 source "$(dirname "$0")/checkpoint/lib.sh"
 : "${WIREUP_TEST_CLUSTER_DIR:?}"
 steps=300
@@ -71,4 +73,30 @@ grep -q '^\[resume\] step=10 source=peer' "$WORK/second.log" && pass "the second
 sed -n '/^\[resume\] step=/,$p' "$WORK/second.log" >"$WORK/second.resumed"
 resumed_as_uninterrupted $((steps - 10)) "$WORK/second.resumed" "$WORK/ref/step-00000300" \
   "$WORK/ck2/step-00000300"
+
+# 3. The job epilog (spank_wireup in the cluster's plugstack.conf, memory_snapshot_dirs'
+#    default /dev/shm) removes what a stopped job kept.
+if grep -q spank_wireup "$WIREUP_TEST_CLUSTER_DIR/plugstack.conf"; then
+  cat >"$WORK/stop.sh" <<EOS
+#!/bin/bash
+dir=/dev/shm/wireup-\$SLURM_JOB_ID
+echo "\$dir" >"$WORK/stop_dir"
+${launch[*]} -- "$WIREUP_TRAIN" ${args[*]} --memory_checkpoint_freq 5 \
+  --checkpoint_dir "$WORK/ck3" --stop_after_step 10 || exit 11
+find "\$dir" -name complete >"$WORK/stop_kept"
+EOS
+  timeout 300 salloc -N2 bash "$WORK/stop.sh" >"$WORK/stop.out" 2>&1 ||
+    fail "stopped job: $(tail -5 "$WORK/stop.out")"
+  dir=$(cat "$WORK/stop_dir")
+  (($(wc -l <"$WORK/stop_kept") >= 2)) && pass "the stopped job kept its snapshots on both nodes" ||
+    fail "kept: $(cat "$WORK/stop_kept")"
+  for _ in $(seq 300); do [[ -e $dir ]] || break; sleep 0.2; done
+  if [[ ! -e $dir ]]; then
+    pass "the job epilog removed $dir: $(grep -h "spank_wireup: removed the memory snapshots $dir " \
+      "$WIREUP_TEST_CLUSTER_DIR"/log/slurmd.*.log | sed 's/.*spank_wireup: //' | head -1)"
+  else
+    fail "$dir outlived its job: $(find "$dir" | head -5)"
+    rm -rf "$dir"
+  fi
+fi
 finish

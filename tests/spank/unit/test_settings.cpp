@@ -30,6 +30,10 @@ TEST_CASE("admin arguments") {
   CHECK_FALSE(d.default_on);
   CHECK(d.efa == EfaMode::Auto);
   CHECK(d.ports.base == 61000);
+  CHECK(d.memory_snapshot_dirs == std::vector<std::string>{"/dev/shm"});
+  CHECK(parse_admin_args({"memory_snapshot_dirs=/dev/shm,/scratch/shm"}).memory_snapshot_dirs ==
+        std::vector<std::string>{"/dev/shm", "/scratch/shm"});
+  CHECK(parse_admin_args({"memory_snapshot_dirs=OFF"}).memory_snapshot_dirs.empty());
 }
 
 TEST_CASE("bad admin arguments name the key and the expected values") {
@@ -38,12 +42,17 @@ TEST_CASE("bad admin arguments name the key and the expected values") {
   CHECK_THROWS_WITH(parse_admin_args({"efa=maybe"}),
                     Catch::Contains("efa") && Catch::Contains("auto, on or off"));
   CHECK_THROWS_WITH(parse_admin_args({"port_base=80"}), Catch::Contains("1024..65535"));
+  CHECK_THROWS_WITH(
+      parse_admin_args({"memory_snapshot_dirs=shm"}),
+      Catch::Contains("memory_snapshot_dirs") && Catch::Contains("absolute directories"));
   for (const Args& bad :
        {Args{"default"}, Args{"=on"}, Args{"port_base=-1"}, Args{"port_base=70000"},
         Args{"port_range=0"}, Args{"port_range=x"}, Args{"nccl_socket_ifname=eth0;rm"},
         Args{"nccl_socket_ifname="}, Args{"nccl_debug=LOUD"}, Args{"setenv=NOEQUALS"},
         Args{"setenv=1BAD=x"}, Args{"setenv=A=b\nc"}, Args{"sysroot=relative"},
-        Args{"omp_num_threads=2"}}) {
+        Args{"omp_num_threads=2"}, Args{"memory_snapshot_dirs="},
+        Args{"memory_snapshot_dirs=dev/shm"}, Args{"memory_snapshot_dirs=/dev/shm,,/tmp"},
+        Args{"memory_snapshot_dirs=/a,/b,/c,/d,/e,/f,/g,/h,/i"}}) {
     INFO(bad[0]);
     CHECK_THROWS_AS(parse_admin_args(bad), InputError);
   }

@@ -23,6 +23,9 @@ struct AdminConfig {
   std::string sysroot = "/";          // where /sys and /opt are read (test seam)
   std::string ofi_nccl_prefix = "/opt/amazon/ofi-nccl";  // aws-ofi-nccl install tree
   std::vector<EnvEntry> extra;        // setenv= (IfUnset) and forceenv= (Force)
+  // memory_snapshot_dirs=: where the job epilog removes a finished job's memory snapshots
+  // (DIR/wireup-JOBID, wireup-train's default --memory_checkpoint_dir); empty: off.
+  std::vector<std::string> memory_snapshot_dirs{"/dev/shm"};
   std::vector<std::string> warnings;  // a key given twice (the last one wins)
 };
 
