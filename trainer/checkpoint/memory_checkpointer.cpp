@@ -231,8 +231,26 @@ void MemoryCheckpointer::prepare_snapshot_dir(std::int64_t step) {
       present.push_back({*s, is_regular(e.path() / "complete")});
   std::sort(present.begin(), present.end(),
             [](const PresentSnapshot& a, const PresentSnapshot& b) { return a.step < b.step; });
-  for (const std::int64_t s : snapshots_to_delete(present, step)) remove_snapshot_step(node_dir, s);
+  // The oldest retired snapshot becomes snap-S, its files overwritten in place; the rest go.
+  const std::vector<std::int64_t> retired = snapshots_to_delete(present, step);
+  const auto reuse =
+      std::find_if(retired.begin(), retired.end(), [&](std::int64_t s) { return s != step; });
+  for (const std::int64_t s : retired)
+    if (reuse == retired.end() || s != *reuse) remove_snapshot_step(node_dir, s);
+  if (reuse != retired.end() && !recycle_snapshot_dir(node_dir, *reuse, step, files_of_node()))
+    remove_snapshot_step(node_dir, *reuse);
   open_private_dir(node_dir / snapshot_dir_name(step));
+}
+
+// What this node's snapshot directory holds: its ranks' parts and the replicas it keeps.
+std::vector<std::string> MemoryCheckpointer::files_of_node() const {
+  std::vector<std::string> names;
+  for (int r = 0; r < w_.world; ++r) {
+    if (rank_node_[r] == node_) names.push_back(part_file_name(r));
+    if (replica_to_ >= 0 && rank_node_[(r + w_.local_world) % w_.world] == node_)
+      names.push_back(replica_file_name(r));
+  }
+  return names;
 }
 
 // What every rank wrote, as the manifest records it; "" problems only.
@@ -269,13 +287,13 @@ void MemoryCheckpointer::write_and_commit(std::int64_t step) {
   std::string sha, replica_sha = "-";
   if (problem.empty())
     problem = failure_of([&] {
-      sha = write_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
+      sha = rewrite_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
     });
   if (replica_to_ >= 0) {
     exchange_replica();  // also after a failure here: the next node waits for this part
     const std::string p = failure_of([&] {
-      replica_sha = write_private_file(snap / replica_file_name(replica_from_), replica_.data(),
-                                       replica_.size());
+      replica_sha = rewrite_private_file(snap / replica_file_name(replica_from_), replica_.data(),
+                                         replica_.size());
     });
     if (problem.empty()) problem = p;
   }

@@ -74,6 +74,7 @@ class MemoryCheckpointer {
   void write_and_commit(std::int64_t step);
   void exchange_replica();
   void prepare_snapshot_dir(std::int64_t step);
+  std::vector<std::string> files_of_node() const;
   SnapshotManifest manifest_of(std::int64_t step, const std::vector<std::string>& written) const;
   std::vector<std::string> gather_text(const std::string& mine);
   // Runs `step` on every rank; when it throws InputError on any, every rank

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -205,6 +206,33 @@ std::string write_private_file(const fs::path& path, const void* data, std::size
   return sha.hex_digest();
 }
 
+std::string rewrite_private_file(const fs::path& path, const void* data, std::size_t bytes) {
+  const fs::path tmp = path.string() + ".tmp";
+  unlink_if_present(tmp);
+  if (::rename(path.c_str(), tmp.c_str()) != 0) {
+    if (errno != ENOENT) io::throw_errno(path, "rename");
+    return write_private_file(path, data, bytes);
+  }
+  Sha256 sha;
+  try {
+    const io::Fd fd = io::open_file(tmp, O_WRONLY | O_NOFOLLOW, 0600);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) io::throw_errno(tmp, "stat");
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 07777) != 0600)
+      throw InputError(tmp.string() + ": not a private file of yours (" + octal_mode(st.st_mode) +
+                       ", uid " + std::to_string(st.st_uid) + ")");
+    io::write_all(fd.get(), data, bytes, tmp);
+    if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) io::throw_errno(tmp, "truncate");
+    sha.update(data, bytes);
+    io::fsync_fd(fd.get(), tmp);
+    io::rename_durably(tmp, path);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  return sha.hex_digest();
+}
+
 std::string hash_private_file(const fs::path& path, std::uint64_t expect_bytes, std::string& why) {
   struct stat st {};
   const io::Fd fd = open_nofollow(path, st, why);
@@ -358,6 +386,28 @@ bool removable_dir(const fs::path& dir, std::vector<std::string>& left) {
   return false;
 }
 }  // namespace
+
+bool recycle_snapshot_dir(const fs::path& node_dir, std::int64_t from, std::int64_t to,
+                          const std::vector<std::string>& keep) {
+  std::vector<std::string> left;
+  const fs::path old = node_dir / snapshot_dir_name(from);
+  if (!removable_dir(old, left)) return false;
+  unlink_if_present(old / "complete");
+  unlink_if_present(old / "manifest");
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(old, ec)) {
+    const std::string name = e.path().filename().string();
+    struct stat st {};
+    if (std::find(keep.begin(), keep.end(), name) != keep.end() && lstat_path(e.path(), st) &&
+        S_ISREG(st.st_mode) && st.st_uid == ::geteuid())
+      continue;
+    if (!is_snapshot_file_name(name)) return false;  // not ours: retention removes it, or names it
+    unlink_if_present(e.path());
+  }
+  if (ec) io::throw_errno(old, "list");
+  const fs::path snap = node_dir / snapshot_dir_name(to);
+  return ::rename(old.c_str(), snap.c_str()) == 0;  // a leftover snap-`to` that stayed: no
+}
 
 std::vector<std::string> remove_snapshot_step(const fs::path& node_dir, std::int64_t step) {
   std::vector<std::string> left;

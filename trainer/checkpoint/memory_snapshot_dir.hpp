@@ -59,6 +59,12 @@ bool check_root_owner(const std::filesystem::path& root, const std::string& job_
 // bytes' SHA-256 (hex). A failure leaves neither PATH.tmp nor a partial PATH.
 std::string write_private_file(const std::filesystem::path& path, const void* data,
                                std::size_t bytes);
+// write_private_file over the file already at `path` when there is one (a
+// regular file of ours, from a recycled snapshot directory): renamed to NAME.tmp,
+// overwritten in place and cut to `bytes`, renamed back. A tmpfs then reuses its
+// pages instead of clearing fresh ones and freeing the old.
+std::string rewrite_private_file(const std::filesystem::path& path, const void* data,
+                                 std::size_t bytes);
 
 // Reads a regular file without following a symlink (O_NOFOLLOW) and returns
 // its SHA-256, or "" with `why` set ("missing", "a symlink", "N bytes,
@@ -100,6 +106,13 @@ void check_capacity(const std::filesystem::path& dir, std::uint64_t bytes_per_sn
 // it left.
 std::vector<std::string> remove_snapshot_step(const std::filesystem::path& node_dir,
                                               std::int64_t step);
+
+// Turns the retired DIR/<node>/snap-`from` into snap-`to` for the next snapshot to
+// overwrite (rewrite_private_file): its commit marker and manifest go first, so it
+// is never taken for a complete snapshot, then every file not named in `keep`.
+// False (nothing changed) when snap-`from` is not a private directory of ours.
+bool recycle_snapshot_dir(const std::filesystem::path& node_dir, std::int64_t from, std::int64_t to,
+                          const std::vector<std::string>& keep);
 
 // Removes, on a job's success, what this job made under root/node: snapshot
 // directories (snap-NNNNNNNN) and the files named by this library inside

@@ -2,8 +2,9 @@
 # Memory snapshots on one machine, 4 ranks as 2 emulated nodes (n0, n1: their
 # SLURMD_NODENAME): a run stopped after step 7 resumes from its node memory,
 # from a peer's replica when n1's directory is gone, past a corrupt or
-# incomplete snapshot to the next newest state (memory or disk), and from
-# disk when the world size changed; each exact to the uninterrupted run.
+# incomplete snapshot to the next newest state (memory or disk), from disk when
+# the world size changed, and from a snapshot written over a retired one's files;
+# each exact to the uninterrupted run.
 # A snapshot failing on one node is not committed and training goes on. DIR of
 # another user or job, a symlink and bad flags are refused, naming them.
 source "$(dirname "$0")/lib.sh"
@@ -46,6 +47,17 @@ ls "$WORK/mem/n0" | tr '\n' ' ' | grep -qx 'snap-00000003 snap-00000006 ' &&
 rm -rf "$WORK/ck/step-00000007"
 resumed memory "[resume] step=6 source=memory"
 [[ ! -e $WORK/mem ]] && pass "the finished run removed its snapshots" || fail "left: $(find "$WORK/mem")"
+
+# Snapshot 9 of a run resumed from 6 overwrites the retired snapshot 3's files in place
+# (the same inodes: a tmpfs reuses their pages); resuming from it is exact.
+stopped
+ino=$(stat -c %i "$WORK/mem/n1/snap-00000003/replica-rank-00000.bin")
+nodes 4 "${args[@]}" "${mem[@]}" --checkpoint_dir "$WORK/ck" --stop_after_step 10 >"$WORK/recycle.log"
+[[ $(stat -c %i "$WORK/mem/n1/snap-00000009/replica-rank-00000.bin") == "$ino" &&
+   $(ls "$WORK/mem/n1" | tr '\n' ' ') == "snap-00000006 snap-00000009 " ]] &&
+  pass "snapshot 9 reused snapshot 3's files" || fail "after step 10: $(ls -i "$WORK"/mem/n1/*)"
+rm -rf "$WORK/ck/step-00000010"
+resumed recycled "[resume] step=9 source=memory"
 
 stopped
 rm -rf "$WORK/ck/step-00000007" "$WORK/mem/n1"  # n1 replaced: its memory is gone
