@@ -32,11 +32,16 @@ void warn_on_other_template(const TrainOptions& o, const WorldLayout& w, TokenBa
 
 // Memory or a peer's replica, when the choice says so and every rank's part
 // loads: the first step to run; else nullopt (the disk's turn).
-std::optional<std::int64_t> resume_from_memory(const TrainOptions& o, const WorldLayout& w,
-                                               MemoryCheckpointer& mem, TokenBatches& train) {
-  const ResumeChoice c = mem.choose(disk_steps(o));
+// `disk` holds the durable steps to weigh; `chose_disk` is set to the disk step the
+// choice took (the same on every rank).
+std::optional<std::int64_t> resume_from_memory(const WorldLayout& w, MemoryCheckpointer& mem,
+                                               TokenBatches& train,
+                                               const std::vector<std::int64_t>& disk,
+                                               std::optional<std::int64_t>& chose_disk) {
+  const ResumeChoice c = mem.choose(disk);
   const std::vector<std::string> lines = resume_lines(c);
   for (std::size_t i = 1; i < lines.size(); ++i) say(w, lines[i]);
+  if (c.source == ResumeSource::disk) chose_disk = c.step;
   if (c.source != ResumeSource::memory && c.source != ResumeSource::peer) return std::nullopt;
   std::string why;
   const auto position = mem.load(c, why);
@@ -93,9 +98,17 @@ std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* c
                     MemoryCheckpointer* mem, TokenBatches& train,
                     const std::optional<AdapterMeta>& lora) {
   if (o.resume_from_checkpoint.empty()) return 1;
-  if (mem && newest(o.resume_from_checkpoint))
-    if (const auto first = resume_from_memory(o, w, *mem, train)) return *first;
+  const bool weigh_memory = mem && newest(o.resume_from_checkpoint);
+  std::optional<std::int64_t> chose_disk;
+  if (weigh_memory)
+    if (const auto first = resume_from_memory(w, *mem, train, disk_steps(o), chose_disk))
+      return *first;
   const auto meta = ckpt->load(o.resume_from_checkpoint, o.model, lora);
+  // The chosen checkpoint did not load and an older one did: a memory snapshot
+  // between the two is newer than what was loaded, and replaces it.
+  std::optional<std::int64_t> unused;
+  if (weigh_memory && meta && chose_disk && meta->step < *chose_disk)
+    if (const auto first = resume_from_memory(w, *mem, train, {meta->step}, unused)) return *first;
   if (!meta) {
     say(w,
         "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() + ": starting at step 1");

@@ -70,6 +70,12 @@ resumed corrupt "[resume] skipped: memory snapshot step 6 on node n1: part of ra
 grep -q '^\[resume\] step=4 source=disk' "$WORK/corrupt.log" && pass "corrupt: the next newest state, disk step 4" ||
   fail "corrupt: $(grep '^\[resume\]' "$WORK/corrupt.log")"
 
+# The newest checkpoint (7) fails to load and the next one is 4: snapshot 6 is newer.
+stopped
+rm -rf "$WORK/ck/step-00000006"
+printf X | dd of="$WORK/ck/step-00000007/rank-00001.bin" bs=1 seek=1000 conv=notrunc 2>/dev/null
+resumed disk_fell_back "[resume] step=6 source=memory"
+
 stopped
 rm -rf "$WORK/ck" "$WORK/mem/n0/snap-00000006/complete"  # a snapshot cut short, no durable state
 resumed incomplete "[resume] step=3 source=memory"
