@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include "checkpoint/memory_snapshot_dir.hpp"
 #include "wireup/error.hpp"
@@ -191,22 +193,54 @@ void read_manifest(const fs::path& snap_dir, const std::string& job_id, Snapshot
   }
 }
 
-// Checks the files of `parts` held on `node`; records the good ranks in `ok`.
-void check_files(const fs::path& snap_dir, const std::vector<SnapshotPart>& parts,
-                 const std::string& node, bool replica, SnapshotState& s, std::vector<int>& ok) {
-  for (const SnapshotPart& p : parts) {
-    if (p.node != node) continue;
-    const std::string name = replica ? replica_file_name(p.rank) : part_file_name(p.rank);
-    std::string why;
-    const std::string sha = hash_private_file(snap_dir / name, p.bytes, why);
-    const std::string what =
-        (replica ? "replica of rank " : "part of rank ") + std::to_string(p.rank) + " (" + name;
-    if (sha.empty()) {
-      if (s.problem.empty()) s.problem = what + ") " + why;
-    } else if (sha != p.sha256) {
+struct HeldFile {
+  const SnapshotPart* part;
+  bool replica;
+  std::string name;
+  std::string sha, why;  // the hash, or why there is none
+};
+
+// Hashes the files at once, on up to one thread per core: a node's snapshots are
+// its ranks' whole training states, and a resume waits for every byte.
+void hash_files(const fs::path& snap_dir, std::vector<HeldFile>& files) {
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      HeldFile& f = files[i];
+      try {
+        f.sha = hash_private_file(snap_dir / f.name, f.part->bytes, f.why);
+      } catch (const std::exception& e) {
+        f.why = e.what();
+      }
+    }
+  };
+  const std::size_t n =
+      std::min<std::size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
+// Checks the parts and replicas `node` holds; records the good ranks in s.parts and
+// s.replicas, and the first problem in file order.
+void check_files(const fs::path& snap_dir, const std::string& node, SnapshotState& s) {
+  std::vector<HeldFile> files;
+  for (const bool replica : {false, true})
+    for (const SnapshotPart& p : replica ? s.manifest->replicas : s.manifest->parts)
+      if (p.node == node)
+        files.push_back(
+            {&p, replica, replica ? replica_file_name(p.rank) : part_file_name(p.rank), "", ""});
+  hash_files(snap_dir, files);
+  for (const HeldFile& f : files) {
+    const std::string what = (f.replica ? "replica of rank " : "part of rank ") +
+                             std::to_string(f.part->rank) + " (" + f.name;
+    if (f.sha.empty()) {
+      if (s.problem.empty()) s.problem = what + ") " + f.why;
+    } else if (f.sha != f.part->sha256) {
       if (s.problem.empty()) s.problem = what + ") fails its checksum";
     } else {
-      ok.push_back(p.rank);
+      (f.replica ? s.replicas : s.parts).push_back(f.part->rank);
     }
   }
 }
@@ -225,8 +259,7 @@ SnapshotState inspect_snapshot(const fs::path& snap_dir, std::int64_t step, cons
   }
   read_manifest(snap_dir, job_id, s);
   if (!s.problem.empty()) return s;
-  check_files(snap_dir, s.manifest->parts, node, false, s, s.parts);
-  check_files(snap_dir, s.manifest->replicas, node, true, s, s.replicas);
+  check_files(snap_dir, node, s);
   return s;
 }
 
