@@ -114,11 +114,18 @@ WIREUP_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
   return guarded("task_init", 0, [&] { return wireup::spank::wire_task(sp); });
 }
 
-// Slurm runs a job script's callbacks without init: the admin arguments are read here.
+// Slurm runs a job script's callbacks without init: the admin arguments are read
+// here. Bad ones were logged when slurmd started; here they only disable the sweep.
 WIREUP_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
   return guarded("job_epilog", 0, [&] {
-    wireup::spank::sweep_memory_snapshots(
-        sp, wireup::parse_admin_args(std::vector<std::string>(av, av + ac)));
+    wireup::AdminConfig admin;
+    try {
+      admin = wireup::parse_admin_args(std::vector<std::string>(av, av + ac));
+    } catch (const wireup::InputError& e) {
+      slurm_debug("spank_wireup: job_epilog: disabled: %s", e.what());
+      return 0;
+    }
+    wireup::spank::sweep_memory_snapshots(sp, admin);
     return 0;
   });
 }

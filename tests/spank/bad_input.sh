@@ -90,6 +90,7 @@ after=$(grep -c "spank_wireup: efa: invalid value" "$log" || true)
 check "slurmd start logs the bad argument once" "$((after - before))" 1
 timeout 30 srun -N2 -n2 true && pass "jobs run after slurmd restart" || fail "srun failed after restart"
 nodes_idle
+lacks "the job epilog logs nothing more per job" "$(cat "$log")" "job_epilog"
 plugstack port_base=40000 port_range=100
 msg=$(timeout 30 srun -N1 -n1 --wireup bash -c 'echo "${RANK-unset}"' 2>&1)
 contains "ephemeral overlap refused" "$msg" "overlap the ephemeral range"
