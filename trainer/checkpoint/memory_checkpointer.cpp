@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_part.hpp"
@@ -210,15 +212,27 @@ void MemoryCheckpointer::serialize(std::int64_t step, const std::string& data_po
     }
 }
 
-void MemoryCheckpointer::exchange_replica() {
+// Sends this rank's part to the next node and receives the previous node's part
+// straight into `file`'s mapping, then commits it; the replica's bytes and SHA-256.
+// The transfer happens whatever failed before (the peers wait for it): into a
+// scratch buffer when the file cannot be had, with the reason in `problem`.
+std::pair<std::size_t, std::string> MemoryCheckpointer::exchange_replica(const fs::path& file,
+                                                                         std::string& problem) {
   at::Tensor size_out = at::full({1}, static_cast<std::int64_t>(part_.size()), at::kLong);
   at::Tensor size_in = at::zeros({1}, at::kLong);
   peer_->exchange(size_out, replica_to_, size_in, replica_from_);
-  replica_.resize(static_cast<std::size_t>(size_in.item<std::int64_t>()));
-  const auto bytes = [](std::vector<char>& v) {
-    return at::from_blob(v.data(), {static_cast<std::int64_t>(v.size())}, at::kByte);
+  const auto n = static_cast<std::size_t>(size_in.item<std::int64_t>());
+  std::optional<MappedPrivateFile> out;
+  if (problem.empty()) problem = failure_of([&] { out.emplace(file, n); });
+  std::vector<char> scratch(out ? 0 : n);
+  const auto bytes = [](char* p, std::size_t size) {
+    return at::from_blob(p, {static_cast<std::int64_t>(size)}, at::kByte);
   };
-  peer_->exchange(bytes(part_), replica_to_, bytes(replica_), replica_from_);
+  peer_->exchange(bytes(part_.data(), part_.size()), replica_to_,
+                  bytes(out ? out->data() : scratch.data(), n), replica_from_);
+  std::string sha = "-";
+  if (out) problem = failure_of([&] { sha = out->commit(); });
+  return {n, sha};
 }
 
 // The node's first rank: retention, then snap-S.
@@ -289,19 +303,15 @@ void MemoryCheckpointer::write_and_commit(std::int64_t step) {
     problem = failure_of([&] {
       sha = rewrite_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
     });
-  if (replica_to_ >= 0) {
-    exchange_replica();  // also after a failure here: the next node waits for this part
-    const std::string p = failure_of([&] {
-      replica_sha = rewrite_private_file(snap / replica_file_name(replica_from_), replica_.data(),
-                                         replica_.size());
-    });
-    if (problem.empty()) problem = p;
-  }
+  std::size_t replica_bytes = 0;
+  if (replica_to_ >= 0)  // also after a failure here: the next node waits for this part
+    std::tie(replica_bytes, replica_sha) =
+        exchange_replica(snap / replica_file_name(replica_from_), problem);
   std::replace(problem.begin(), problem.end(), '\n', ' ');
   const auto written =
       gather_text(!problem.empty() ? "! " + problem
                                    : std::to_string(part_.size()) + " " + sha + " " +
-                                         std::to_string(replica_.size()) + " " + replica_sha);
+                                         std::to_string(replica_bytes) + " " + replica_sha);
   for (int r = 0; r < w_.world; ++r)
     if (written[r].rfind("! ", 0) == 0)
       throw std::runtime_error("rank " + std::to_string(r) + " (node " + rank_node_[r] +

@@ -72,7 +72,8 @@ class MemoryCheckpointer {
   void snapshot(std::int64_t step, const std::string& data_position);
   void serialize(std::int64_t step, const std::string& data_position);
   void write_and_commit(std::int64_t step);
-  void exchange_replica();
+  std::pair<std::size_t, std::string> exchange_replica(const std::filesystem::path& file,
+                                                       std::string& problem);
   void prepare_snapshot_dir(std::int64_t step);
   std::vector<std::string> files_of_node() const;
   SnapshotManifest manifest_of(std::int64_t step, const std::vector<std::string>& written) const;
@@ -95,7 +96,7 @@ class MemoryCheckpointer {
   std::unique_ptr<PeerComm> peer_;
   std::thread writer_;
   std::future<void> copied_;
-  std::vector<char> part_, replica_;  // reused from snapshot to snapshot
+  std::vector<char> part_;  // reused from snapshot to snapshot
   int started_ = 0;
   double stall_s_ = 0;
 };

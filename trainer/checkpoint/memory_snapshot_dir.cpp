@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -206,31 +207,58 @@ std::string write_private_file(const fs::path& path, const void* data, std::size
   return sha.hex_digest();
 }
 
-std::string rewrite_private_file(const fs::path& path, const void* data, std::size_t bytes) {
-  const fs::path tmp = path.string() + ".tmp";
-  unlink_if_present(tmp);
-  if (::rename(path.c_str(), tmp.c_str()) != 0) {
-    if (errno != ENOENT) io::throw_errno(path, "rename");
-    return write_private_file(path, data, bytes);
-  }
-  Sha256 sha;
+MappedPrivateFile::MappedPrivateFile(const fs::path& path, std::size_t bytes)
+    : path_(path), tmp_(path.string() + ".tmp"), bytes_(bytes) {
+  unlink_if_present(tmp_);
+  if (::rename(path_.c_str(), tmp_.c_str()) != 0 && errno != ENOENT)
+    io::throw_errno(path_, "rename");
   try {
-    const io::Fd fd = io::open_file(tmp, O_WRONLY | O_NOFOLLOW, 0600);
+    io::Fd fd = io::open_file(tmp_, O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) io::throw_errno(tmp, "stat");
-    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 07777) != 0600)
-      throw InputError(tmp.string() + ": not a private file of yours (" + octal_mode(st.st_mode) +
-                       ", uid " + std::to_string(st.st_uid) + ")");
-    io::write_all(fd.get(), data, bytes, tmp);
-    if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) io::throw_errno(tmp, "truncate");
-    sha.update(data, bytes);
-    io::fsync_fd(fd.get(), tmp);
-    io::rename_durably(tmp, path);
+    if (::fstat(fd.get(), &st) != 0) io::throw_errno(tmp_, "stat");
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+      throw InputError(tmp_.string() + ": not a file of yours (uid " + std::to_string(st.st_uid) +
+                       ")");
+    if (::fchmod(fd.get(), 0600) != 0) io::throw_errno(tmp_, "chmod");
+    if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) io::throw_errno(tmp_, "truncate");
+    if (bytes > 0) {
+      if (const int rc = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)); rc != 0) {
+        errno = rc;
+        io::throw_errno(tmp_, "reserve " + std::to_string(bytes) + " bytes in");
+      }
+      map_ = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
+      if (map_ == MAP_FAILED) {
+        map_ = nullptr;
+        io::throw_errno(tmp_, "mmap");
+      }
+    }
+    fd_ = fd.release();
   } catch (...) {
-    ::unlink(tmp.c_str());
+    ::unlink(tmp_.c_str());
     throw;
   }
+}
+
+MappedPrivateFile::~MappedPrivateFile() {
+  if (map_ != nullptr) ::munmap(map_, bytes_);
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_.c_str());
+}
+
+std::string MappedPrivateFile::commit() {
+  Sha256 sha;
+  sha.update(map_, bytes_);
+  if (map_ != nullptr && ::msync(map_, bytes_, MS_SYNC) != 0) io::throw_errno(tmp_, "msync");
+  io::fsync_fd(fd_, tmp_);
+  io::rename_durably(tmp_, path_);
+  committed_ = true;
   return sha.hex_digest();
+}
+
+std::string rewrite_private_file(const fs::path& path, const void* data, std::size_t bytes) {
+  MappedPrivateFile f(path, bytes);
+  if (bytes > 0) std::memcpy(f.data(), data, bytes);
+  return f.commit();
 }
 
 std::string hash_private_file(const fs::path& path, std::uint64_t expect_bytes, std::string& why) {

@@ -59,10 +59,31 @@ bool check_root_owner(const std::filesystem::path& root, const std::string& job_
 // bytes' SHA-256 (hex). A failure leaves neither PATH.tmp nor a partial PATH.
 std::string write_private_file(const std::filesystem::path& path, const void* data,
                                std::size_t bytes);
-// write_private_file over the file already at `path` when there is one (a
-// regular file of ours, from a recycled snapshot directory): renamed to NAME.tmp,
-// overwritten in place and cut to `bytes`, renamed back. A tmpfs then reuses its
-// pages instead of clearing fresh ones and freeing the old.
+// A private file written through a shared mapping: NAME.tmp, which is the file already
+// at NAME when there is one (a recycled snapshot's: a tmpfs reuses its pages instead of
+// clearing fresh ones), 0600 and ours, its room reserved with fallocate (a full file
+// system fails here, never as a SIGBUS later), mapped. The caller fills data() (a copy,
+// or a receive straight into it); commit() hashes it, syncs it and renames it to NAME.
+// Destroyed uncommitted, it removes NAME.tmp.
+class MappedPrivateFile {
+ public:
+  MappedPrivateFile(const std::filesystem::path& path, std::size_t bytes);
+  ~MappedPrivateFile();
+  MappedPrivateFile(const MappedPrivateFile&) = delete;
+  MappedPrivateFile& operator=(const MappedPrivateFile&) = delete;
+  char* data() { return static_cast<char*>(map_); }
+  std::size_t size() const { return bytes_; }
+  std::string commit();  // the SHA-256 of the bytes
+
+ private:
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+  void* map_ = nullptr;
+  std::size_t bytes_ = 0;
+  bool committed_ = false;
+};
+
+// `bytes` of `data` into a MappedPrivateFile at `path`, committed; the SHA-256.
 std::string rewrite_private_file(const std::filesystem::path& path, const void* data,
                                  std::size_t bytes);
 

@@ -2,7 +2,8 @@
 # Memory snapshots on a file system that cannot hold two of a node's snapshots:
 # every rank refuses at start (exit 2), naming DIR, the room there and the
 # size of one snapshot; nothing is trained. With room for two, the same run
-# trains and removes its snapshots. Needs root for a small tmpfs; skipped (77)
+# trains and removes its snapshots. A file system that fills up after the start
+# fails the snapshots, not the run. Needs root for a small tmpfs; skipped (77)
 # elsewhere.
 source "$(dirname "$0")/lib.sh"
 fs=$WORK/small
@@ -32,4 +33,16 @@ mount -t tmpfs -o size=64m,mode=0700 wireup-test "$fs"
 : >"$WORK/err"
 run "$fs/mem" && pass "with room for two: trained" || fail "$(cat "$WORK/err")"
 [[ ! -e $fs/mem ]] && pass "and removed its snapshots" || fail "left: $(find "$fs/mem")"
+
+# Room at start (a 3 MiB file of ours under DIR counts as reusable), none when a
+# snapshot is written: its files are reserved before they are mapped, so the
+# snapshot fails on every rank with the reason, and training goes on (no SIGBUS).
+umount "$fs"
+mount -t tmpfs -o size=4m,mode=0700 wireup-test "$fs"
+mkdir -m 0700 "$fs/mem" "$fs/mem/n0"
+head -c 3145728 /dev/zero >"$fs/mem/n0/filler"
+: >"$WORK/err"
+run "$fs/mem" && pass "a full file system at snapshot time: trained on" || fail "exit $?: $(cat "$WORK/err")"
+[[ $(grep -c "memory snapshot of step 2 failed, not committed .*No space left on device" "$WORK/err") == 4 ]] &&
+  pass "every rank reports the full file system" || fail "$(cat "$WORK/err")"
 finish
