@@ -199,6 +199,59 @@ TEST_CASE("private files are 0600, replace atomically and never write through a 
   CHECK(why == "3 bytes, expected 4");
 }
 
+TEST_CASE("a rewrite reuses the file in place, shrinks it, and never writes through a symlink") {
+  TempDir t;
+  open_private_dir(t.path / "d");
+  const fs::path f = t.path / "d" / "rank-00000.bin";
+  write_private_file(f, "0123456789", 10);
+  struct stat before {};
+  REQUIRE(::stat(f.c_str(), &before) == 0);
+  CHECK(rewrite_private_file(f, "abc", 3) ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  struct stat after {};
+  REQUIRE(::stat(f.c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);  // the same file, its pages reused
+  CHECK(fs::file_size(f) == 3);
+  CHECK(mode_of(f) == 0600);
+  CHECK_FALSE(fs::exists(f.string() + ".tmp"));
+  // A symlink planted at NAME is moved aside and refused; its target stays.
+  std::ofstream(t.path / "victim") << "keep";
+  fs::remove(f);
+  fs::create_symlink(t.path / "victim", f);
+  CHECK_THROWS(rewrite_private_file(f, "new", 3));
+  std::string victim;
+  std::ifstream(t.path / "victim") >> victim;
+  CHECK(victim == "keep");
+  CHECK_FALSE(fs::exists(f.string() + ".tmp"));
+  // No file yet: one is made.
+  rewrite_private_file(t.path / "d" / "rank-00001.bin", "xyz", 3);
+  CHECK(fs::file_size(t.path / "d" / "rank-00001.bin") == 3);
+}
+
+TEST_CASE("a retired snapshot becomes the next one: markers first, strangers' files refused") {
+  TempDir t;
+  const fs::path node = t.path / "n0";
+  open_private_dir(node);
+  open_private_dir(node / snapshot_dir_name(3));
+  for (const char* name :
+       {"rank-00000.bin", "rank-00001.bin", "rank-00007.bin", "manifest", "complete"})
+    write_private_file(node / snapshot_dir_name(3) / name, "x", 1);
+  CHECK(recycle_snapshot_dir(node, 3, 9, {"rank-00000.bin", "rank-00001.bin"}));
+  CHECK_FALSE(fs::exists(node / snapshot_dir_name(3)));
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(node / snapshot_dir_name(9)))
+    names.insert(e.path().filename().string());
+  CHECK(names == std::set<std::string>{"rank-00000.bin", "rank-00001.bin"});
+  // A file wireup did not make: not recycled (retention then leaves and names it).
+  open_private_dir(node / snapshot_dir_name(12));
+  std::ofstream(node / snapshot_dir_name(12) / "notes.txt") << "mine";
+  CHECK_FALSE(recycle_snapshot_dir(node, 12, 15, {}));
+  CHECK(fs::exists(node / snapshot_dir_name(12) / "notes.txt"));
+  // A symlink in place of the retired directory: not recycled.
+  fs::create_directory_symlink(node / snapshot_dir_name(9), node / snapshot_dir_name(18));
+  CHECK_FALSE(recycle_snapshot_dir(node, 18, 21, {}));
+}
+
 TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   SnapshotManifest m{"4242", 1000, 40, {"a1", "a2"}, {}, {}};
   const std::string h(64, 'a');
