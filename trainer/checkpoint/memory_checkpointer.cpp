@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
@@ -31,6 +33,18 @@ bool all_on_cpu(const TrainingState& s) {
 }
 
 // Runs `what`: the text of what it threw, or "".
+// The thread's CPU clock beside the wall clock, in seconds.
+struct Clocks {
+  double wall, cpu;
+};
+Clocks clocks_now() {
+  timespec cpu{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  return {
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+      static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9};
+}
+
 std::string failure_of(const std::function<void()>& what) {
   try {
     what();
@@ -171,12 +185,19 @@ void MemoryCheckpointer::snapshot(std::int64_t step, const std::string& data_pos
   }
   stall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   writer_ = std::thread([this, step, data_position, here, copied = std::move(copied)]() mutable {
+    const Clocks start = clocks_now();
+    const auto account = [&] {
+      const Clocks end = clocks_now();
+      write_s_ += end.wall - start.wall;
+      writer_cpu_s_ += end.cpu - start.cpu;
+    };
     if (!here) {
       try {
         serialize(step, data_position);
         copied.set_value();
       } catch (...) {
         copied.set_exception(std::current_exception());
+        account();
         return;
       }
     }
@@ -188,6 +209,7 @@ void MemoryCheckpointer::snapshot(std::int64_t step, const std::string& data_pos
                    "(the newest complete one stays): %s\n",
                    w_.rank, static_cast<long long>(step), e.what());
     }
+    account();
   });
 }
 

@@ -66,6 +66,9 @@ class MemoryCheckpointer {
   const std::string& node() const { return node_; }
   int snapshots() const { return started_; }
   double stall_seconds() const { return stall_s_; }
+  // The writer thread's wall and CPU seconds over all snapshots (read after wait()).
+  double write_seconds() const { return write_s_; }
+  double writer_cpu_seconds() const { return writer_cpu_s_; }
   std::string describe() const;  // the [memory] line
 
  private:
@@ -99,6 +102,7 @@ class MemoryCheckpointer {
   std::vector<char> part_;  // reused from snapshot to snapshot
   int started_ = 0;
   double stall_s_ = 0;
+  double write_s_ = 0, writer_cpu_s_ = 0;  // written by the writer thread only
 };
 
 }  // namespace wireup::train

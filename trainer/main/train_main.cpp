@@ -440,7 +440,9 @@ int train_steps(Run& r, std::int64_t first_step) {
   if (r.mem) {  // every step trained: the snapshots are not needed any more
     r.mem->remove_on_success();
     wt::say(r.w, "[memory] snapshots=" + std::to_string(r.mem->snapshots()) +
-                     " stall_s=" + std::to_string(r.mem->stall_seconds()) + " removed " +
+                     " stall_s=" + std::to_string(r.mem->stall_seconds()) +
+                     " write_s=" + std::to_string(r.mem->write_seconds()) +
+                     " writer_cpu_s=" + std::to_string(r.mem->writer_cpu_seconds()) + " removed " +
                      r.mem->root().string() + "/" + r.mem->node());
   }
   sum.wall_s = seconds_since(t_start);
