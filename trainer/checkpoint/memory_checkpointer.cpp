@@ -32,7 +32,6 @@ bool all_on_cpu(const TrainingState& s) {
   return true;
 }
 
-// Runs `what`: the text of what it threw, or "".
 // The thread's CPU clock beside the wall clock, in seconds.
 struct Clocks {
   double wall, cpu;
@@ -45,6 +44,7 @@ Clocks clocks_now() {
       static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9};
 }
 
+// Runs `what`: the text of what it threw, or "".
 std::string failure_of(const std::function<void()>& what) {
   try {
     what();
