@@ -25,9 +25,10 @@ out=$(timeout 60 srun -N1 -n1 --wireup-nccl-debug=TRACE --container-image="$IMAG
 contains "pyxis replaced --wireup-nccl-debug (the reason for the warning)" "$out" "debug=WARN"
 
 # Without the hook, the image defines no rendezvous variable: wireup's reach
-# the task and a real PyTorch job runs on 1 and 2 nodes.
+# the task and a real PyTorch job runs on 1 and 2 nodes. The step is pinned to
+# the first two nodes: a node still completing the last job is otherwise skipped.
 HOOK=off order before
-out=$(timeout 60 srun -N2 -n2 --wireup --container-image="$IMAGE" bash -c "$SHOW" | sort)
+out=$(timeout 60 srun -N2 -n2 -w "${NODES[0]},${NODES[1]}" --wireup --container-image="$IMAGE" bash -c "$SHOW" | sort)
 contains "no hook: wireup's MASTER_ADDR" "$out" "rank=1 local=0 world=2 addr=$node0 "
 for shape in "-N1 -n2" "-N2 -n4"; do
   # shellcheck disable=SC2086  # the shape is two options
