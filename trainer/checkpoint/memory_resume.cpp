@@ -2,6 +2,7 @@
 // node holds, the choice, and a part read from this node's memory or sent by
 // the rank of the next node that holds its replica.
 #include <ATen/ATen.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -25,8 +26,15 @@ at::Tensor byte_view(std::string& s) {
 }  // namespace
 
 ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_steps) {
-  // A node's first rank scans its memory (checking every file's checksum).
-  const std::string mine = leader_ ? to_text(scan_node_memory(root_, node_, job_)) : "";
+  // A node's first rank scans its memory, checking the checksum of every part
+  // it holds, and of the replicas too when some node's memory is gone (only
+  // then can a replica be read).
+  struct stat st {};
+  const std::string here = ::lstat((root_ / node_).c_str(), &st) == 0 ? "1" : "0";
+  bool node_gone = false;
+  for (const auto& t : gather_text(leader_ ? here : "")) node_gone = node_gone || t == "0";
+  const HeldFiles held = node_gone ? HeldFiles::parts_and_replicas : HeldFiles::parts;
+  const std::string mine = leader_ ? to_text(scan_node_memory(root_, node_, job_, held)) : "";
   std::string steps;
   for (const std::int64_t s : disk_steps) steps += (steps.empty() ? "" : " ") + std::to_string(s);
   const auto found = gather_text(mine);

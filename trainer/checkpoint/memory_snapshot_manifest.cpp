@@ -224,11 +224,12 @@ void hash_files(const fs::path& snap_dir, std::vector<HeldFile>& files) {
 
 // Checks the parts and replicas `node` holds; records the good ranks in s.parts and
 // s.replicas, and the first problem in file order.
-void check_files(const fs::path& snap_dir, const std::string& node, SnapshotState& s) {
+void check_files(const fs::path& snap_dir, const std::string& node, HeldFiles held,
+                 SnapshotState& s) {
   std::vector<HeldFile> files;
   for (const bool replica : {false, true})
     for (const SnapshotPart& p : replica ? s.manifest->replicas : s.manifest->parts)
-      if (p.node == node)
+      if (p.node == node && (!replica || held == HeldFiles::parts_and_replicas))
         files.push_back(
             {&p, replica, replica ? replica_file_name(p.rank) : part_file_name(p.rank), "", ""});
   hash_files(snap_dir, files);
@@ -248,7 +249,7 @@ void check_files(const fs::path& snap_dir, const std::string& node, SnapshotStat
 }  // namespace
 
 SnapshotState inspect_snapshot(const fs::path& snap_dir, std::int64_t step, const std::string& node,
-                               const std::string& job_id) {
+                               const std::string& job_id, HeldFiles held) {
   SnapshotState s;
   s.step = step;
   struct stat st {};
@@ -259,12 +260,12 @@ SnapshotState inspect_snapshot(const fs::path& snap_dir, std::int64_t step, cons
   }
   read_manifest(snap_dir, job_id, s);
   if (!s.problem.empty()) return s;
-  check_files(snap_dir, node, s);
+  check_files(snap_dir, node, held, s);
   return s;
 }
 
 NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
-                            const std::string& job_id) {
+                            const std::string& job_id, HeldFiles held) {
   NodeMemory mem;
   mem.node = node;
   struct stat st {};
@@ -287,7 +288,8 @@ NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
   if (ec) mem.problem = dir.string() + ": cannot list: " + ec.message();
   std::sort(steps.rbegin(), steps.rend());
   for (const std::int64_t step : steps)
-    mem.snapshots.push_back(inspect_snapshot(dir / snapshot_dir_name(step), step, node, job_id));
+    mem.snapshots.push_back(
+        inspect_snapshot(dir / snapshot_dir_name(step), step, node, job_id, held));
   return mem;
 }
 

@@ -29,7 +29,8 @@
 //   end
 //
 // A snapshot counts only when `complete` is present and names the manifest's
-// checksum, and every file this node holds checks (size, SHA-256).
+// checksum, and every file this node holds checks (size, SHA-256); a resume
+// with every node's memory present checks the parts alone.
 namespace wireup::train {
 
 // One rank's part (or a replica of it) and the node whose memory holds it.
@@ -73,13 +74,19 @@ struct SnapshotState {
   std::vector<int> replicas;  // ranks whose replica is here and checks
 };
 
+// Which of a node's files a scan hashes: the replicas matter only when some
+// node's memory is gone (the resume reads them for its ranks alone).
+enum class HeldFiles { parts, parts_and_replicas };
+
 // Checks DIR/<node>/snap-N: `complete` names the manifest's checksum, the
-// manifest parses and names this step, job and user, and every part and
-// replica it places on `node` has its size and SHA-256. Never follows a
-// symlink. `problem` names the first fault ("part of rank 3 fails its
-// checksum", "no complete marker (a snapshot in progress or cut short)").
+// manifest parses and names this step, job and user, and every part (and,
+// with parts_and_replicas, every replica) it places on `node` has its size and
+// SHA-256. Never follows a symlink. `problem` names the first fault ("part of
+// rank 3 fails its checksum", "no complete marker (a snapshot in progress or
+// cut short)").
 SnapshotState inspect_snapshot(const std::filesystem::path& snap_dir, std::int64_t step,
-                               const std::string& node, const std::string& job_id);
+                               const std::string& node, const std::string& job_id,
+                               HeldFiles held = HeldFiles::parts_and_replicas);
 
 // What one node's memory holds: present is false when DIR/<node> does not
 // exist (a replaced node, memory lost); problem is set when it exists but is
@@ -91,7 +98,8 @@ struct NodeMemory {
   std::vector<SnapshotState> snapshots;  // newest first
 };
 NodeMemory scan_node_memory(const std::filesystem::path& root, const std::string& node,
-                            const std::string& job_id);
+                            const std::string& job_id,
+                            HeldFiles held = HeldFiles::parts_and_replicas);
 
 }  // namespace wireup::train
 

@@ -90,10 +90,11 @@ void write_snapshot(const fs::path& root, const std::string& job, std::int64_t s
 }
 
 ResumeInputs scan(const fs::path& root, const std::string& job,
-                  const std::vector<std::string>& rank_node, std::vector<std::int64_t> disk) {
+                  const std::vector<std::string>& rank_node, std::vector<std::int64_t> disk,
+                  HeldFiles held = HeldFiles::parts_and_replicas) {
   ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid()};
   for (const std::string& node : std::set<std::string>(rank_node.begin(), rank_node.end()))
-    in.nodes.push_back(scan_node_memory(root, node, job));
+    in.nodes.push_back(scan_node_memory(root, node, job, held));
   return in;
 }
 
@@ -314,6 +315,22 @@ TEST_CASE("resume over real snapshots: memory, a corrupt part, a lost node, anot
     CHECK(c.skipped[0] ==
           "memory snapshot step 40 on node a2: part of rank 3 (rank-00003.bin) fails its checksum");
     CHECK(choose_resume_source(scan(root, "9", layout, {})).step == 20);
+  }
+  SECTION("a corrupt replica: skipped when replicas are checked, unread when parts alone are") {
+    flip_byte(root / "a1" / snapshot_dir_name(40) / replica_file_name(2));
+    const ResumeChoice all = choose_resume_source(scan(root, "9", layout, {30}));
+    CHECK(all.source == ResumeSource::disk);
+    REQUIRE(all.skipped.size() == 1);
+    CHECK(all.skipped[0] ==
+          "memory snapshot step 40 on node a1: replica of rank 2 "
+          "(replica-rank-00002.bin) fails its checksum");
+    const ResumeInputs parts = scan(root, "9", layout, {30}, HeldFiles::parts);
+    CHECK(parts.nodes[0].snapshots[0].replicas.empty());
+    CHECK(parts.nodes[0].snapshots[0].parts == std::vector<int>{0, 1});
+    const ResumeChoice c = choose_resume_source(parts);
+    CHECK(c.source == ResumeSource::memory);
+    CHECK(c.step == 40);
+    CHECK(c.skipped.empty());
   }
   SECTION("a snapshot without its complete marker is skipped, naming why") {
     fs::remove(root / "a1" / snapshot_dir_name(40) / "complete");
