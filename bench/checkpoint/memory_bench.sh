@@ -9,8 +9,10 @@
 #    every 5 steps beside the checkpoints) against resuming from disk (the
 #    checkpoint alone, its files evicted from the page cache first, as a read
 #    from remote storage would be);
-# 2. cost: 4 ranks as 2 emulated nodes, steps 2..30, --memory_checkpoint_freq 10
-#    against none: the extra step time per step.
+# 2. cost: 4 ranks as 2 emulated nodes, 60 steps, --memory_checkpoint_freq 10
+#    against none: the extra step time per snapshot, for the first two snapshots
+#    (steps 2..30: new files) and the next three (steps 31..60: each written over
+#    a retired snapshot's files, as every later one in a long run is).
 # Interleaved, REPS of each; medians. Usage: memory_bench.sh BUILD_DIR OUT.md [REPS]
 set -euo pipefail
 build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-2}}
@@ -81,8 +83,8 @@ for root, _, files in os.walk(sys.argv[1]):
 }
 
 # --- 2. per-step cost ---------------------------------------------------------------
-# steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 of 4 ranks as 2 nodes
-# (a job id of their own: DIR /dev/shm/wireup-JOB).
+# steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 and of 31..60 of 4
+# ranks as 2 nodes (a job id of their own: DIR /dev/shm/wireup-JOB).
 steps() {
   local port r pids=() rc=0 w=$dir/cost job=$((900000 + RANDOM))
   rm -rf "$w" && mkdir -p "$w"
@@ -90,7 +92,7 @@ steps() {
   for ((r = 0; r < 4; r++)); do
     SLURM_JOB_ID=$job SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) \
       LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 900 "$train" \
-      "${shape[@]}" --max_steps 30 "$@" >"$w/out.$r" 2>&1 &
+      "${shape[@]}" --max_steps 60 "$@" >"$w/out.$r" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || rc=$?; done
@@ -98,29 +100,35 @@ steps() {
   # the summed step time, then rank 0's writer thread per snapshot: CPU s, wall s; the stall
   {
     sed -n 's/^\[train\] step=\([0-9]*\)\/.* step_time_s=\([0-9.]*\).*/\1 \2/p' "$w/out.0" |
-      awk '$1 >= 2 { t += $2 } END { printf "%.2f", t }'
+      awk '$1 >= 2 && $1 <= 30 { a += $2 } $1 > 30 { b += $2 } END { printf "%.2f %.2f", a, b }'
     sed -n 's/^\[memory\] snapshots=\([0-9]*\) stall_s=\([0-9.]*\) write_s=\([0-9.]*\) writer_cpu_s=\([0-9.]*\).*/\1 \2 \3 \4/p' \
       "$w/out.0" | awk '{ printf " %.2f %.2f %.3f", $4 / $1, $3 / $1, $2 }'
     echo
   }
 }
 
-mem_resume=() mem_step=() disk_resume=() disk_step=() base=() snap=() wcpu=() wwall=() stall=()
+mem_resume=() mem_step=() disk_resume=() disk_step=() base=() base2=() snap=() snap2=()
+wcpu=() wwall=() stall=()
 for ((i = 0; i < reps; i++)); do
   read -r a b < <(recover memory) && mem_resume+=("$a") mem_step+=("$b")
   read -r a b < <(recover disk) && disk_resume+=("$a") disk_step+=("$b")
-  base+=("$(steps)")
-  read -r a b c d < <(steps --memory_checkpoint_freq 10) && snap+=("$a") wcpu+=("$b") wwall+=("$c") stall+=("$d")
+  read -r a b < <(steps) && base+=("$a") base2+=("$b")
+  read -r a b c d e < <(steps --memory_checkpoint_freq 10) &&
+    snap+=("$a") snap2+=("$b") wcpu+=("$c") wwall+=("$d") stall+=("$e")
 done
 bash "$cluster" stop "$dir/cluster" >/dev/null 2>&1 || true
 mr=$(median "${mem_resume[@]}") ms=$(median "${mem_step[@]}")
 dr=$(median "${disk_resume[@]}") ds=$(median "${disk_step[@]}")
 mb=$(median "${base[@]}") mm=$(median "${snap[@]}")
+mb2=$(median "${base2[@]}") mm2=$(median "${snap2[@]}")
 wc=$(median "${wcpu[@]}") ww=$(median "${wwall[@]}") st=$(median "${stall[@]}")
-# Steps 2..30 hold the snapshots of steps 10 and 20 (30's runs after them): the extra
+# Steps 2..30 hold the snapshots of steps 10 and 20 (new files), steps 31..60 those
+# of 30, 40 and 50 (recycled files; 60's runs after the last step): the extra
 # time per snapshot, and as a share of the 10 steps between two snapshots.
 per=$(awk -v a="$mm" -v b="$mb" 'BEGIN {printf "%.2f", (a - b) / 2}')
 cost=$(awk -v p="$per" -v b="$mb" 'BEGIN {printf "%.1f", p / (10 * b / 29) * 100}')
+per2=$(awk -v a="$mm2" -v b="$mb2" 'BEGIN {printf "%.2f", (a - b) / 3}')
+cost2=$(awk -v p="$per2" -v b="$mb2" 'BEGIN {printf "%.1f", p / (10 * b / 30) * 100}')
 {
   echo "## checkpoint: recovery from memory against disk, and the snapshots' cost"
   echo
@@ -138,9 +146,15 @@ cost=$(awk -v p="$per" -v b="$mb" 'BEGIN {printf "%.1f", p / (10 * b / 29) * 100
   echo "| the [resume] line (restart, start-up, load) | $mr | $dr | $(awk -v a="$mr" -v b="$dr" 'BEGIN {printf "%.2f", a / b}') |"
   echo "| the next trained step | $ms | $ds | $(awk -v a="$ms" -v b="$ds" 'BEGIN {printf "%.2f", a / b}') |"
   echo
-  echo "**Cost** (4 ranks as 2 emulated nodes, steps 2..30, snapshots after steps 10 and 20): $mm s"
-  echo "with \`--memory_checkpoint_freq 10\` against $mb s without: $per s a snapshot, **+$cost %** of the"
-  echo "10 steps between two snapshots (goal: at most 3 %). Here the 4 ranks already keep both cores"
+  echo "**Cost** (4 ranks as 2 emulated nodes, 60 steps, \`--memory_checkpoint_freq 10\` against"
+  echo "none; the summed step times; goal: at most 3 % of the 10 steps between two snapshots):"
+  echo
+  echo "| steps | snapshots | with, s | without, s | a snapshot, s | of 10 steps |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  echo "| 2..30 | 10, 20: new files | $mm | $mb | $per | +$cost % |"
+  echo "| 31..60 | 30, 40, 50: over a retired snapshot's files | $mm2 | $mb2 | $per2 | +$cost2 % |"
+  echo
+  echo "Here the 4 ranks already keep both cores"
   echo "busy. Rank 0's writer thread took $wc s of CPU and $ww s of wall time a snapshot, and the"
   echo "training thread waited $st s in all (\`writer_cpu_s\`, \`write_s\`, \`stall_s\` of the [memory] line):"
   echo "where a core is free for it (a GPU node's), the writer's work overlaps training."
