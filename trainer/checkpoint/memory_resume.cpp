@@ -2,7 +2,6 @@
 // node holds, the choice, and a part read from this node's memory or sent by
 // the rank of the next node that holds its replica.
 #include <ATen/ATen.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -29,10 +28,9 @@ ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_st
   // A node's first rank scans its memory, checking the checksum of every part
   // it holds, and of the replicas too when some node's memory is gone (only
   // then can a replica be read).
-  struct stat st {};
-  const std::string here = ::lstat((root_ / node_).c_str(), &st) == 0 ? "1" : "0";
+  const std::string here = !leader_ ? "" : node_memory_present(root_, node_) ? "1" : "0";
   bool node_gone = false;
-  for (const auto& t : gather_text(leader_ ? here : "")) node_gone = node_gone || t == "0";
+  for (const auto& t : gather_text(here)) node_gone = node_gone || t == "0";
   const HeldFiles held = node_gone ? HeldFiles::parts_and_replicas : HeldFiles::parts;
   const std::string mine = leader_ ? to_text(scan_node_memory(root_, node_, job_, held)) : "";
   std::string steps;

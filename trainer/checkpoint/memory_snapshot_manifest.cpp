@@ -264,13 +264,17 @@ SnapshotState inspect_snapshot(const fs::path& snap_dir, std::int64_t step, cons
   return s;
 }
 
+bool node_memory_present(const fs::path& root, const std::string& node) {
+  struct stat st {};
+  return ::lstat((root / node).c_str(), &st) == 0;
+}
+
 NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
                             const std::string& job_id, HeldFiles held) {
   NodeMemory mem;
   mem.node = node;
-  struct stat st {};
   const fs::path dir = root / node;
-  if (::lstat(dir.c_str(), &st) != 0) return mem;  // missing: present stays false
+  if (!node_memory_present(root, node)) return mem;  // missing: present stays false
   mem.present = true;
   try {
     open_private_dir(root);

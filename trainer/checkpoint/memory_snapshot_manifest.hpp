@@ -100,6 +100,8 @@ struct NodeMemory {
 NodeMemory scan_node_memory(const std::filesystem::path& root, const std::string& node,
                             const std::string& job_id,
                             HeldFiles held = HeldFiles::parts_and_replicas);
+// NodeMemory::present without the scan: DIR/<node> exists (as any file type).
+bool node_memory_present(const std::filesystem::path& root, const std::string& node);
 
 }  // namespace wireup::train
 
