@@ -235,7 +235,7 @@ void MemoryCheckpointer::serialize(std::int64_t step, const std::string& data_po
 }
 
 // Sends this rank's part to the next node and receives the previous node's part
-// straight into `file`'s mapping, then commits it; the replica's bytes and SHA-256.
+// straight into `file`'s mapping, then commits it; the replica's bytes and checksum.
 // The transfer happens whatever failed before (the peers wait for it): into a
 // scratch buffer when the file cannot be had, with the reason in `problem`.
 std::pair<std::size_t, std::string> MemoryCheckpointer::exchange_replica(const fs::path& file,
@@ -252,9 +252,9 @@ std::pair<std::size_t, std::string> MemoryCheckpointer::exchange_replica(const f
   };
   peer_->exchange(bytes(part_.data(), part_.size()), replica_to_,
                   bytes(out ? out->data() : scratch.data(), n), replica_from_);
-  std::string sha = "-";
-  if (out) problem = failure_of([&] { sha = out->commit(); });
-  return {n, sha};
+  std::string sum = "-";
+  if (out) problem = failure_of([&] { sum = out->commit(); });
+  return {n, sum};
 }
 
 // The node's first rank: retention, then snap-S.
@@ -308,7 +308,7 @@ SnapshotManifest MemoryCheckpointer::manifest_of(std::int64_t step,
       throw std::runtime_error("the replica of rank " + std::to_string(r) + " on rank " +
                                std::to_string(holder) + " is not the bytes rank " +
                                std::to_string(r) + " wrote");
-    m.replicas.push_back({r, rank_node_[holder], m.parts[r].bytes, m.parts[r].sha256});
+    m.replicas.push_back({r, rank_node_[holder], m.parts[r].bytes, m.parts[r].checksum});
   }
   return m;
 }
@@ -320,20 +320,20 @@ void MemoryCheckpointer::write_and_commit(std::int64_t step) {
   const fs::path snap = root_ / node_ / snapshot_dir_name(step);
   std::string problem = leader_ ? failure_of([&] { prepare_snapshot_dir(step); }) : "";
   if (peer_) peer_->barrier();  // every node's directory is there
-  std::string sha, replica_sha = "-";
+  std::string sum, replica_sum = "-";
   if (problem.empty())
     problem = failure_of([&] {
-      sha = rewrite_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
+      sum = rewrite_private_file(snap / part_file_name(w_.rank), part_.data(), part_.size());
     });
   std::size_t replica_bytes = 0;
   if (replica_to_ >= 0)  // also after a failure here: the next node waits for this part
-    std::tie(replica_bytes, replica_sha) =
+    std::tie(replica_bytes, replica_sum) =
         exchange_replica(snap / replica_file_name(replica_from_), problem);
   std::replace(problem.begin(), problem.end(), '\n', ' ');
   const auto written =
       gather_text(!problem.empty() ? "! " + problem
-                                   : std::to_string(part_.size()) + " " + sha + " " +
-                                         std::to_string(replica_bytes) + " " + replica_sha);
+                                   : std::to_string(part_.size()) + " " + sum + " " +
+                                         std::to_string(replica_bytes) + " " + replica_sum);
   for (int r = 0; r < w_.world; ++r)
     if (written[r].rfind("! ", 0) == 0)
       throw std::runtime_error("rank " + std::to_string(r) + " (node " + rank_node_[r] +

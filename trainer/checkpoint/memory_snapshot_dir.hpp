@@ -56,14 +56,14 @@ bool check_root_owner(const std::filesystem::path& root, const std::string& job_
 // Writes `bytes` bytes to `path` as a private file: PATH.tmp created 0600
 // with O_EXCL|O_NOFOLLOW (a stale PATH.tmp is unlinked first, never
 // followed), fsynced, renamed over PATH, directory fsynced. Returns the
-// bytes' SHA-256 (hex). A failure leaves neither PATH.tmp nor a partial PATH.
+// bytes' checksum (crc32c_quarters_hex). A failure leaves neither PATH.tmp nor a partial PATH.
 std::string write_private_file(const std::filesystem::path& path, const void* data,
                                std::size_t bytes);
 // A private file written through a shared mapping: NAME.tmp, which is the file already
 // at NAME when there is one (a recycled snapshot's: a tmpfs reuses its pages instead of
 // clearing fresh ones), 0600 and ours, its room reserved with fallocate (a full file
 // system fails here, never as a SIGBUS later), mapped. The caller fills data() (a copy,
-// or a receive straight into it); commit() hashes it, syncs it and renames it to NAME.
+// or a receive straight into it); commit() checksums it, syncs it and renames it to NAME.
 // Destroyed uncommitted, it removes NAME.tmp.
 class MappedPrivateFile {
  public:
@@ -73,7 +73,7 @@ class MappedPrivateFile {
   MappedPrivateFile& operator=(const MappedPrivateFile&) = delete;
   char* data() { return static_cast<char*>(map_); }
   std::size_t size() const { return bytes_; }
-  std::string commit();  // the SHA-256 of the bytes
+  std::string commit();  // the bytes' crc32c_quarters_hex
 
  private:
   std::filesystem::path path_, tmp_;
@@ -83,15 +83,15 @@ class MappedPrivateFile {
   bool committed_ = false;
 };
 
-// `bytes` of `data` into a MappedPrivateFile at `path`, committed; the SHA-256.
+// `bytes` of `data` into a MappedPrivateFile at `path`, committed; its checksum.
 std::string rewrite_private_file(const std::filesystem::path& path, const void* data,
                                  std::size_t bytes);
 
 // Reads a regular file without following a symlink (O_NOFOLLOW) and returns
-// its SHA-256, or "" with `why` set ("missing", "a symlink", "N bytes,
+// its crc32c_quarters_hex, or "" with `why` set ("missing", "a symlink", "N bytes,
 // expected M", "not a regular file") when it is not the expected file.
-std::string hash_private_file(const std::filesystem::path& path, std::uint64_t expect_bytes,
-                              std::string& why);
+std::string checksum_private_file(const std::filesystem::path& path, std::uint64_t expect_bytes,
+                                  std::string& why);
 // The whole text of a small private file (at most max_bytes), not following
 // a symlink; nullopt with `why` set as above.
 std::optional<std::string> read_private_text(const std::filesystem::path& path,

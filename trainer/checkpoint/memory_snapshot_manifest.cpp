@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "checkpoint/memory_snapshot_dir.hpp"
+#include "wireup/crc32c.hpp"
 #include "wireup/error.hpp"
-#include "wireup/sha256.hpp"
 #include "wireup/text.hpp"
 
 namespace fs = std::filesystem;
@@ -18,11 +18,12 @@ namespace fs = std::filesystem;
 namespace wireup::train {
 namespace {
 
-constexpr const char* kMagic = "wireup-memory-snapshot 1";
+constexpr std::string_view kMagicName = "wireup-memory-snapshot ";
+constexpr const char* kMagic = "wireup-memory-snapshot 2";
 
 std::string part_line(const char* key, const SnapshotPart& p) {
   return std::string(key) + " " + std::to_string(p.rank) + " node " + p.node + " bytes " +
-         std::to_string(p.bytes) + " sha256 " + p.sha256 + "\n";
+         std::to_string(p.bytes) + " crc32c " + p.checksum + "\n";
 }
 
 // Reads the manifest's lines in order; each failure sets `why` and returns false.
@@ -48,19 +49,19 @@ struct LineReader {
     ++at;
     return true;
   }
-  // "KEY R node N bytes B sha256 H".
+  // "KEY R node N bytes B crc32c H".
   bool part(const std::string& key, SnapshotPart& p) {
     const std::vector<std::string> f = split(lines[at], ' ');
-    if (f.size() != 8 || f[0] != key || f[2] != "node" || f[4] != "bytes" || f[6] != "sha256")
-      return fail("expected " + key + " R node N bytes B sha256 H");
+    if (f.size() != 8 || f[0] != key || f[2] != "node" || f[4] != "bytes" || f[6] != "crc32c")
+      return fail("expected " + key + " R node N bytes B crc32c H");
     const std::optional<std::uint64_t> rank = parse_uint(f[1], kMaxSnapshotWorldSize - 1);
     const std::optional<std::uint64_t> bytes = parse_uint(f[5]);
     if (!rank) return fail("rank " + wireup::quoted(f[1]) + " is not a rank");
     if (!is_safe_node_name(f[3]))
       return fail("node " + wireup::quoted(f[3]) + " is not a node name");
     if (!bytes) return fail("bytes " + wireup::quoted(f[5]) + " is not a number");
-    if (!is_sha256_hex(f[7]) || to_lower(f[7]) != f[7])
-      return fail("sha256 " + wireup::quoted(f[7]) + " is not 64 lowercase hex digits");
+    if (!is_crc32c_quarters_hex(f[7]))
+      return fail("crc32c " + wireup::quoted(f[7]) + " is not 32 lowercase hex digits");
     p = {static_cast<int>(*rank), f[3], *bytes, f[7]};
     ++at;
     return true;
@@ -68,6 +69,10 @@ struct LineReader {
 };
 
 bool parse_header(LineReader& r, SnapshotManifest& m, std::uint64_t& world) {
+  if (!r.lines.empty() && r.lines[0] != kMagic && r.lines[0].rfind(kMagicName, 0) == 0)
+    return r.fail("a memory snapshot manifest of version " +
+                  wireup::quoted(r.lines[0].substr(kMagicName.size())) +
+                  "; this build reads version 2 (written by another wireup build)");
   if (r.lines.empty() || r.lines[0] != kMagic)
     return r.fail("not a wireup memory snapshot manifest");
   r.at = 1;
@@ -111,7 +116,7 @@ bool parse_parts(LineReader& r, SnapshotManifest& m, std::uint64_t world) {
     const SnapshotPart& own = m.parts[static_cast<std::size_t>(p.rank)];
     if (p.node == own.node)
       return r.fail("replica of rank " + std::to_string(p.rank) + " on its own node " + p.node);
-    if (p.bytes != own.bytes || p.sha256 != own.sha256)
+    if (p.bytes != own.bytes || p.checksum != own.checksum)
       return r.fail("replica of rank " + std::to_string(p.rank) + " differs from its part");
     m.replicas.push_back(p);
     ++r.at;
@@ -153,8 +158,8 @@ std::optional<SnapshotManifest> parse_snapshot_manifest(const std::string& text,
 
 void commit_snapshot(const fs::path& snap_dir, const SnapshotManifest& m) {
   const std::string text = to_text(m);
-  const std::string sha = write_private_file(snap_dir / "manifest", text.data(), text.size());
-  const std::string marker = "complete " + sha + "\n";
+  const std::string sum = write_private_file(snap_dir / "manifest", text.data(), text.size());
+  const std::string marker = "complete " + sum + "\n";
   write_private_file(snap_dir / "complete", marker.data(), marker.size());
 }
 
@@ -176,7 +181,7 @@ void read_manifest(const fs::path& snap_dir, const std::string& job_id, Snapshot
     s.problem = "manifest " + why;
     return;
   }
-  if (*marker != "complete " + sha256_hex(*text) + "\n") {
+  if (*marker != "complete " + crc32c_quarters_hex(text->data(), text->size()) + "\n") {
     s.problem = "manifest does not match its complete marker (changed after the commit)";
     return;
   }
@@ -197,18 +202,18 @@ struct HeldFile {
   const SnapshotPart* part;
   bool replica;
   std::string name;
-  std::string sha, why;  // the hash, or why there is none
+  std::string sum, why;  // the checksum, or why there is none
 };
 
-// Hashes the files at once, on up to one thread per core: a node's snapshots are
-// its ranks' whole training states, and a resume waits for every byte.
-void hash_files(const fs::path& snap_dir, std::vector<HeldFile>& files) {
+// Checksums the files at once, on up to one thread per core: a node's snapshots
+// are its ranks' whole training states, and a resume waits for every byte.
+void checksum_files(const fs::path& snap_dir, std::vector<HeldFile>& files) {
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++) {
       HeldFile& f = files[i];
       try {
-        f.sha = hash_private_file(snap_dir / f.name, f.part->bytes, f.why);
+        f.sum = checksum_private_file(snap_dir / f.name, f.part->bytes, f.why);
       } catch (const std::exception& e) {
         f.why = e.what();
       }
@@ -232,13 +237,13 @@ void check_files(const fs::path& snap_dir, const std::string& node, HeldFiles he
       if (p.node == node && (!replica || held == HeldFiles::parts_and_replicas))
         files.push_back(
             {&p, replica, replica ? replica_file_name(p.rank) : part_file_name(p.rank), "", ""});
-  hash_files(snap_dir, files);
+  checksum_files(snap_dir, files);
   for (const HeldFile& f : files) {
     const std::string what = (f.replica ? "replica of rank " : "part of rank ") +
                              std::to_string(f.part->rank) + " (" + f.name;
-    if (f.sha.empty()) {
+    if (f.sum.empty()) {
       if (s.problem.empty()) s.problem = what + ") " + f.why;
-    } else if (f.sha != f.part->sha256) {
+    } else if (f.sum != f.part->checksum) {
       if (s.problem.empty()) s.problem = what + ") fails its checksum";
     } else {
       (f.replica ? s.replicas : s.parts).push_back(f.part->rank);

@@ -17,19 +17,19 @@
 //
 // manifest (text, one record a line, fields separated by one space):
 //
-//   wireup-memory-snapshot 1
+//   wireup-memory-snapshot 2
 //   job 4242                                 SLURM_JOB_ID (digits)
 //   uid 1000                                 the user who wrote it
 //   step 40
 //   world_size 4
-//   rank 0 node a1 bytes 1024 sha256 <hex>   world_size lines, ranks 0.. in order;
+//   rank 0 node a1 bytes 1024 crc32c <hex>   world_size lines, ranks 0.. in order;
 //   ...                                      the part lives on `node` as rank-0000R.bin
-//   replica 0 node a2 bytes 1024 sha256 <hex>  0 or more, distinct ranks, on a node other
-//   ...                                      than the rank's own, bytes and sha256 its part's
+//   replica 0 node a2 bytes 1024 crc32c <hex>  0 or more, distinct ranks, on a node other
+//   ...                                      than the rank's own, bytes and crc32c its part's
 //   end
 //
 // A snapshot counts only when `complete` is present and names the manifest's
-// checksum, and every file this node holds checks (size, SHA-256); a resume
+// checksum, and every file this node holds checks (size, checksum); a resume
 // with every node's memory present checks the parts alone.
 namespace wireup::train {
 
@@ -38,7 +38,7 @@ struct SnapshotPart {
   int rank = 0;
   std::string node;
   std::uint64_t bytes = 0;
-  std::string sha256;
+  std::string checksum;  // crc32c_quarters_hex (wireup/crc32c.hpp)
 };
 
 struct SnapshotManifest {
@@ -57,7 +57,7 @@ constexpr int kMaxSnapshotWorldSize = 1 << 20;
 
 std::string to_text(const SnapshotManifest& m);
 // Strict: every line as above, in order, nothing after `end`; node names
-// is_safe_node_name; sha256 64 lowercase hex digits. nullopt with `why` set
+// is_safe_node_name; crc32c 32 lowercase hex digits. nullopt with `why` set
 // ("line 6: expected rank 1, found rank 2") when anything is off.
 std::optional<SnapshotManifest> parse_snapshot_manifest(const std::string& text, std::string& why);
 

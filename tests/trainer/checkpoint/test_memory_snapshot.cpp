@@ -75,15 +75,15 @@ void write_snapshot(const fs::path& root, const std::string& job, std::int64_t s
     open_private_dir(root / rank_node[r]);
     open_private_dir(dir);
     const int rank = static_cast<int>(r);
-    const std::string sha =
+    const std::string sum =
         write_private_file(dir / part_file_name(rank), data.data(), data.size());
-    m.parts.push_back({rank, rank_node[r], data.size(), sha});
+    m.parts.push_back({rank, rank_node[r], data.size(), sum});
     if (replica_on[r].empty()) continue;
     const fs::path held = root / replica_on[r] / snapshot_dir_name(step);
     open_private_dir(root / replica_on[r]);
     open_private_dir(held);
     write_private_file(held / replica_file_name(rank), data.data(), data.size());
-    m.replicas.push_back({rank, replica_on[r], data.size(), sha});
+    m.replicas.push_back({rank, replica_on[r], data.size(), sum});
   }
   for (const std::string& node : std::set<std::string>(rank_node.begin(), rank_node.end()))
     commit_snapshot(root / node / snapshot_dir_name(step), m);
@@ -181,8 +181,7 @@ TEST_CASE("private files are 0600, replace atomically and never write through a 
   open_private_dir(t.path / "d");
   const fs::path f = t.path / "d" / "rank-00000.bin";
   write_private_file(f, "old", 3);
-  CHECK(write_private_file(f, "abc", 3) ==
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(write_private_file(f, "abc", 3) == "000000000000000000000000364b3fb7");
   CHECK(mode_of(f) == 0600);
   CHECK_FALSE(fs::exists(f.string() + ".tmp"));
   // A planted PATH.tmp symlink is removed, not written through.
@@ -194,10 +193,23 @@ TEST_CASE("private files are 0600, replace atomically and never write through a 
   CHECK(victim == "keep");
   std::string why;
   fs::create_symlink(f, t.path / "d" / "link");
-  CHECK(hash_private_file(t.path / "d" / "link", 3, why).empty());
+  CHECK(checksum_private_file(t.path / "d" / "link", 3, why).empty());
   CHECK(why == "a symlink");
-  CHECK(hash_private_file(f, 4, why).empty());
+  CHECK(checksum_private_file(f, 4, why).empty());
   CHECK(why == "3 bytes, expected 4");
+  // Read back in chunks of each quarter (5 MiB: two a quarter), the file's checksum is
+  // the one its writer returned; one flipped byte in any quarter changes it.
+  std::vector<char> big((5u << 20) + 13);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 2654435761u >> 13);
+  const fs::path g = t.path / "d" / "rank-00001.bin";
+  const std::string written = write_private_file(g, big.data(), big.size());
+  CHECK(checksum_private_file(g, big.size(), why) == written);
+  for (const std::size_t at : {std::size_t{0}, big.size() / 2, big.size() - 1}) {
+    big[at] = static_cast<char>(big[at] ^ 1);
+    rewrite_private_file(g, big.data(), big.size());
+    CHECK(checksum_private_file(g, big.size(), why) != written);
+    big[at] = static_cast<char>(big[at] ^ 1);
+  }
 }
 
 TEST_CASE("a rewrite reuses the file in place, shrinks it, and never writes through a symlink") {
@@ -207,8 +219,7 @@ TEST_CASE("a rewrite reuses the file in place, shrinks it, and never writes thro
   write_private_file(f, "0123456789", 10);
   struct stat before {};
   REQUIRE(::stat(f.c_str(), &before) == 0);
-  CHECK(rewrite_private_file(f, "abc", 3) ==
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(rewrite_private_file(f, "abc", 3) == "000000000000000000000000364b3fb7");
   struct stat after {};
   REQUIRE(::stat(f.c_str(), &after) == 0);
   CHECK(after.st_ino == before.st_ino);  // the same file, its pages reused
@@ -255,7 +266,7 @@ TEST_CASE("a retired snapshot becomes the next one: markers first, strangers' fi
 
 TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   SnapshotManifest m{"4242", 1000, 40, {"a1", "a2"}, {}, {}};
-  const std::string h(64, 'a');
+  const std::string h(32, 'a');
   m.parts = {{0, "a1", 10, h}, {1, "a2", 12, h}};
   m.replicas = {{0, "a2", 10, h}};
   std::string why;
@@ -274,6 +285,13 @@ TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   CHECK_THAT(bad(t.substr(0, t.size() - 1)), Contains("cut short"));
   CHECK_THAT(bad(t + "junk\n"), Contains("text after end"));
   CHECK_THAT(bad("hello\n"), Contains("not a wireup memory snapshot manifest"));
+  // An older build's snapshot (SHA-256 checksums): refused by its version.
+  std::string v1 = t;
+  v1.replace(0, 24, "wireup-memory-snapshot 1");
+  CHECK_THAT(bad(v1), Contains("version '1'; this build reads version 2"));
+  std::string sha = t;
+  sha.replace(sha.find("crc32c " + h), 7 + h.size(), "sha256 " + std::string(64, 'a'));
+  CHECK_THAT(bad(sha), Contains("expected rank R node N bytes B crc32c H"));
   std::string swapped = t;
   swapped.replace(swapped.find("rank 1"), 6, "rank 2");
   CHECK_THAT(bad(swapped), Contains("line 7: expected rank 1, found rank 2"));
@@ -286,7 +304,7 @@ TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   std::string node = t;
   node.replace(node.find("node a2"), 7, "node ..");
   CHECK_THAT(bad(node), Contains("is not a node name"));
-  CHECK_THAT(bad("wireup-memory-snapshot 1\njob 1\nuid 0\nstep 1\nworld_size 99999999\n"),
+  CHECK_THAT(bad("wireup-memory-snapshot 2\njob 1\nuid 0\nstep 1\nworld_size 99999999\n"),
              Contains("world_size"));
 }
 
