@@ -1,12 +1,15 @@
 // Writes the seed corpus of the trainer's fuzz targets, one valid file of each
 // kind: CORPUS/fuzz_safetensors/{header,index}, CORPUS/fuzz_hf_config/config.json,
-// CORPUS/fuzz_checkpoint_meta/{metadata.json,rank.json}. Usage: make_trainer_seeds CORPUS
+// CORPUS/fuzz_checkpoint_meta/{metadata.json,rank.json}, CORPUS/fuzz_memory_snapshot/
+// {manifest,node,part} (the reader's letter first). Usage: make_trainer_seeds CORPUS
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/memory_snapshot_manifest.hpp"
+#include "checkpoint/memory_snapshot_part.hpp"
 #include "checkpoint_meta_fixture.hpp"
 #include "config/model_config.hpp"
 #include "hf/hf_config.hpp"
@@ -32,6 +35,21 @@ std::string safetensors_file() {
   return out + header + std::string(22, '\x01');
 }
 
+// A 2-node, 4-rank snapshot: its manifest, node a1's report of it, rank 2's part.
+void put_memory_snapshot(const fs::path& dir) {
+  SnapshotManifest m{"4242", 1000, 40, {"a1", "a1", "a2", "a2"}, {}, {}};
+  const std::string sum = "0123456789abcdef0123456789abcdef";
+  for (int r = 0; r < 4; ++r) m.parts.push_back({r, m.rank_node[r], 96, sum});
+  m.replicas = {{0, "a2", 96, sum}, {2, "a1", 96, sum}};
+  put(dir, "manifest", "m" + to_text(m));
+  NodeMemory n{"a1", true, "", {}};
+  n.snapshots.push_back({40, "", m, {0, 1}, {2}});
+  n.snapshots.push_back({30, "no complete marker", std::nullopt, {}, {}});
+  put(dir, "node", "n" + to_text(n));
+  PartHeader h{40, 40, 4, 2, "shard 3 offset 17", {{"embed", 0, 2}, {"layers.0", 2, 2}}};
+  put(dir, "part", "p" + to_text(h) + std::string(h.tensor_bytes(), '\x3f'));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,5 +64,6 @@ int main(int argc, char** argv) {
   const CheckpointMeta m = test::two_rank_meta();
   put(corpus / "fuzz_checkpoint_meta", "metadata.json", to_json(m));
   put(corpus / "fuzz_checkpoint_meta", "rank.json", "r" + to_json(m.files[1]));
+  put_memory_snapshot(corpus / "fuzz_memory_snapshot");
   return 0;
 }

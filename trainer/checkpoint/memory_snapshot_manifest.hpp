@@ -13,7 +13,7 @@
 //     rank-00003.bin           opaque bytes to this library (written by the trainer)
 //     replica-rank-00000.bin   a copy of rank 0's part, held for another node
 //     manifest                 the whole snapshot, the same text on every node
-//     complete                 written last: "complete <SHA-256 of manifest>\n"
+//     complete                 written last: "complete <checksum of manifest>\n"
 //
 // manifest (text, one record a line, fields separated by one space):
 //
@@ -74,16 +74,15 @@ struct SnapshotState {
   std::vector<int> replicas;  // ranks whose replica is here and checks
 };
 
-// Which of a node's files a scan hashes: the replicas matter only when some
+// Which of a node's files a scan checksums: the replicas matter only when some
 // node's memory is gone (the resume reads them for its ranks alone).
 enum class HeldFiles { parts, parts_and_replicas };
 
 // Checks DIR/<node>/snap-N: `complete` names the manifest's checksum, the
 // manifest parses and names this step, job and user, and every part (and,
 // with parts_and_replicas, every replica) it places on `node` has its size and
-// SHA-256. Never follows a symlink. `problem` names the first fault ("part of
-// rank 3 fails its checksum", "no complete marker (a snapshot in progress or
-// cut short)").
+// checksum (crc32c_quarters_hex). Never follows a symlink. `problem` names the first fault ("part
+// of rank 3 fails its checksum", "no complete marker (a snapshot in progress or cut short)").
 SnapshotState inspect_snapshot(const std::filesystem::path& snap_dir, std::int64_t step,
                                const std::string& node, const std::string& job_id,
                                HeldFiles held = HeldFiles::parts_and_replicas);

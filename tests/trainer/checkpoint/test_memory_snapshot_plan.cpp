@@ -9,13 +9,13 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::string kSha(64, 'e');
+const std::string kSum(32, 'e');
 
 SnapshotManifest manifest(std::int64_t step, const std::vector<std::string>& rank_node,
                           const std::string& job = "9") {
   SnapshotManifest m{job, 1000, step, rank_node, {}, {}};
   for (std::size_t r = 0; r < rank_node.size(); ++r)
-    m.parts.push_back({static_cast<int>(r), rank_node[r], 8, kSha});
+    m.parts.push_back({static_cast<int>(r), rank_node[r], 8, kSum});
   return m;
 }
 
