@@ -84,7 +84,11 @@ for root, _, files in os.walk(sys.argv[1]):
 
 # --- 2. per-step cost ---------------------------------------------------------------
 # steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 and of 31..60 of 4
-# ranks as 2 nodes (a job id of their own: DIR /dev/shm/wireup-JOB).
+# ranks as 2 nodes (a job id of their own: DIR /dev/shm/wireup-JOB); with snapshots
+# also the within-run figures of the new-file snapshots (10, 20) and the recycled
+# ones (30, 40, 50): the extra time of the 3 steps after a snapshot (those its
+# writer overlaps) over the median of the other steps 2..60, and rank 0's writer
+# CPU and wall seconds from its "[memory] snapshot step=S" lines; then the stall.
 steps() {
   local port r pids=() rc=0 w=$dir/cost job=$((900000 + RANDOM))
   rm -rf "$w" && mkdir -p "$w"
@@ -97,38 +101,58 @@ steps() {
   done
   for p in "${pids[@]}"; do wait "$p" || rc=$?; done
   ((rc == 0)) || { echo "cost run failed: $*" >&2; tail -3 "$w/out.0" >&2; return 1; }
-  # the summed step time, then rank 0's writer thread per snapshot: CPU s, wall s; the stall
   {
-    sed -n 's/^\[train\] step=\([0-9]*\)\/.* step_time_s=\([0-9.]*\).*/\1 \2/p' "$w/out.0" |
-      awk '$1 >= 2 && $1 <= 30 { a += $2 } $1 > 30 { b += $2 } END { printf "%.2f %.2f", a, b }'
-    sed -n 's/^\[memory\] snapshots=\([0-9]*\) stall_s=\([0-9.]*\) write_s=\([0-9.]*\) writer_cpu_s=\([0-9.]*\).*/\1 \2 \3 \4/p' \
-      "$w/out.0" | awk '{ printf " %.2f %.2f %.3f", $4 / $1, $3 / $1, $2 }'
-    echo
-  }
+    sed -n 's/^\[train\] step=\([0-9]*\)\/.* step_time_s=\([0-9.]*\).*/t \1 \2/p' "$w/out.0"
+    sed -n 's/^\[memory\] snapshot step=\([0-9]*\) committed write_s=\([0-9.]*\) writer_cpu_s=\([0-9.]*\)/s \1 \2 \3/p' "$w/out.0"
+    sed -n 's/^\[memory\] snapshots=[0-9]* stall_s=\([0-9.]*\).*/x \1/p' "$w/out.0"
+  } | awk '
+    $1 == "t" { t[$2] = $3 } $1 == "s" { wall[$2] = $3; cpu[$2] = $4; snaps = 1 } $1 == "x" { stall = $2 }
+    function kind(s) { return s <= 20 ? "n" : "r" }
+    END {
+      for (i = 2; i <= 60; i++) { if (i <= 30) a += t[i]; else b += t[i] }
+      printf "%.2f %.2f", a, b
+      if (!snaps) { print ""; exit }
+      for (i = 2; i <= 60; i++)
+        if (i < 11 || (i - 1) % 10 >= 3) {  # insertion-sorted into v[1..n]
+          for (j = ++n; j > 1 && v[j - 1] > t[i]; j--) v[j] = v[j - 1]
+          v[j] = t[i]
+        }
+      m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      for (s = 10; s <= 50; s += 10) {
+        k = kind(s); c[k]++
+        for (i = s + 1; i <= s + 3; i++) x[k] += t[i] - m
+        wc[k] += cpu[s]; ww[k] += wall[s]
+      }
+      printf " %.2f %.2f %.2f %.2f %.2f %.2f %.3f %.3f\n", x["n"] / c["n"], x["r"] / c["r"],
+        wc["n"] / c["n"], ww["n"] / c["n"], wc["r"] / c["r"], ww["r"] / c["r"], m, stall
+    }'
 }
 
 mem_resume=() mem_step=() disk_resume=() disk_step=() base=() base2=() snap=() snap2=()
-wcpu=() wwall=() stall=()
+xn=() xr=() cn=() wn=() cr=() wr=() med=() stall=()
 for ((i = 0; i < reps; i++)); do
   read -r a b < <(recover memory) && mem_resume+=("$a") mem_step+=("$b")
   read -r a b < <(recover disk) && disk_resume+=("$a") disk_step+=("$b")
   read -r a b < <(steps) && base+=("$a") base2+=("$b")
-  read -r a b c d e < <(steps --memory_checkpoint_freq 10) &&
-    snap+=("$a") snap2+=("$b") wcpu+=("$c") wwall+=("$d") stall+=("$e")
+  read -r a b c d e f g h k l < <(steps --memory_checkpoint_freq 10) &&
+    snap+=("$a") snap2+=("$b") xn+=("$c") xr+=("$d") cn+=("$e") wn+=("$f") cr+=("$g") wr+=("$h") \
+      med+=("$k") stall+=("$l")
 done
 bash "$cluster" stop "$dir/cluster" >/dev/null 2>&1 || true
 mr=$(median "${mem_resume[@]}") ms=$(median "${mem_step[@]}")
 dr=$(median "${disk_resume[@]}") ds=$(median "${disk_step[@]}")
 mb=$(median "${base[@]}") mm=$(median "${snap[@]}")
 mb2=$(median "${base2[@]}") mm2=$(median "${snap2[@]}")
-wc=$(median "${wcpu[@]}") ww=$(median "${wwall[@]}") st=$(median "${stall[@]}")
-# Steps 2..30 hold the snapshots of steps 10 and 20 (new files), steps 31..60 those
-# of 30, 40 and 50 (recycled files; 60's runs after the last step): the extra
-# time per snapshot, and as a share of the 10 steps between two snapshots.
+st=$(median "${stall[@]}") md=$(median "${med[@]}")
+# Between runs: steps 2..30 hold the snapshots of steps 10 and 20 (new files),
+# steps 31..60 those of 30, 40 and 50 (recycled files; 60's runs after the last
+# step): the extra time per snapshot, and as a share of the 10 steps between two.
 per=$(awk -v a="$mm" -v b="$mb" 'BEGIN {printf "%.2f", (a - b) / 2}')
 cost=$(awk -v p="$per" -v b="$mb" 'BEGIN {printf "%.1f", p / (10 * b / 29) * 100}')
 per2=$(awk -v a="$mm2" -v b="$mb2" 'BEGIN {printf "%.2f", (a - b) / 3}')
 cost2=$(awk -v p="$per2" -v b="$mb2" 'BEGIN {printf "%.1f", p / (10 * b / 30) * 100}')
+# Within the run: the same as a share of 10 of its median steps.
+within() { awk -v x="$(median "$@")" -v m="$md" 'BEGIN {printf "%.2f | %.1f %%", x, x / (10 * m) * 100}'; }
 {
   echo "## checkpoint: recovery from memory against disk, and the snapshots' cost"
   echo
@@ -154,9 +178,17 @@ cost2=$(awk -v p="$per2" -v b="$mb2" 'BEGIN {printf "%.1f", p / (10 * b / 30) * 
   echo "| 2..30 | 10, 20: new files | $mm | $mb | $per | +$cost % |"
   echo "| 31..60 | 30, 40, 50: over a retired snapshot's files | $mm2 | $mb2 | $per2 | +$cost2 % |"
   echo
-  echo "Here the 4 ranks already keep both cores"
-  echo "busy. Rank 0's writer thread took $wc s of CPU and $ww s of wall time a snapshot, and the"
-  echo "training thread waited $st s in all (\`writer_cpu_s\`, \`write_s\`, \`stall_s\` of the [memory] line):"
-  echo "where a core is free for it (a GPU node's), the writer's work overlaps training."
+  echo "Within the run with snapshots (paired, free of the drift between runs): the extra time of"
+  echo "the 3 steps after a snapshot over the median of its other steps ($md s), and rank 0's"
+  echo "writer thread (\`[memory] snapshot step=S\` lines):"
+  echo
+  echo "| snapshots | a snapshot, s | of 10 steps | writer CPU, s | writer wall, s |"
+  echo "| --- | --- | --- | --- | --- |"
+  echo "| 10, 20: new files | $(within "${xn[@]}") | $(median "${cn[@]}") | $(median "${wn[@]}") |"
+  echo "| 30, 40, 50: recycled files | $(within "${xr[@]}") | $(median "${cr[@]}") | $(median "${wr[@]}") |"
+  echo
+  echo "Here the 4 ranks already keep both cores busy, so the writer's CPU is training's loss;"
+  echo "the training thread waited $st s in all (\`stall_s\` of the [memory] line). Where a core"
+  echo "is free for it (a GPU node's), the writer's work overlaps training."
 } >"$out"
 cat "$out"

@@ -203,6 +203,12 @@ void MemoryCheckpointer::snapshot(std::int64_t step, const std::string& data_pos
     }
     try {
       write_and_commit(step);
+      const Clocks end = clocks_now();
+      if (w_.rank == 0) {
+        std::printf("[memory] snapshot step=%lld committed write_s=%.3f writer_cpu_s=%.3f\n",
+                    static_cast<long long>(step), end.wall - start.wall, end.cpu - start.cpu);
+        std::fflush(stdout);
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr,
                    "wireup-train[rank %d]: memory snapshot of step %lld failed, not committed "
