@@ -1,5 +1,8 @@
 #include "main/resume_setup.hpp"
 
+#include <chrono>
+#include <cstdio>
+
 #include "checkpoint/checkpoint_files.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
@@ -11,6 +14,16 @@ namespace wireup::train {
 namespace {
 
 bool newest(const std::string& spec) { return spec == "auto" || spec == "latest"; }
+
+using Clock = std::chrono::steady_clock;
+
+// " load_s=S": the seconds from the resume's start (choosing, checking and reading the state).
+std::string load_seconds(Clock::time_point t0) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " load_s=%.2f",
+                std::chrono::duration<double>(Clock::now() - t0).count());
+  return buf;
+}
 
 // The durable checkpoints' steps: committed step directories, newest first.
 std::vector<std::int64_t> disk_steps(const TrainOptions& o) {
@@ -37,7 +50,8 @@ void warn_on_other_template(const TrainOptions& o, const WorldLayout& w, TokenBa
 std::optional<std::int64_t> resume_from_memory(const WorldLayout& w, MemoryCheckpointer& mem,
                                                TokenBatches& train,
                                                const std::vector<std::int64_t>& disk,
-                                               std::optional<std::int64_t>& chose_disk) {
+                                               std::optional<std::int64_t>& chose_disk,
+                                               Clock::time_point t0) {
   const ResumeChoice c = mem.choose(disk);
   const std::vector<std::string> lines = resume_lines(c);
   for (std::size_t i = 1; i < lines.size(); ++i) say(w, lines[i]);
@@ -50,7 +64,7 @@ std::optional<std::int64_t> resume_from_memory(const WorldLayout& w, MemoryCheck
     return std::nullopt;
   }
   train.source().seek(*position);
-  say(w, lines[0] + " dir=" + mem.root().string());
+  say(w, lines[0] + " dir=" + mem.root().string() + load_seconds(t0));
   return c.step + 1;
 }
 
@@ -98,17 +112,19 @@ std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* c
                     MemoryCheckpointer* mem, TokenBatches& train,
                     const std::optional<AdapterMeta>& lora) {
   if (o.resume_from_checkpoint.empty()) return 1;
+  const Clock::time_point t0 = Clock::now();
   const bool weigh_memory = mem && newest(o.resume_from_checkpoint);
   std::optional<std::int64_t> chose_disk;
   if (weigh_memory)
-    if (const auto first = resume_from_memory(w, *mem, train, disk_steps(o), chose_disk))
+    if (const auto first = resume_from_memory(w, *mem, train, disk_steps(o), chose_disk, t0))
       return *first;
   const auto meta = ckpt->load(o.resume_from_checkpoint, o.model, lora);
   // The chosen checkpoint did not load and an older one did: a memory snapshot
   // between the two is newer than what was loaded, and replaces it.
   std::optional<std::int64_t> unused;
   if (weigh_memory && meta && chose_disk && meta->step < *chose_disk)
-    if (const auto first = resume_from_memory(w, *mem, train, {meta->step}, unused)) return *first;
+    if (const auto first = resume_from_memory(w, *mem, train, {meta->step}, unused, t0))
+      return *first;
   if (!meta) {
     say(w,
         "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() + ": starting at step 1");
@@ -120,7 +136,8 @@ std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* c
              (newest(o.resume_from_checkpoint)
                   ? (o.checkpoint.dir / step_dir_name(meta->step)).string()
                   : o.resume_from_checkpoint) +
-             " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding);
+             " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding +
+             load_seconds(t0));
   return meta->step + 1;
 }
 

@@ -40,7 +40,7 @@ std::string chat_template_of(TokenBatches& batches);
 
 // --resume_from_checkpoint: the shards, moments and data position; the first
 // step to run. With memory snapshots, "auto" takes the newest state of
-// memory, a peer's replica or disk ("[resume] step=S source=...", and a
+// memory, a peer's replica or disk ("[resume] step=S source=... load_s=T", and a
 // "[resume] skipped: ..." line for each newer state passed over).
 std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* ckpt,
                     MemoryCheckpointer* mem, TokenBatches& train,
