@@ -1,5 +1,6 @@
 #include "wireup/crc32c.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -109,11 +110,23 @@ std::size_t crc32c_quarter_bytes(std::size_t size) { return size / 32 * 8; }
 
 std::string crc32c_quarters_hex(const void* data, std::size_t size) {
   const auto* p = static_cast<const char*>(data);
-  const std::size_t q = crc32c_quarter_bytes(size);
+  return crc32c_quarters_hex(size, std::max<std::size_t>(crc32c_quarter_bytes(size), 1),
+                             [p](int, std::uint64_t offset, std::size_t) { return p + offset; });
+}
+
+std::string crc32c_quarters_hex(std::uint64_t size, std::size_t chunk, const QuarterReader& read) {
+  const std::uint64_t q = crc32c_quarter_bytes(size);
+  chunk = std::max<std::size_t>(chunk, 1);
   std::uint32_t crc[4] = {0, 0, 0, 0};
-  const char* const lanes[4] = {p, p + q, p + 2 * q, p + 3 * q};
-  crc32c_extend4(crc, lanes, q);
-  crc[3] = crc32c_extend(crc[3], p + 4 * q, size - 4 * q);
+  for (std::uint64_t off = 0; off < q;) {  // quarter k starts at k * q
+    const std::size_t n = std::min<std::uint64_t>(chunk, q - off);
+    const char* lanes[4];
+    for (int k = 0; k < 4; ++k) lanes[k] = read(k, static_cast<std::uint64_t>(k) * q + off, n);
+    crc32c_extend4(crc, lanes, n);
+    off += n;
+  }
+  const std::size_t tail = size - 4 * q;  // quarter 3's rest, under 32 bytes
+  if (tail > 0) crc[3] = crc32c_extend(crc[3], read(3, 4 * q, tail), tail);
   return crc32c_quarters_hex(crc);
 }
 

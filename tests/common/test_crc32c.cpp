@@ -89,6 +89,34 @@ TEST_CASE("crc32c quarters: each a plain CRC-32C of its range; a flipped byte ch
   }
 }
 
+TEST_CASE("crc32c quarters read in pieces: the same checksum, each piece inside its quarter") {
+  for (std::size_t n : {std::size_t{0}, std::size_t{31}, std::size_t{1000}, std::size_t{65543}}) {
+    const auto data = random_bytes(n, static_cast<unsigned>(n) + 7);
+    const std::size_t q = wireup::crc32c_quarter_bytes(n);
+    for (std::size_t chunk :
+         {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4096}, n}) {
+      INFO("size " << n << ", chunk " << chunk);
+      std::vector<char> lane_buf[4];
+      std::size_t asked = 0;
+      bool inside = true;
+      const std::string hex = wireup::crc32c_quarters_hex(
+          n, chunk, [&](int lane, std::uint64_t offset, std::size_t bytes) {
+            const std::uint64_t begin = lane * q, end = lane == 3 ? n : (lane + 1) * q;
+            inside = inside && offset >= begin && offset + bytes <= end &&
+                     bytes <= std::max<std::size_t>(chunk, 32);
+            asked += bytes;
+            // a copy, as a file's reader hands over: only the newest piece per lane is valid
+            lane_buf[lane].assign(data.begin() + static_cast<std::ptrdiff_t>(offset),
+                                  data.begin() + static_cast<std::ptrdiff_t>(offset + bytes));
+            return static_cast<const char*>(lane_buf[lane].data());
+          });
+      CHECK(hex == wireup::crc32c_quarters_hex(data.data(), n));
+      CHECK(inside);
+      CHECK(asked == n);  // every byte read once
+    }
+  }
+}
+
 TEST_CASE("crc32c quarters: the text form") {
   const std::uint32_t v[4] = {0xE3069283U, 0, 0xFFFFFFFFU, 0x0000abcdU};
   CHECK(wireup::crc32c_quarters_hex(v) == "e306928300000000ffffffff0000abcd");

@@ -267,26 +267,17 @@ std::string checksum_private_file(const fs::path& path, std::uint64_t expect_byt
     why = std::to_string(st.st_size) + " bytes, expected " + std::to_string(expect_bytes);
     return "";
   }
-  // A chunk of each quarter at a time, the four CRCs extended together; then
-  // quarter 3's tail (under 32 bytes).
-  const std::uint64_t q = crc32c_quarter_bytes(expect_bytes);
-  const std::size_t chunk = std::min<std::uint64_t>(std::max<std::uint64_t>(q, 32), 1u << 20);
+  // Up to a MiB of each quarter at a time, a buffer per quarter (32 bytes at
+  // least: quarter 3's rest).
+  const std::size_t chunk = std::min<std::uint64_t>(
+      std::max<std::uint64_t>(crc32c_quarter_bytes(expect_bytes), 32), 1U << 20);
   std::vector<char> buf(4 * chunk);
-  std::uint32_t crc[4] = {0, 0, 0, 0};
-  const char* const lanes[4] = {buf.data(), buf.data() + chunk, buf.data() + 2 * chunk,
-                                buf.data() + 3 * chunk};
-  for (std::uint64_t off = 0; off < q;) {
-    const std::size_t n = std::min<std::uint64_t>(chunk, q - off);
-    for (int k = 0; k < 4; ++k)
-      io::pread_all(fd.get(), buf.data() + k * chunk, n, static_cast<std::uint64_t>(k) * q + off,
-                    path);
-    crc32c_extend4(crc, lanes, n);
-    off += n;
-  }
-  const std::size_t tail = expect_bytes - 4 * q;
-  io::pread_all(fd.get(), buf.data(), tail, 4 * q, path);
-  crc[3] = crc32c_extend(crc[3], buf.data(), tail);
-  return crc32c_quarters_hex(crc);
+  return crc32c_quarters_hex(expect_bytes, chunk,
+                             [&](int lane, std::uint64_t offset, std::size_t n) {
+                               char* into = buf.data() + static_cast<std::size_t>(lane) * chunk;
+                               io::pread_all(fd.get(), into, n, offset, path);
+                               return static_cast<const char*>(into);
+                             });
 }
 
 std::optional<std::string> read_private_text(const fs::path& path, std::uint64_t max_bytes,

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace wireup {
@@ -23,6 +24,11 @@ void crc32c_extend4(std::uint32_t crc[4], const char* const lane[4], std::size_t
 // Each value is a plain CRC-32C of its byte range, so any CRC-32C tool checks it.
 std::size_t crc32c_quarter_bytes(std::size_t size);
 std::string crc32c_quarters_hex(const void* data, std::size_t size);
+// The same checksum of SIZE bytes handed over in pieces of at most `chunk`
+// bytes of each quarter at a time: read(lane, offset, bytes) returns the
+// bytes [offset, offset + bytes), valid until lane `lane` (0..3) is read again.
+using QuarterReader = std::function<const char*(int lane, std::uint64_t offset, std::size_t bytes)>;
+std::string crc32c_quarters_hex(std::uint64_t size, std::size_t chunk, const QuarterReader& read);
 // The four values as crc32c_quarters_hex prints them.
 std::string crc32c_quarters_hex(const std::uint32_t crc[4]);
 bool is_crc32c_quarters_hex(const std::string& s);
