@@ -12,7 +12,8 @@
 # 2. cost: 4 ranks as 2 emulated nodes, 60 steps, --memory_checkpoint_freq 10
 #    against none: the extra step time per snapshot, for the first two snapshots
 #    (steps 2..30: new files) and the next three (steps 31..60: each written over
-#    a retired snapshot's files, as every later one in a long run is).
+#    a retired snapshot's files, as every later one in a long run is); and the
+#    same 4 ranks as one node, whose snapshots have no replica to send.
 # Interleaved, REPS of each; medians. Usage: memory_bench.sh BUILD_DIR OUT.md [REPS]
 set -euo pipefail
 build=$1 out=$2 reps=${3:-${WIREUP_BENCH_REPS:-2}}
@@ -83,19 +84,21 @@ for root, _, files in os.walk(sys.argv[1]):
 }
 
 # --- 2. per-step cost ---------------------------------------------------------------
-# steps MEMORY_FLAGS...: the summed step_time_s of steps 2..30 and of 31..60 of 4
-# ranks as 2 nodes (a job id of their own: DIR /dev/shm/wireup-JOB); with snapshots
+# steps NODES MEMORY_FLAGS...: the summed step_time_s of steps 2..30 and of 31..60 of
+# 4 ranks as NODES nodes (a job id of their own: DIR /dev/shm/wireup-JOB); with snapshots
 # also the within-run figures of the new-file snapshots (10, 20) and the recycled
 # ones (30, 40, 50): the extra time of the 3 steps after a snapshot (those its
-# writer overlaps) over the median of the other steps 2..60, and rank 0's writer
+# writer overlaps) over the mean of the other steps 2..60, and rank 0's writer
 # CPU and wall seconds from its "[memory] snapshot step=S" lines; then the stall.
 steps() {
-  local port r pids=() rc=0 w=$dir/cost job=$((900000 + RANDOM))
+  local nodes=$1 port r pids=() rc=0 w=$dir/cost job=$((900000 + RANDOM))
+  shift
+  local per=$((4 / nodes))
   rm -rf "$w" && mkdir -p "$w"
   port=$(free_port)
   for ((r = 0; r < 4; r++)); do
-    SLURM_JOB_ID=$job SLURMD_NODENAME=n$((r / 2)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) \
-      LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 900 "$train" \
+    SLURM_JOB_ID=$job SLURMD_NODENAME=n$((r / per)) RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % per)) \
+      LOCAL_WORLD_SIZE=$per MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 900 "$train" \
       "${shape[@]}" --max_steps 60 "$@" >"$w/out.$r" 2>&1 &
     pids+=($!)
   done
@@ -113,11 +116,8 @@ steps() {
       printf "%.2f %.2f", a, b
       if (!snaps) { print ""; exit }
       for (i = 2; i <= 60; i++)
-        if (i < 11 || (i - 1) % 10 >= 3) {  # insertion-sorted into v[1..n]
-          for (j = ++n; j > 1 && v[j - 1] > t[i]; j--) v[j] = v[j - 1]
-          v[j] = t[i]
-        }
-      m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        if (i < 11 || (i - 1) % 10 >= 3) { n++; sum += t[i] }
+      m = sum / n
       for (s = 10; s <= 50; s += 10) {
         k = kind(s); c[k]++
         for (i = s + 1; i <= s + 3; i++) x[k] += t[i] - m
@@ -129,14 +129,17 @@ steps() {
 }
 
 mem_resume=() mem_step=() disk_resume=() disk_step=() base=() base2=() snap=() snap2=()
-xn=() xr=() cn=() wn=() cr=() wr=() med=() stall=()
+xn=() xr=() cn=() wn=() cr=() wr=() med=() stall=() xr1=() cr1=() wr1=() med1=()
 for ((i = 0; i < reps; i++)); do
   read -r a b < <(recover memory) && mem_resume+=("$a") mem_step+=("$b")
   read -r a b < <(recover disk) && disk_resume+=("$a") disk_step+=("$b")
-  read -r a b < <(steps) && base+=("$a") base2+=("$b")
-  read -r a b c d e f g h k l < <(steps --memory_checkpoint_freq 10) &&
+  read -r a b < <(steps 2) && base+=("$a") base2+=("$b")
+  read -r a b c d e f g h k l < <(steps 2 --memory_checkpoint_freq 10) &&
     snap+=("$a") snap2+=("$b") xn+=("$c") xr+=("$d") cn+=("$e") wn+=("$f") cr+=("$g") wr+=("$h") \
       med+=("$k") stall+=("$l")
+  # the same 4 ranks as one node: no replica to send or receive
+  read -r _ _ _ d _ _ g h k _ < <(steps 1 --memory_checkpoint_freq 10) &&
+    xr1+=("$d") cr1+=("$g") wr1+=("$h") med1+=("$k")
 done
 bash "$cluster" stop "$dir/cluster" >/dev/null 2>&1 || true
 mr=$(median "${mem_resume[@]}") ms=$(median "${mem_step[@]}")
@@ -151,8 +154,12 @@ per=$(awk -v a="$mm" -v b="$mb" 'BEGIN {printf "%.2f", (a - b) / 2}')
 cost=$(awk -v p="$per" -v b="$mb" 'BEGIN {printf "%.1f", p / (10 * b / 29) * 100}')
 per2=$(awk -v a="$mm2" -v b="$mb2" 'BEGIN {printf "%.2f", (a - b) / 3}')
 cost2=$(awk -v p="$per2" -v b="$mb2" 'BEGIN {printf "%.1f", p / (10 * b / 30) * 100}')
-# Within the run: the same as a share of 10 of its median steps.
-within() { awk -v x="$(median "$@")" -v m="$md" 'BEGIN {printf "%.2f | %.1f %%", x, x / (10 * m) * 100}'; }
+# Within the run: the same as a share of 10 of its mean steps (MEAN X...).
+within() {
+  local m=$1
+  shift
+  awk -v x="$(median "$@")" -v m="$m" 'BEGIN {printf "%.2f | %.1f %%", x, x / (10 * m) * 100}'
+}
 {
   echo "## checkpoint: recovery from memory against disk, and the snapshots' cost"
   echo
@@ -179,13 +186,14 @@ within() { awk -v x="$(median "$@")" -v m="$md" 'BEGIN {printf "%.2f | %.1f %%",
   echo "| 31..60 | 30, 40, 50: over a retired snapshot's files | $mm2 | $mb2 | $per2 | +$cost2 % |"
   echo
   echo "Within the run with snapshots (paired, free of the drift between runs): the extra time of"
-  echo "the 3 steps after a snapshot over the median of its other steps ($md s), and rank 0's"
+  echo "the 3 steps after a snapshot over the mean of its other steps ($md s), and rank 0's"
   echo "writer thread (\`[memory] snapshot step=S\` lines):"
   echo
   echo "| snapshots | a snapshot, s | of 10 steps | writer CPU, s | writer wall, s |"
   echo "| --- | --- | --- | --- | --- |"
-  echo "| 10, 20: new files | $(within "${xn[@]}") | $(median "${cn[@]}") | $(median "${wn[@]}") |"
-  echo "| 30, 40, 50: recycled files | $(within "${xr[@]}") | $(median "${cr[@]}") | $(median "${wr[@]}") |"
+  echo "| 10, 20: new files | $(within "$md" "${xn[@]}") | $(median "${cn[@]}") | $(median "${wn[@]}") |"
+  echo "| 30, 40, 50: recycled files | $(within "$md" "${xr[@]}") | $(median "${cr[@]}") | $(median "${wr[@]}") |"
+  echo "| 30, 40, 50, the 4 ranks as one node (no replica; mean step $(median "${med1[@]}") s) | $(within "$(median "${med1[@]}")" "${xr1[@]}") | $(median "${cr1[@]}") | $(median "${wr1[@]}") |"
   echo
   echo "Here the 4 ranks already keep both cores busy, so the writer's CPU is training's loss;"
   echo "the training thread waited $st s in all (\`stall_s\` of the [memory] line). Where a core"
