@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "tensorboard/crc32c.hpp"
+#include "wireup/crc32c.hpp"
 
 namespace wireup::train::tensorboard {
 namespace {
@@ -83,6 +83,12 @@ std::string scalars_event(double wall_time, std::int64_t step, const std::vector
   std::string out = event_head(wall_time, step);
   put_bytes(out, 5, summary);
   return out;
+}
+
+std::uint32_t mask_crc(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8U; }
+
+std::uint32_t masked_crc32c(std::string_view data) {
+  return mask_crc(crc32c_extend(0, data.data(), data.size()));
 }
 
 std::string tfrecord(std::string_view data) {

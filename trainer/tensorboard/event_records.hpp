@@ -38,5 +38,10 @@ std::string scalars_event(double wall_time, std::int64_t step, const std::vector
 // One TFRecord: uint64 length (little-endian), masked CRC-32C of those 8
 // bytes, the data, masked CRC-32C of the data.
 std::string tfrecord(std::string_view data);
+// TFRecord's mask of a CRC-32C (wireup/crc32c.hpp), so that the CRC of data
+// that itself holds CRCs does not collide with them:
+// ((crc >> 15) | (crc << 17)) + 0xa282ead8, in 32 bits.
+std::uint32_t mask_crc(std::uint32_t crc);
+std::uint32_t masked_crc32c(std::string_view data);
 
 }  // namespace wireup::train::tensorboard
