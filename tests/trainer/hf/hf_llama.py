@@ -132,18 +132,24 @@ def llama3_inv_freq(inv_freq, r):
 
 
 class HfLlama:
-    def __init__(self, hf_dir):
+    """transformers' Llama, Qwen3 and Qwen2 forward, in float32 as it computes; with
+    dtype=torch.float64 the same computation in float64 (a reference for values whose
+    float32 rounding is itself under test)."""
+
+    def __init__(self, hf_dir, dtype=torch.float32):
         with open(os.path.join(hf_dir, "config.json")) as f:
             self.cfg = json.load(f)
-        self.w = {k: v.float() for k, v in read_weights(hf_dir).items()}
+        self.dtype = dtype
+        self.w = {k: v.to(dtype) for k, v in read_weights(hf_dir).items()}
         if self.cfg.get("tie_word_embeddings", False):
             self.w["lm_head.weight"] = self.w["model.embed_tokens.weight"]
         self.scaling = True
 
     def rms_norm(self, x, weight):
         eps = self.cfg["rms_norm_eps"]
-        var = x.float().pow(2).mean(-1, keepdim=True)
-        return weight * (x.float() * torch.rsqrt(var + eps))
+        x = x.to(self.dtype)
+        var = x.pow(2).mean(-1, keepdim=True)
+        return weight * (x * torch.rsqrt(var + eps))
 
     @staticmethod
     def rotate_half(x):
@@ -156,16 +162,16 @@ class HfLlama:
         H, nh, kvh = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
         hd = c.get("head_dim") or H // nh
         qk_norm = c.get("model_type") == "qwen3"
-        inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+        inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).to(self.dtype) / hd))
         r = c.get("rope_scaling")
         if r and self.scaling:
             assert r["rope_type"] == "llama3", r
             inv_freq = llama3_inv_freq(inv_freq, r)
-        freqs = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+        freqs = torch.outer(torch.arange(T, dtype=self.dtype), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]  # [1,1,T,hd]
         x = w["model.embed_tokens.weight"][tokens]
-        mask = torch.full((T, T), float("-inf")).triu(1)
+        mask = torch.full((T, T), float("-inf"), dtype=self.dtype).triu(1)
         for i in range(c["num_hidden_layers"]):
             p = f"model.layers.{i}."
             h = self.rms_norm(x, w[p + "input_layernorm.weight"])

@@ -26,7 +26,9 @@ base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight [r, in] and
         hf_llama.py loss's mean next-token loss (the same synthetic batch), adapted
   peft_adapter.py grad_norm HF_DIR ADAPTER_DIR --seed S --step K --rows N --context T
         the loss of wireup's synthetic batch of step K, adapted, and the norm of its gradient
-        with respect to every A and B (autograd): "LOSS GRAD_NORM"
+        with respect to every A and B (autograd), both in float64, and the largest relative
+        distance of float32's loss and norm from them over five orders of the batch's rows:
+        "LOSS GRAD_NORM LOSS_SPREAD NORM_SPREAD"
   peft_adapter.py sft_loss HF_DIR ADAPTER_DIR DATA_DIR --context T
         hf_llama.py sft_loss's "mean trained" line, adapted
   peft_adapter.py merge HF_DIR ADAPTER_DIR OUT_DIR
@@ -199,9 +201,10 @@ def load_lora(adapter_dir, base_weights):
 class LoraLlama(hf_llama.HfLlama):
     """hf_llama.py's model with PEFT's unmerged LoRA layers on the adapted projections."""
 
-    def __init__(self, hf_dir, adapter_dir):
-        super().__init__(hf_dir)
-        self.lora, _ = load_lora(adapter_dir, self.w)
+    def __init__(self, hf_dir, adapter_dir, dtype=torch.float32):
+        super().__init__(hf_dir, dtype)
+        lora, _ = load_lora(adapter_dir, self.w)
+        self.lora = {k: (A.to(dtype), B.to(dtype), s) for k, (A, B, s) in lora.items()}
 
     def proj(self, x, name):
         y = super().proj(x, name)
@@ -219,19 +222,36 @@ def cmd_loss(a):
         print(f"{model.loss(tokens):.9g}")
 
 
-def cmd_grad_norm(a):
-    torch.set_num_threads(1)
-    model = LoraLlama(a.hf_dir, a.adapter_dir)
+def loss_and_grad_norm(a, dtype, rows):
+    """The adapted loss of wireup's synthetic batch of step a.step, its rows in the order
+    ROWS, and the norm of its gradient with respect to every A and B, in DTYPE."""
+    model = LoraLlama(a.hf_dir, a.adapter_dir, dtype)
     leaves = []
     for A, B, _ in model.lora.values():
         leaves += [A.requires_grad_(True), B.requires_grad_(True)]
     tokens = hf_llama.synthetic_tokens(a.seed, a.step, a.rows, a.context, model.cfg["vocab_size"])
-    logits = model.logits(tokens[:, :-1])
+    logits = model.logits(tokens[rows, :-1])
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             tokens[:, 1:].reshape(-1))
+                                             tokens[rows, 1:].reshape(-1))
     loss.backward()
-    norm = math.sqrt(sum(float((t.grad.double() ** 2).sum()) for t in leaves))
-    print(f"{loss.item():.9g} {norm:.9g}")
+    return loss.item(), math.sqrt(sum(float((t.grad.double() ** 2).sum()) for t in leaves))
+
+
+def cmd_grad_norm(a):
+    """The loss and gradient norm in float64, and how far float32 moves them: the largest
+    relative distance from them of float32's over five orders of the batch's rows (the
+    gradient's sums over tokens taken in other orders, as another CPU's kernels take them)."""
+    torch.set_num_threads(1)
+    rows = torch.arange(a.rows)
+    loss, norm = loss_and_grad_norm(a, torch.float64, rows)
+    g = torch.Generator().manual_seed(a.seed)
+    orders = [rows, rows.flip(0)] + [torch.randperm(a.rows, generator=g) for _ in range(3)]
+    spread_loss = spread_norm = 0.0
+    for order in orders:
+        l32, n32 = loss_and_grad_norm(a, torch.float32, order)
+        spread_loss = max(spread_loss, abs(l32 - loss) / abs(loss))
+        spread_norm = max(spread_norm, abs(n32 - norm) / norm)
+    print(f"{loss:.12g} {norm:.12g} {spread_loss:.3g} {spread_norm:.3g}")
 
 
 def cmd_sft_loss(a):
