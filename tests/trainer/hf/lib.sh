@@ -6,10 +6,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 # shellcheck disable=SC2034  # used by the scripts that source this
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TORCH_PY=${WIREUP_TORCH_PYTHON:-/usr/bin/python3}
+# shellcheck source=../../lib/torch_py.sh
+source "$HERE/../../lib/torch_py.sh"
 
-# Exit 77 (ctest: skipped) without a Python that has torch.
+# Exit 77 (ctest: skipped) without a Python that has torch; with one, TORCH_PY runs the
+# reference scripts in a Python that imported torch once (../../lib/torch_py.sh).
 need_torch() {
-  "$TORCH_PY" -c 'import torch' 2>/dev/null || { echo "SKIP: $TORCH_PY has no torch"; exit 77; }
+  local real=$TORCH_PY
+  torch_py_serve "$real" "$WORK"
+  "$TORCH_PY" -c 'import torch' 2>/dev/null || { echo "SKIP: $real has no torch"; exit 77; }
 }
 
 # metric FILE TYPE STEP KEY: a value from a --metrics_file JSONL, as written.

@@ -10,10 +10,12 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../../lib/assert.sh
 source "$HERE/../../lib/assert.sh"
-TORCH_PY=${WIREUP_TORCH_PYTHON:-/usr/bin/python3}
-"$TORCH_PY" -c 'import torch' 2>/dev/null || { echo "SKIP: $TORCH_PY has no torch"; exit 77; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wireup-peft-ref.XXXXXX")
 trap '[[ -n ${KEEP_WORK:-} ]] || rm -rf "$WORK"' EXIT
+# shellcheck source=../../lib/torch_py.sh
+source "$HERE/../../lib/torch_py.sh"
+torch_py_serve "${WIREUP_TORCH_PYTHON:-/usr/bin/python3}" "$WORK"
+"$TORCH_PY" -c 'import torch' 2>/dev/null || { echo "SKIP: ${WIREUP_TORCH_PYTHON:-/usr/bin/python3} has no torch"; exit 77; }
 hf() { "$TORCH_PY" "$HERE/../hf/hf_llama.py" "$@"; }
 peft() { "$TORCH_PY" "$HERE/peft_adapter.py" "$@"; }
 
