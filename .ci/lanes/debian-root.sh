@@ -19,7 +19,9 @@
 #        WIREUP_LANE_COMMAND (a bash command run in /src after the build instead of ctest,
 #        with WIREUP_LANE_BUILD=/build/TREE set, e.g. 'bench/launcher/run.sh "$WIREUP_LANE_BUILD"
 #        /build/bench.md'; its exit code is the run's),
-#        WIREUP_LANE_BUILD_TARGETS (build only these targets, e.g. for a WIREUP_LANE_COMMAND).
+#        WIREUP_LANE_BUILD_TARGETS (build only these targets, e.g. for a WIREUP_LANE_COMMAND),
+#        WIREUP_LANE_FUZZ_SECONDS (each fuzz test's budget here, default 8: the same targets,
+#        corpus and seeds as the host lane's 20 s, which fuzzes the same parsers longer).
 set -euo pipefail
 
 readonly PROG=${0##*/}
@@ -189,7 +191,8 @@ t0=$(date +%s)
 # shellcheck disable=SC2016 # expanded inside the root
 in_root bash -c 'set -e; cd /src
   launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  cmake -S /src -B '"$build"' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWIREUP_CLUSTER_PORT='"$port"' "${launcher[@]}"
+  cmake -S /src -B '"$build"' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWIREUP_CLUSTER_PORT='"$port"' \
+    -DWIREUP_FUZZ_SECONDS='"${WIREUP_LANE_FUZZ_SECONDS:-8}"' "${launcher[@]}"
   cmake --build '"$build"' -j "$(nproc)" '"${WIREUP_LANE_BUILD_TARGETS:+--target $WIREUP_LANE_BUILD_TARGETS}" || die "the $suite build failed"
 t1=$(date +%s)
 rc=0
