@@ -30,9 +30,23 @@ while (($#)); do
 done
 mkdir -p "$logs" || { echo "test.sh: cannot create $logs" >&2; exit 2; }
 
+# A python3 first on PATH that is a version manager's shim (pyenv's runs bash scripts: about
+# 0.5 s a call here, and the tests call python3 hundreds of times) is resolved once, to the
+# interpreter it runs, put first on the tests' PATH: the same python3, without the shim.
+python3_resolved() {
+  local py real dir=$build/python3-resolved
+  py=$(command -v python3) || return 0
+  [[ $py == */shims/python3 ]] || return 0
+  real=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || return 0
+  [[ -x $real && $real != "$py" ]] || return 0
+  mkdir -p "$dir" && ln -sfn "$real" "$dir/python3" && PATH=$dir:$PATH &&
+    echo "lane host: python3 is $real (not through $py)"
+}
+
 host_lane() {
   bash "$root/.ci/deps.sh" || return 1
   local t0 t1
+  python3_resolved
   t0=$(date +%s)
   bash "$root/.ci/build.sh" "$build" || { echo "lane host: build failed" >"$logs/host.last"; return 1; }
   t1=$(date +%s)
@@ -48,6 +62,13 @@ host_lane() {
 bash "$root/.ci/deps.sh" && bash "$root/tests/data/vocab/fetch-vocab.sh" ||
   echo "test.sh: fetching the tokenizer vocabularies failed; data_prep_vocab will fail" >&2
 
+# slowest_tests LOG: the lane's 15 slowest tests, from ctest's "Test #N: NAME ... SECONDS sec"
+# lines, so every CI log shows where the lane's time went.
+slowest_tests() {
+  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec$/\2 \1/p' "$1" |
+    sort -rn | head -n 15 | awk '{ printf "  %8.1f s  %s\n", $1, $2 }'
+}
+
 declare -A result
 for lane in "${lanes[@]}"; do
   echo "===== lane $lane: $(date -u +%H:%M:%S) UTC ====="
@@ -58,6 +79,8 @@ for lane in "${lanes[@]}"; do
     bash "$root/.ci/lanes/debian-root.sh" "$lane" 2>&1 | tee "$logs/$lane.log"
   fi
   rc=${PIPESTATUS[0]}
+  echo "===== lane $lane: the 15 slowest tests ====="
+  slowest_tests "$logs/$lane.log"
   summary=$(grep -E '^[0-9]+% tests passed' "$logs/$lane.log" | tail -n 1)
   timing=$(grep -hE '^lane [a-z]+: build' "$logs/$lane.log" | tail -n 1)
   result[$lane]="$( ((rc == 0)) && echo PASS || echo FAIL) ($(($(date +%s) - start)) s) ${timing#lane "$lane": } | ${summary:-no ctest summary}"
