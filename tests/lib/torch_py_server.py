@@ -1,6 +1,6 @@
 """A Python with torch imported once, serving the shell tests' reference scripts.
 
-    torch_py_server.py SOCKET
+    torch_py_server.py SOCKET OWNER_PID
 
 Importing torch costs 1.5-3 s on the test machines, and a test runs its references
 (hf_llama.py, peft_adapter.py, eval_reference.py) dozens of times. This server imports
@@ -11,14 +11,13 @@ server itself, so no thread pool exists when it forks.
 
 Each request is handled by a forked handler that forks the runner and waits for it; when
 the client goes away first (killed, timed out), the handler kills the runner. The server
-exits when the shell that started it exits (PR_SET_PDEATHSIG) or its socket is removed.
+exits when OWNER_PID (the test's shell) exits or its socket is removed.
 
 Protocol (tests/lib/torch_py_client.py): the client sends a 4-byte little-endian length
 with its fds 0, 1, 2 attached, then that many bytes of JSON {"argv", "cwd", "env"}; the
 handler answers with the exit code as a 4-byte little-endian signed integer (128 + N for
 a runner killed by signal N).
 """
-import ctypes
 import json
 import os
 import runpy
@@ -130,9 +129,10 @@ def handle(conn):
 
 def main():
     path = sys.argv[1]
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: end with the test's shell
-    parent = os.getppid()
+    try:
+        owner = os.pidfd_open(int(sys.argv[2]))  # readable once the test's shell has exited
+    except ProcessLookupError:
+        return
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = path + ".tmp"
@@ -143,15 +143,15 @@ def main():
     os.rename(tmp, path)  # the socket appears only once it accepts
     ino = os.stat(path).st_ino
     while True:
-        ready, _, _ = select.select([sock], [], [], 1.0)
-        if os.getppid() != parent:
+        ready, _, _ = select.select([sock, owner], [], [], 1.0)
+        if owner in ready:
             return
         try:
             if os.stat(path).st_ino != ino:
                 return
         except FileNotFoundError:
             return
-        if not ready:
+        if sock not in ready:
             continue
         conn, _ = sock.accept()
         if os.fork() == 0:
