@@ -69,6 +69,17 @@ slowest_tests() {
     sort -rn | head -n 15 | awk '{ printf "  %8.1f s  %s\n", $1, $2 }'
 }
 
+# A Debian root lane after the host lane: its root (debootstrap, apt: network and disk, a
+# few minutes on a new machine) is made in the background while the host lane builds and
+# tests; the lane's own run waits for it on the root's lock.
+if [[ " ${lanes[*]} " == *" host "* ]]; then
+  for lane in "${lanes[@]}"; do
+    [[ $lane != host ]] || continue
+    WIREUP_LANE_PREPARE_ONLY=1 bash "$root/.ci/lanes/debian-root.sh" "$lane" \
+      >"$logs/$lane.prepare.log" 2>&1 &
+  done
+fi
+
 declare -A result
 for lane in "${lanes[@]}"; do
   echo "===== lane $lane: $(date -u +%H:%M:%S) UTC ====="

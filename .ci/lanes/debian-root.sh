@@ -21,7 +21,9 @@
 #        /build/bench.md'; its exit code is the run's),
 #        WIREUP_LANE_BUILD_TARGETS (build only these targets, e.g. for a WIREUP_LANE_COMMAND),
 #        WIREUP_LANE_FUZZ_SECONDS (each fuzz test's budget here, default 8: the same targets,
-#        corpus and seeds as the host lane's 20 s, which fuzzes the same parsers longer).
+#        corpus and seeds as the host lane's 20 s, which fuzzes the same parsers longer),
+#        WIREUP_LANE_PREPARE_ONLY=1 (create or update the root, then stop: test.sh does this
+#        in the background while the host lane builds, and the lane's run waits on the lock).
 set -euo pipefail
 
 readonly PROG=${0##*/}
@@ -178,6 +180,10 @@ else
   create_root
 fi
 cp /etc/hosts "$root/etc/hosts"
+if [[ ${WIREUP_LANE_PREPARE_ONLY:-0} == 1 ]]; then
+  note "the $suite root is ready"
+  exit 0
+fi
 # This source tree's build directory in the root: its path's hash.
 build=/build/$(printf '%s' "$src" | sha256sum | cut -c1-12)
 mkdir -p "$root$build" "$root/ccache"
