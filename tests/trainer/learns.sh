@@ -2,16 +2,21 @@
 # A tiny model learns real English: the demo corpus (Debian's fortunes,
 # prepared by wireup-prep), 100 steps on 2 ranks; loss falls well below its
 # start (ln(vocab) ~ 6.9) and validation follows.
+# The corpus and the trained model are the lane's demo fixture: with
+# WIREUP_DEMO_FIXTURE_DIR (ctest) they are made there, and marked ready once every
+# check passed; trainer_lora (lora/lora.sh) adapts that model instead of training
+# the same one again.
 source "$(dirname "$0")/lib.sh"
 : "${WIREUP_PREP:?}" "${WIREUP_DEMO_CORPUS_SCRIPT:?}"
-corpus=${WIREUP_DEMO_CORPUS_DIR:-$WORK/corpus}
-if [[ ! -f $corpus/manifest.json ]]; then
-  bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus"
-fi
+fixture=${WIREUP_DEMO_FIXTURE_DIR:-$WORK/fixture}
+rm -rf "$fixture"
+mkdir -p "$fixture"
+corpus=$fixture/corpus
+bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus"
 out=$(train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" \
   --max_steps 100 --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 \
   --logging_freq 10 --validation_freq 100 --validation_batches 4 --num_threads 1 \
-  --metrics_file "$WORK/metrics.jsonl")
+  --metrics_file "$WORK/metrics.jsonl" --checkpoint_dir "$fixture/base")
 echo "$out"
 first=$(sed -n 's/.*first_loss=\([0-9.]*\).*/\1/p' <<<"$out")
 final=$(sed -n 's/.*final_loss=\([0-9.]*\).*/\1/p' <<<"$out")
@@ -41,4 +46,7 @@ msg=$("$WIREUP_TRAIN" --preset tiny --vocab_size 500 --dataset "$corpus" --max_s
 set -e
 ((rc == 2)) && [[ $msg == *"--vocab_size 500 is smaller than the vocabulary"* ]] &&
   pass "vocabulary mismatch explained" || fail "vocabulary mismatch: rc=$rc $msg"
+[[ -f $fixture/base/step-00000100/metadata.json ]] && pass "the trained model saved for the fixture" ||
+  fail "no checkpoint of step 100 in $fixture/base"
+((FAILS)) || touch "$fixture/ready"
 finish

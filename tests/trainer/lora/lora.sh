@@ -184,14 +184,22 @@ peft make "$WORK/head" --base "$WORK/base" --r 4 --alpha 8 --set target_modules 
 expect_error "an adapter of lm_head" "lm_head" \
   evaluate --init_from_hf "$WORK/base" --lora_adapter "$WORK/head"
 
-# ---- a LoRA run learns: a base trained on English fortunes, adapted to a new kind of line
+# ---- a LoRA run learns: a base trained on English fortunes, adapted to a new kind of line.
+# The base is trainer_learns's (learns.sh: the demo corpus, 100 steps on 2 ranks) when its
+# fixture is ready (ctest runs it first), else the same training here.
 if [[ -n ${WIREUP_PREP:-} && -n ${WIREUP_DEMO_CORPUS_SCRIPT:-} ]]; then
-  corpus=${WIREUP_DEMO_CORPUS_DIR:-$WORK/corpus}
-  [[ -f $corpus/manifest.json ]] ||
+  fixture=${WIREUP_DEMO_FIXTURE_DIR:-}
+  if [[ -n $fixture && -f $fixture/ready ]]; then
+    corpus=$fixture/corpus pre=$fixture/base
+    echo "the base: trainer_learns's model ($pre)"
+  else
+    corpus=$WORK/corpus pre=$WORK/pre
     bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus" >/dev/null
-  train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" --max_steps 100 \
-    --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --num_threads 1 --checkpoint_dir "$WORK/pre" >/dev/null
-  "$WIREUP_TRAIN" export --checkpoint "$WORK/pre" --out "$WORK/pre-hf" >/dev/null
+    train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" --max_steps 100 \
+      --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 --num_threads 1 \
+      --checkpoint_dir "$pre" >/dev/null
+  fi
+  "$WIREUP_TRAIN" export --checkpoint "$pre" --out "$WORK/pre-hf" >/dev/null
   python3 - "$WORK/task.txt" <<'EOF'
 import random, sys
 r = random.Random(5)
