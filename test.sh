@@ -28,6 +28,8 @@ while (($#)); do
   esac
   shift
 done
+# shellcheck source=.ci/cpu-use.sh
+source "$root/.ci/cpu-use.sh"
 mkdir -p "$logs" || { echo "test.sh: cannot create $logs" >&2; exit 2; }
 
 # A python3 first on PATH that is a version manager's shim (pyenv's runs bash scripts: about
@@ -50,9 +52,11 @@ host_lane() {
   t0=$(date +%s)
   bash "$root/.ci/build.sh" "$build" || { echo "lane host: build failed" >"$logs/host.last"; return 1; }
   t1=$(date +%s)
-  local rc=0
+  local rc=0 mark
+  mark=$(cpu_mark)
   (cd "$build" && ctest --output-on-failure -j 2 --timeout 900) || rc=$?
-  echo "lane host: build $((t1 - t0)) s, tests $(($(date +%s) - t1)) s, ctest exit $rc" | tee "$logs/host.last"
+  echo "lane host: build $((t1 - t0)) s, tests $(($(date +%s) - t1)) s ($(cpu_busy_since "$mark")), ctest exit $rc" |
+    tee "$logs/host.last"
   return "$rc"
 }
 

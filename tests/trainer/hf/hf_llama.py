@@ -21,9 +21,10 @@ header + torch.frombuffer).
         a chat data set's train split (version 2 shards: tokens, conversations, loss
         mask): each conversation (its first T+1 tokens) run on its own, positions from 0;
         the mean cross-entropy over the targets whose token the mask trains
-  hf_llama.py greedy HF_DIR --ids I,J,... --max_new N --stop S,T,...
-        greedy continuation of the prompt ids, each token from the full forward of the
-        whole sequence so far (no cache); the new ids, comma-separated, stop id left out
+  hf_llama.py greedy HF_DIR --ids I,J,... [--ids ...] --max_new N --stop S,T,...
+        greedy continuation of each prompt's ids, each token from the full forward of
+        the whole sequence so far (no cache); a line per --ids (the model loaded once):
+        the new ids, comma-separated, stop id left out
   hf_llama.py same A_DIR B_DIR [--bf16]   B's tensors equal A's bit for bit
         (--bf16: A's rounded to bfloat16)
   hf_llama.py make HF_DIR --preset tiny|qwen3-tiny|qwen2.5-tiny --seed S [--qk_scale X] [--dtype F32|BF16]
@@ -297,18 +298,19 @@ def sft_loss(model, data_dir, context):
 def cmd_greedy(a):
     torch.set_num_threads(1)
     model = HfLlama(a.hf_dir)
-    ids = [int(i) for i in a.ids.split(",")]
     stop = {int(i) for i in a.stop.split(",") if i}
-    out = []
-    with torch.no_grad():
-        while len(out) < a.max_new and len(ids) < model.cfg["max_position_embeddings"]:
-            logits = model.logits(torch.tensor([ids]))[0, -1]
-            nxt = int(torch.argmax(logits))  # the first of equal maxima, as wireup's
-            if nxt in stop:
-                break
-            out.append(nxt)
-            ids.append(nxt)
-    print(",".join(str(i) for i in out))
+    for prompt in a.ids:
+        ids = [int(i) for i in prompt.split(",")]
+        out = []
+        with torch.no_grad():
+            while len(out) < a.max_new and len(ids) < model.cfg["max_position_embeddings"]:
+                logits = model.logits(torch.tensor([ids]))[0, -1]
+                nxt = int(torch.argmax(logits))  # the first of equal maxima, as wireup's
+                if nxt in stop:
+                    break
+                out.append(nxt)
+                ids.append(nxt)
+        print(",".join(str(i) for i in out))
 
 
 def cmd_same(a):
@@ -415,7 +417,7 @@ def main():
     f.add_argument("--context", type=int, required=True)
     g = sub.add_parser("greedy")
     g.add_argument("hf_dir")
-    g.add_argument("--ids", required=True)
+    g.add_argument("--ids", required=True, action="append", help="a prompt's ids; repeatable")
     g.add_argument("--max_new", type=int, required=True)
     g.add_argument("--stop", default="")
     s = sub.add_parser("same")
