@@ -28,8 +28,8 @@ while (($#)); do
   esac
   shift
 done
-# shellcheck source=.ci/cpu-use.sh
-source "$root/.ci/cpu-use.sh"
+# shellcheck source=.ci/lane-ctest.sh
+source "$root/.ci/lane-ctest.sh"
 mkdir -p "$logs" || { echo "test.sh: cannot create $logs" >&2; exit 2; }
 
 # A python3 first on PATH that is a version manager's shim (pyenv's runs bash scripts: about
@@ -54,7 +54,7 @@ host_lane() {
   t1=$(date +%s)
   local rc=0 mark
   mark=$(cpu_mark)
-  (cd "$build" && ctest --output-on-failure -j 2 --timeout 900) || rc=$?
+  (cd "$build" && ctest --output-on-failure -j "$LANE_CTEST_JOBS" --timeout 900) || rc=$?
   echo "lane host: build $((t1 - t0)) s, tests $(($(date +%s) - t1)) s ($(cpu_busy_since "$mark")), ctest exit $rc" |
     tee "$logs/host.last"
   return "$rc"

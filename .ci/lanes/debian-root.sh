@@ -34,8 +34,8 @@ note() { echo "$PROG: $*" >&2; }
 suite=$1
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-# shellcheck source=.ci/cpu-use.sh
-source "$here/../cpu-use.sh"
+# shellcheck source=.ci/lane-ctest.sh
+source "$here/../lane-ctest.sh"
 list=$here/$suite.packages
 [[ -f $list ]] || die "no package list $list for suite '$suite' (expected trixie or sid)"
 [[ $(id -u) == 0 ]] || die "needs root (debootstrap, chroot, mounts)"
@@ -219,7 +219,7 @@ if [[ $suite == sid ]] && ! in_root sh -c 'ls /usr/lib/*/slurm-wlm/mpi_pmix*.so'
 fi
 mark=$(cpu_mark)
 # shellcheck disable=SC2086 # extra ctest arguments split on purpose
-in_root bash -c "cd $build && ctest --output-on-failure -j 2 --timeout 900 $skipped ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
+in_root bash -c "cd $build && ctest --output-on-failure -j $LANE_CTEST_JOBS --timeout 900 $skipped ${WIREUP_LANE_CTEST_ARGS:-}" || rc=$?
 t2=$(date +%s)
 echo "lane $suite: build $((t1 - t0)) s, tests $((t2 - t1)) s ($(cpu_busy_since "$mark")), ctest exit $rc${skipped:+ (slurm_pmix tests not run: no mpi/pmix plugin)}" >"$lanes/$suite.last"
 cat "$lanes/$suite.last"
