@@ -34,7 +34,7 @@ t0=$SECONDS
 rc=$(export "${SFT_SETTINGS[@]}"
   INPUT=$WORK/chats.jsonl INIT_FROM_HF=$WORK/hf-in TOKENIZER=$tok DATA_DIR=$WORK/data \
   CKPT_DIR=$WORK/ckpt LOG_DIR=$WORK/logs HF_OUT=$WORK/hf-out PROMPTS=$WORK/ask.jsonl \
-  MAX_STEPS=200 CHECKPOINT_FREQ=100 MEMORY_CHECKPOINT_FREQ=75 \
+  MAX_STEPS=300 CHECKPOINT_FREQ=150 MEMORY_CHECKPOINT_FREQ=100 \
   run_job sft 300 -N 2 --ntasks-per-node=1 -t 10 "$TEMPLATES/sft-llama3.sbatch")
 check "sft-llama3.sbatch: prep, train, eval, export, generate ($((SECONDS - t0)) s)" "$rc" 0
 [[ $rc == 0 ]] || show sft
@@ -43,7 +43,7 @@ contains "prepared with the llama3 chat template" "$out" "chat template llama3, 
 contains "trained on 2 ranks from the Hugging Face checkpoint" "$out" "[init] from_hf=$WORK/hf-in"
 contains "as a chat data set, packed, document masking" "$out" "[data] chat data set: packed windows="
 contains "with masked loss (trained_tokens)" "$out" "trained_tokens="
-expect "a complete checkpoint of step 200" test -f "$WORK/ckpt/step-00000200/metadata.json"
+expect "a complete checkpoint of step 300" test -f "$WORK/ckpt/step-00000300/metadata.json"
 expect "an [eval] line over the 8 validation windows" grep -qE '^\[eval\] loss=[0-9.]+ .*windows=8$' "$WORK/sft.out"
 expect "the export's config.json" test -f "$WORK/hf-out/config.json"
 expect "the export's weights" compgen -G "$WORK/hf-out/model*.safetensors"
