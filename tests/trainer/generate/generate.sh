@@ -40,7 +40,7 @@ for model in plain l3; do
   mapfile -t ids < <(field ids <"$WORK/$model.jsonl")
   mapfile -t greedy < <(hf greedy "$WORK/$model" "${prompt_ids[@]/#/--ids=}" --max_new 20 --stop "$STOP")
   for i in 0 1 2; do
-    check "$model prompt $i: greedy ids = HF Llama's (${ids[$i]:0:40}...)" "${ids[$i]}" "${greedy[$i]:-none}"
+    check "$model prompt $i: greedy ids = HF Llama's (${ids[$i]:0:40}...)" "${ids[$i]}" "${greedy[$i]-none}"
   done
   contains "$model: summary" "$(cat "$WORK/$model.err")" "[generate] prompts=3 tokens="
 done
