@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 
+#include "wireup/chat/chat_template.hpp"
 #include "wireup/error.hpp"
 #include "wireup/inspect/inspect.hpp"
 #include "wireup/prep/prep.hpp"
@@ -73,7 +74,7 @@ void add_chat_options(CLI::App& app, Flags& f) {
                  "JSONL rows are conversations ('messages', or 'prompt' and 'completion'), "
                  "rendered by this Instruct model's chat template: llama3, llama3.1, qwen2.5 "
                  "or qwen3")
-      ->check(CLI::IsMember({"llama3", "llama3.1", "qwen2.5", "qwen3"}));
+      ->check(CLI::IsMember(wireup::chat::template_names()));
   app.add_option("--train-on", f.train_on,
                  "Tokens the loss mask trains: all, assistant (each assistant message and its "
                  "end token, <|eot_id|> or <|im_end|>) or last-assistant")

@@ -11,7 +11,8 @@ TARGETS=(fuzz_safetensors fuzz_hf_config fuzz_checkpoint_meta fuzz_memory_snapsh
 INCLUDES=(-I"$SRC/common/include" -I"$SRC/trainer" -I"$SRC/tests/trainer/checkpoint")
 LIBS=()
 SOURCES=("$SRC"/trainer/hf/{safetensors_header,hf_config}.cpp "$SRC"/trainer/eval/model_size.cpp
-  "$SRC"/trainer/config/model_config.cpp "$SRC"/trainer/checkpoint/{checkpoint_format,adapter_meta}.cpp
+  "$SRC"/trainer/models/{model_config,family_registry}.cpp "$SRC"/trainer/models/llama/llama_family.cpp
+  "$SRC"/trainer/models/qwen/qwen_family.cpp "$SRC"/trainer/checkpoint/{checkpoint_format,adapter_meta}.cpp
   "$SRC"/trainer/lora/lora_config.cpp
   "$SRC"/trainer/checkpoint/memory_snapshot_{manifest,part,dir,plan}.cpp
   "$SRC"/common/src/{text,file_io,crc32c,memory_snapshot_owner}.cpp)

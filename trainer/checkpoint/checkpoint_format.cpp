@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "models/family_registry.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 
@@ -219,10 +220,10 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     m.model.rope_theta = mo.at("rope_theta");
     m.model.norm_eps = mo.at("norm_eps");
     // Checkpoints of Llamas may lack these (written before there were families).
-    m.model.family = mo.value("family", "llama");
+    m.model.family = mo.value("family", ModelConfig{}.family);
     // A family this build does not know is named; the head width is kept
     // where the family sets it apart from hidden / heads.
-    if (family_traits(m.model.family).free_head_dim)
+    if (model_family(m.model.family).free_head_dim)
       m.model.head_width = integer<std::int64_t>(mo.at("head_dim"), "head_dim");
     // Checkpoints of untied models without rope scaling may lack these.
     if (mo.contains("rope_scaling") && !mo["rope_scaling"].is_null()) {

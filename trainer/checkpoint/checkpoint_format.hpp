@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "checkpoint/adapter_meta.hpp"
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 
 namespace wireup::train {
 

@@ -18,7 +18,7 @@ void add_weights_options(CLI::App& app, std::string& init_from_hf,
   app.allow_windows_style_options(false);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--init_from_hf", init_from_hf,
-                 "a Hugging Face Llama directory (config.json + safetensors)");
+                 "a Hugging Face model directory (config.json + safetensors)");
   app.add_option("--resume_from_checkpoint", resume_from_checkpoint,
                  "a wireup checkpoint: a step directory, or a checkpoint directory (its newest "
                  "complete step); a LoRA run's: its adapters on the base it names");

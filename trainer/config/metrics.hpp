@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 
 namespace wireup::train {
 

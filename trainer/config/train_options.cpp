@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "config/command_line.hpp"
+#include "models/family_registry.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
@@ -71,9 +72,13 @@ void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   shape("--num_heads", f.shape.heads, "attention heads");
   shape("--num_key_value_heads", f.shape.kv_heads, "KV heads (GQA)");
   shape("--intermediate_size,--llama_intermediate_size", f.shape.intermediate, "FFN width");
-  shape("--head_dim", f.shape.head_dim, "attention head width (Qwen3; default hidden / heads)");
+  shape("--head_dim", f.shape.head_dim,
+        "attention head width, where the family allows another (default hidden / heads)");
+  std::string families;
+  for (const auto& n : family_names())
+    families += (families.empty() ? "" : ", ") + n + " (" + model_family(n).display + ")";
   app.add_option("--model_family", f.shape.family,
-                 "llama, qwen3 or qwen2 (Qwen2.5) (default per preset or config.json)")
+                 "one of " + families + " (default per preset or config.json)")
       ->check(CLI::IsMember(family_names()));
   app.add_option("--rope_theta", f.shape.rope_theta, "rotary base (default per preset)");
   app.add_option("--rope_scaling", f.shape.rope_scaling,
@@ -138,7 +143,7 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
                "with --resume_from_checkpoint auto: train from step 1 when checkpoints exist but "
                "none loads (default: exit 2)");
   app.add_option("--init_from_hf", o.init_from_hf,
-                 "start from a Hugging Face Llama checkpoint (config.json + model.safetensors); "
+                 "start from a Hugging Face checkpoint (config.json + model.safetensors); "
                  "a resumed checkpoint takes precedence");
   app.add_option("--init_from_checkpoint", o.init_from_checkpoint,
                  "start from a wireup checkpoint's weights (its optimizer state unread): a step "
@@ -212,7 +217,7 @@ void check_observability_options(const TrainOptions& o) {
 }  // namespace
 
 bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
-  CLI::App app{"wireup-train: fully sharded Llama training on LibTorch"};
+  CLI::App app{"wireup-train: fully sharded training of decoder LLMs on LibTorch"};
   app.allow_windows_style_options(false);
   // The last of a repeated flag wins: sbatch templates append user overrides.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

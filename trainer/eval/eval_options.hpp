@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "config/sharding.hpp"
 #include "eval/model_size.hpp"  // model_config_from_hf_config
 

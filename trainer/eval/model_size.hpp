@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 
 // A model's shapes read from a file (config.json, a checkpoint's metadata.json)
 // checked before anything of that size is allocated: each field within a sane

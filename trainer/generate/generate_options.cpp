@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "config/command_line.hpp"
+#include "wireup/chat/chat_template.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train::generate {
@@ -61,7 +62,7 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
                  "with --chat: llama3, llama3.1, qwen2.5 or qwen3 (default: the checkpoint's "
                  "data set's, or the one the HF directory's tokenizer_config.json holds, else "
                  "llama3)")
-      ->check(CLI::IsMember({"llama3", "llama3.1", "qwen2.5", "qwen3"}));
+      ->check(CLI::IsMember(wireup::chat::template_names()));
   app.add_option("--enable_thinking", o.enable_thinking,
                  "with --chat and qwen3: 0 ends the prompt with an empty <think></think> block, "
                  "so the model answers without reasoning (default 1)")

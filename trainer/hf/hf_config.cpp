@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "models/family_registry.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 
@@ -71,7 +72,7 @@ std::optional<RopeScaling> read_rope_scaling(const json& c, std::string& unsuppo
 }  // namespace
 
 std::string config_json(const ModelConfig& m, const std::string& torch_dtype) {
-  const FamilyTraits& family = family_traits(m.family);
+  const ModelFamily& family = model_family(m);
   json j = {
       {"architectures", {family.hf_architecture}},
       {"model_type", family.hf_model_type},
@@ -86,11 +87,8 @@ std::string config_json(const ModelConfig& m, const std::string& torch_dtype) {
       {"rope_theta", m.rope_theta},
       {"rope_scaling", rope_scaling_json(m.rope_scaling)},
       {"rms_norm_eps", m.norm_eps},
-      {"hidden_act", "silu"},
-      {"attention_bias", false},
+      {"hidden_act", family.hf_activation},
       {"attention_dropout", 0.0},
-      {"mlp_bias", false},
-      {"pretraining_tp", 1},
       {"initializer_range", 0.02},
       {"tie_word_embeddings", m.tied},
       {"bos_token_id", token_id(m.bos_token_id)},
@@ -98,15 +96,7 @@ std::string config_json(const ModelConfig& m, const std::string& torch_dtype) {
       {"use_cache", true},
       {"torch_dtype", torch_dtype},
   };
-  if (family.qkv_bias || family.qk_norm) {
-    // Qwen2Config / Qwen3Config: no mlp_bias or pretraining_tp; full attention
-    // in every layer; Qwen2's Q/K/V biases are implied by its model_type.
-    for (const char* key : {"mlp_bias", "pretraining_tp"}) j.erase(key);
-    j["use_sliding_window"] = false;
-    j["sliding_window"] = nullptr;
-    j["max_window_layers"] = m.layers;
-    if (family.qkv_bias) j.erase("attention_bias");
-  }
+  family.write_hf_fields(m, j);
   return j.dump(2) + "\n";
 }
 
@@ -115,9 +105,9 @@ void read_model_extras(const std::string& text, ModelConfig& m) {
   if (!c.is_object()) return;  // check_config names a file that is not a JSON object
   std::string unsupported;
   if (c.contains("model_type") && c["model_type"].is_string())
-    if (const FamilyTraits* f = family_of_hf_model_type(c["model_type"].get<std::string>()))
+    if (const ModelFamily* f = family_of_hf_model_type(c["model_type"].get<std::string>()))
       m.family = f->name;
-  if (family_traits(m.family).free_head_dim && c.contains("head_dim") &&
+  if (model_family(m).free_head_dim && c.contains("head_dim") &&
       c["head_dim"].is_number_integer())
     m.head_width = c["head_dim"].get<std::int64_t>();
   if (const auto rope = read_rope_scaling(c, unsupported)) m.rope_scaling = *rope;
@@ -134,30 +124,23 @@ namespace {
 std::vector<std::string> unsupported_fields(const json& c, const ModelConfig& m,
                                             std::optional<RopeScaling>& rope) {
   std::vector<std::string> unsupported;
-  const FamilyTraits& family = family_traits(m.family);
+  const ModelFamily& family = model_family(m);
   const std::string model = std::string("wireup's ") + family.display;
   const std::string type = c.value("model_type", json(family.hf_model_type)).dump();
   if (c.contains("model_type") && c["model_type"] != family.hf_model_type) {
     std::string known;
     for (const auto& n : family_names())
-      known += (known.empty() ? "" : ", ") + std::string(family_traits(n).hf_model_type);
+      known += (known.empty() ? "" : ", ") + std::string(model_family(n).hf_model_type);
     unsupported.push_back(
         "model_type=" + type + " (a " + family.hf_model_type +
         " checkpoint is expected; wireup trains the dense families " + known +
         (type.find("moe") != std::string::npos ? "; mixture-of-experts is not supported" : "") +
         ")");
   }
-  if (c.contains("hidden_act") && c["hidden_act"] != "silu")
-    unsupported.push_back("hidden_act=" + c["hidden_act"].dump() + " (" + model + " uses silu)");
-  for (const char* key : {"attention_bias", "mlp_bias"})
-    if (truthy(c, key) && !(family.qkv_bias && key == std::string("attention_bias")))
-      unsupported.push_back(std::string(key) + "=true (" + model + " has no such biases)");
-  // Qwen's configs name a window they do not use (use_sliding_window false).
-  if (truthy(c, "use_sliding_window") ||
-      (!(family.qkv_bias || family.qk_norm) && c.contains("sliding_window") &&
-       !c["sliding_window"].is_null()))
-    unsupported.push_back("sliding_window=" + c.value("sliding_window", json(nullptr)).dump() +
-                          " (wireup's attention is full causal)");
+  if (c.contains("hidden_act") && c["hidden_act"] != family.hf_activation)
+    unsupported.push_back("hidden_act=" + c["hidden_act"].dump() + " (" + model + " uses " +
+                          family.hf_activation + ")");
+  family.unsupported_hf_fields(c, model, unsupported);
   if (c.contains("quantization_config") && !c["quantization_config"].is_null())
     unsupported.push_back("quantization_config (wireup loads F32, BF16 or F16 weights)");
   if (c.contains("head_dim") && !c["head_dim"].is_null() &&
@@ -243,7 +226,7 @@ ConfigFacts check_config(const std::string& text, const std::string& name, const
     std::string msg = name + ":";
     if (!unsupported.empty()) {
       msg +=
-          std::string(" fields wireup's ") + family_traits(m.family).display + " cannot represent:";
+          std::string(" fields wireup's ") + model_family(m).display + " cannot represent:";
       for (const auto& u : unsupported) msg += "\n  " + u;
     }
     if (!diffs.empty()) {

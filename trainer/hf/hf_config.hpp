@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 
 // The Hugging Face side of export and import that is text, not tensors: the
 // config.json of each family (LlamaForCausalLM, Qwen3ForCausalLM,

@@ -17,6 +17,7 @@
 #include "hf/hf_weights.hpp"
 #include "hf/peft_files.hpp"
 #include "hf/safetensors.hpp"
+#include "models/family_registry.hpp"
 #include "models/model_registry.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
@@ -64,7 +65,8 @@ void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
     }
     if (!same || numel != um.numel)
       throw InputError(meta_path.string() + ": unit " + um.name +
-                       " does not have the Llama parameter layout this build exports");
+                       " does not have the " + model_family(meta.model).display +
+                       " parameter layout this build exports");
   }
 }
 

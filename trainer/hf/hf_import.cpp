@@ -15,6 +15,7 @@
 #include "hf/hf_weights.hpp"
 #include "hf/peft_files.hpp"
 #include "hf/safetensors.hpp"
+#include "models/family_registry.hpp"
 #include "models/sharded_model.hpp"
 #include "wireup/error.hpp"
 #include "wireup/sha256.hpp"
@@ -76,7 +77,7 @@ void load_hf_into(ShardedModel& model, const std::string& dir_str, const HfAdapt
         ++used;
       if (!entry)
         throw InputError(weights.describe() + ": no tensor " + spec.name +
-                         " (not a Llama checkpoint of this shape?)");
+                         " (not a " + model_family(m).display + " checkpoint of this shape?)");
       if (entry->shape != spec.shape)
         throw InputError(reader->path().string() + ": " + spec.name + " has shape " +
                          shape_str(entry->shape) + ", the model flags need " +

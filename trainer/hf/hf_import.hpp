@@ -2,7 +2,7 @@
 #include <filesystem>
 #include <string>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "hf/hf_config.hpp"
 
 namespace wireup::train {

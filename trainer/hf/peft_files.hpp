@@ -7,7 +7,7 @@
 #include <string>
 
 #include "checkpoint/checkpoint_format.hpp"
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "lora/lora_config.hpp"
 
 // LoRA adapters as Hugging Face PEFT holds them (lora/peft_adapter.hpp: the

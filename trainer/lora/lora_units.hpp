@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "fsdp/unit_plan.hpp"
 #include "lora/lora_config.hpp"
 #include "lora/peft_adapter.hpp"

@@ -21,6 +21,7 @@
 #include "eval/model_size.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
+#include "models/family_registry.hpp"
 #include "optim/sharded_adamw.hpp"
 #include "wireup/data/loader.hpp"
 #include "wireup/data/manifest.hpp"

@@ -22,6 +22,7 @@
 #include "hf/hf_config.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
+#include "models/family_registry.hpp"
 #include "models/model_registry.hpp"
 #include "models/sharded_model.hpp"
 #include "wireup/chat/chat_encoder.hpp"

@@ -14,6 +14,7 @@
 #include "hf/peft_files.hpp"
 #include "main/run_setup.hpp"
 #include "main/training_state.hpp"
+#include "models/family_registry.hpp"
 #include "wireup/chat/chat_template.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"

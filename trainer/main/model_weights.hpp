@@ -6,7 +6,7 @@
 #include "checkpoint/adapter_meta.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "config/train_options.hpp"
 #include "models/sharded_model.hpp"
 

@@ -15,6 +15,7 @@
 #include "comm/comm_nccl.hpp"
 #include "eval/model_size.hpp"
 #include "hf/hf_config.hpp"
+#include "models/family_registry.hpp"
 #include "ops/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"

@@ -32,6 +32,7 @@
 #include "main/run_setup.hpp"
 #include "main/straggler_report.hpp"
 #include "main/training_state.hpp"
+#include "models/family_registry.hpp"
 #include "models/sharded_model.hpp"
 #include "ops/cpu_gemm.hpp"
 #include "optim/sharded_adamw.hpp"

@@ -9,10 +9,11 @@
 
 #include "batch/batch_tokens.hpp"
 #include "config/float8_recipe.hpp"
-#include "config/model_config.hpp"
 #include "fsdp/fsdp_model.hpp"
 #include "fsdp/unit_plan.hpp"
 #include "lora/lora_config.hpp"
+#include "models/model_config.hpp"
+#include "models/model_family.hpp"
 #include "ops/attention.hpp"
 
 // What a model family gives the trainer, tied together as torchtitan's
@@ -106,6 +107,9 @@ struct ModelSpec {
   // (`to_hf`), or back. Exact (a permutation of rows, as for the weights).
   at::Tensor (*adapter_rows)(const ModelConfig& m, lora::Target t, const at::Tensor& rows,
                              bool to_hf);
+  // The family's plain facts (presets, counts, config.json), which the parts
+  // without LibTorch reach through family_registry.hpp.
+  const ModelFamily* family;
 };
 
 }  // namespace wireup::train

@@ -93,8 +93,19 @@ std::optional<Template> template_of_published_text(const std::string& jinja) {
   return std::nullopt;
 }
 
+namespace {
+constexpr Template kTemplates[] = {Template::Llama3, Template::Llama31, Template::Qwen25,
+                                   Template::Qwen3};
+}  // namespace
+
+std::vector<std::string> template_names() {
+  std::vector<std::string> out;
+  for (const Template t : kTemplates) out.emplace_back(template_name(t));
+  return out;
+}
+
 Template parse_template(const std::string& text, const std::string& what) {
-  for (const Template t : {Template::Llama3, Template::Llama31, Template::Qwen25, Template::Qwen3})
+  for (const Template t : kTemplates)
     if (text == template_name(t)) return t;
   throw InputError(what + " '" + text + "': expected llama3, llama3.1, qwen2.5 or qwen3");
 }

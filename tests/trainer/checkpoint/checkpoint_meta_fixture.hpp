@@ -7,7 +7,8 @@
 #include <string>
 
 #include "checkpoint/checkpoint_format.hpp"
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 
 namespace wireup::train::test {
 

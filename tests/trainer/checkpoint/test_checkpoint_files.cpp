@@ -10,7 +10,8 @@
 #include <numeric>
 
 #include "checkpoint/checkpoint_files.hpp"
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "wireup/error.hpp"
 
 namespace fs = std::filesystem;

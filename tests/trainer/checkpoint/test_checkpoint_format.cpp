@@ -3,7 +3,7 @@
 
 #include "checkpoint/checkpoint_format.hpp"
 #include "checkpoint_meta_fixture.hpp"
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "wireup/error.hpp"
 
 using namespace wireup::train;

@@ -3,7 +3,8 @@
 #include <regex>
 
 #include "config/metrics.hpp"
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
 #include "wireup/error.hpp"

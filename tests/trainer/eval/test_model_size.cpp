@@ -1,7 +1,8 @@
 // A model's shapes from a file checked before anything is allocated (no Torch).
 #include <catch2/catch.hpp>
 
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "eval/model_size.hpp"
 #include "wireup/error.hpp"
 

@@ -9,7 +9,8 @@
 #include <cmath>
 
 #include "comm/comm.hpp"
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 

@@ -14,7 +14,8 @@
 
 #include "checkpoint/checkpointer.hpp"
 #include "comm/comm.hpp"
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "main/training_state.hpp"
 #include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"

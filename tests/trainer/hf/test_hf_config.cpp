@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf/hf_config.hpp"
+#include "models/family_registry.hpp"
 #include "wireup/error.hpp"
 
 using namespace wireup::train;

@@ -20,7 +20,7 @@
 
 #include "batch/batch_tokens.hpp"
 #include "batch/document_layout.hpp"
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "models/llama/llama_model.hpp"
 #include "ops/fused_ops.hpp"
 

@@ -7,7 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "models/llama/kv_decode.hpp"
 #include "models/llama/llama_model.hpp"
 #include "ops/fused_ops.hpp"

@@ -6,7 +6,8 @@
 #include <set>
 #include <string>
 
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "models/llama/llama_spec.hpp"
 #include "models/model_registry.hpp"
 #include "wireup/error.hpp"

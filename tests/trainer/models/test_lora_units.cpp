@@ -5,7 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "lora/lora_units.hpp"
 #include "models/model_registry.hpp"
 

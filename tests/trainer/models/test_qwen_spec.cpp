@@ -7,11 +7,13 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
 
-#include "config/model_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "models/model_registry.hpp"
 #include "ops/fused_ops.hpp"
 
@@ -43,13 +45,25 @@ std::vector<std::vector<at::Tensor>> random_units(const std::vector<UnitPlan>& u
 
 TEST_CASE("the registry's families are the configuration's, each preset names its own") {
   CHECK(model_family_names() == family_names());
+  // Each computation is tied to its family's facts, by the same name.
+  for (const auto& name : family_names()) {
+    CHECK(model_spec(name).family == &model_family(name));
+    CHECK(std::string(model_spec(name).name) == name);
+  }
+  // Every preset's family is the one whose folder lists it.
+  for (const auto& name : preset_names()) {
+    const ModelConfig m = preset(name);
+    CAPTURE(name);
+    const auto& listed = model_family(m).presets;
+    CHECK(std::any_of(listed.begin(), listed.end(), [&](const auto& p) { return p.first == name; }));
+  }
   CHECK(std::string(model_spec(preset("qwen3-tiny")).name) == "qwen3");
   CHECK(std::string(model_spec(preset("qwen3-8b")).name) == "qwen3");
   CHECK(std::string(model_spec(preset("qwen2.5-7b")).name) == "qwen2");
   CHECK(std::string(model_spec(preset("llama3-8b")).name) == "llama");
-  CHECK(family_of_hf_model_type("qwen3") == &family_traits("qwen3"));
+  CHECK(family_of_hf_model_type("qwen3") == &model_family("qwen3"));
   CHECK(family_of_hf_model_type("qwen3_moe") == nullptr);
-  CHECK_THROWS_WITH(family_traits("gpt2"),
+  CHECK_THROWS_WITH(model_family("gpt2"),
                     "model family 'gpt2': expected one of llama, qwen3, qwen2");
 }
 

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/family_registry.hpp"
 #include "models/llama/llama_model.hpp"
 #include "ops/cpu_gemm.hpp"
 #include "ops/fused_ops.hpp"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "models/llama/llama_model.hpp"
 #include "models/model_spec.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "models/model_spec.hpp"
 
 // The Llama's Hugging Face adapter: its units <-> HF Llama tensors. Pure tensor

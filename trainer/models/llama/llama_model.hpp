@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "config/float8_recipe.hpp"
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "fsdp/param_spec.hpp"
 #include "lora/lora_units.hpp"
 #include "ops/attention.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/llama/kv_decode.hpp"
+#include "models/llama/llama_family.hpp"
 #include "models/llama/llama_hf.hpp"
 #include "models/llama/llama_model.hpp"
 
@@ -143,7 +144,8 @@ std::vector<UnitPlan> decoder_units(const ModelConfig& m,
 const ModelSpec& llama_spec() {
   static const ModelSpec spec{"llama",       llama_units,   init_decoder_unit,
                               llama_compute, unit_tensors,  unit_to_hf,
-                              unit_from_hf,  llama_decoder, adapter_rows};
+                              unit_from_hf,  llama_decoder, adapter_rows,
+                              &llama_family()};
   return spec;
 }
 

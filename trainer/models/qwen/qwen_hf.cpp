@@ -1,3 +1,4 @@
+#include "models/qwen/qwen_family.hpp"
 #include "models/qwen/qwen_hf.hpp"
 
 #include <ATen/ATen.h>
@@ -18,7 +19,7 @@ bool is_block(const ModelConfig& m, std::size_t unit) {
 // Q and K weights (the Llama's) and the family's own Q/K biases or per-head
 // norms (a norm: one head's elements).
 llama::RotaryHeads qwen_rotary(const ModelConfig& m, std::size_t unit) {
-  const FamilyTraits& t = family_traits(m.family);
+  const QwenBlock t = qwen_block(m);
   const bool block = is_block(m, unit), extras = t.qkv_bias || t.qk_norm;
   const std::int64_t heads = m.heads, kv = m.kv_heads;
   const std::int64_t q_extra = t.qkv_bias ? heads : 1, k_extra = t.qkv_bias ? kv : 1;
@@ -37,7 +38,7 @@ llama::RotaryHeads qwen_rotary(const ModelConfig& m, std::size_t unit) {
 std::vector<HfTensor> unit_tensors(const ModelConfig& m, std::size_t unit) {
   std::vector<HfTensor> out = llama::unit_tensors(m, unit);
   if (!is_block(m, unit)) return out;
-  const FamilyTraits& t = family_traits(m.family);
+  const QwenBlock t = qwen_block(m);
   const std::string p = "model.layers." + std::to_string(unit - 1) + ".self_attn.";
   if (t.qkv_bias) {
     out.push_back({p + "q_proj.bias", {m.q_dim()}});

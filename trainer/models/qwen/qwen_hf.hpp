@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "models/model_spec.hpp"
 
 // The Hugging Face adapter of Qwen3 (Qwen3ForCausalLM) and Qwen2.5

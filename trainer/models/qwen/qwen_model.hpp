@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "models/model_config.hpp"
 #include "fsdp/param_spec.hpp"
 #include "models/llama/llama_model.hpp"
 

@@ -49,6 +49,7 @@ enum class TrainOn {
 // "last-assistant". InputError naming `what` (the option) for anything else.
 Template parse_template(const std::string& text, const std::string& what);
 const char* template_name(Template t);
+std::vector<std::string> template_names();  // every template's, in the order above
 // The template whose published Jinja text (a tokenizer_config.json's
 // "chat_template": Meta-Llama-3-8B-Instruct's, Llama-3.1-8B-Instruct's,
 // Qwen2.5-Instruct's, Qwen3's) `jinja` is, byte for byte (told by SHA-256);

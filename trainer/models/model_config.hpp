@@ -27,10 +27,10 @@ struct RopeScaling {
   bool operator!=(const RopeScaling& o) const { return !(*this == o); }
 };
 
-// A model's family and shape: Llama 2 / 3 / 3.1, Qwen3, Qwen2.5. Every field
-// can be overridden after a preset.
+// A model's family and shape. Every field can be overridden after a preset
+// (family_registry.hpp: the families, their presets, the shape's checks).
 struct ModelConfig {
-  std::string family = "llama";      // --model_family: the ModelSpec (llama, qwen3, qwen2)
+  std::string family = "llama";      // --model_family: the ModelFamily and ModelSpec
   std::int64_t context = 256;        // --max_context_width
   std::int64_t vocab = 8000;         // --vocab_size
   std::int64_t hidden = 512;         // --hidden_width
@@ -51,24 +51,6 @@ struct ModelConfig {
   std::int64_t kv_dim() const { return kv_heads * head_dim(); }
 };
 
-// What a family's shape is made of, beyond the Llama's: the facts the
-// parameter count, the checks and the Hugging Face config.json need, plain
-// data (the computation is the family's folder under trainer/models/).
-struct FamilyTraits {
-  const char* name;             // ModelConfig::family, the ModelSpec's name
-  const char* display;          // in messages: "Llama", "Qwen3", "Qwen2.5"
-  const char* hf_model_type;    // config.json "model_type"
-  const char* hf_architecture;  // config.json "architectures"
-  bool qk_norm;                 // per-head RMSNorm of Q and K before RoPE (Qwen3)
-  bool qkv_bias;                // biases on the Q, K and V projections (Qwen2.5)
-  bool free_head_dim;           // head_dim may differ from hidden / heads
-};
-// The family's traits; InputError naming `family` and the known ones.
-const FamilyTraits& family_traits(const std::string& family);
-// The family whose config.json model_type is `model_type`; nullptr if none.
-const FamilyTraits* family_of_hf_model_type(const std::string& model_type);
-std::vector<std::string> family_names();
-
 // The shape flags a user gave (--max_context_width, --hidden_width, ...,
 // --rope_theta, --rope_scaling, --tie_word_embeddings): each one set overrides
 // the base's value, the base a preset or a Hugging Face config.json.
@@ -80,17 +62,6 @@ struct ShapeFlags {
   std::string rope_scaling;  // not empty: set
   int tie = -1;              // 0 or 1: set
 };
-// `base` with every flag in `f` applied (a bad --rope_scaling: InputError).
-ModelConfig apply_shape_flags(ModelConfig base, const ShapeFlags& f);
-
-// "llama2-7b", "llama3-8b", ..., "qwen3-8b", "qwen2.5-7b", "tiny", "small". Throws InputError
-// listing the known names.
-ModelConfig preset(const std::string& name);
-std::vector<std::string> preset_names();
-
-// Throws InputError naming the first inconsistency (hidden % heads, ...).
-void check_model_config(const ModelConfig& m);
-
 // "none", or "llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT" (the --rope_scaling
 // flag; also how logs show it). Parsing throws InputError naming the text.
 std::string rope_scaling_str(const RopeScaling& r);
@@ -100,16 +71,5 @@ RopeScaling parse_rope_scaling(const std::string& text);
 // theta^(-2i/head_dim), then Llama 3.1's scaling when enabled (Hugging Face's
 // _compute_llama3_parameters). The one source of the rotary tables.
 std::vector<double> rope_inv_freq(const ModelConfig& m);
-
-// Parameter counts, in the order the trainer lays out units.
-std::int64_t embedding_params(const ModelConfig& m);
-std::int64_t block_params(const ModelConfig& m);
-std::int64_t head_params(const ModelConfig& m);  // final norm + output (untied)
-std::int64_t total_params(const ModelConfig& m);
-
-// Training FLOPs per token: 6 * (N - N_embedding), the output projection
-// counted (it is a GEMM whether tied or not), + 12 * L * H * head_dim * T
-// (forward + backward, attention included; the PaLM/torchtitan count).
-double flops_per_token(const ModelConfig& m);
 
 }  // namespace wireup::train
