@@ -1,11 +1,11 @@
 // libFuzzer target: a Hugging Face config.json as eval reads it (its shapes,
 // bounded before anything is built) and as the import checks it against the
 // model flags. Only returns or throws InputError.
-#include "models/family_registry.hpp"
-#include "models/model_config.hpp"
 #include "eval/model_size.hpp"
 #include "fuzz_common.hpp"
 #include "hf/hf_config.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 
 using namespace wireup;
 namespace tr = wireup::train;

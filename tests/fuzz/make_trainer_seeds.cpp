@@ -11,9 +11,9 @@
 #include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_part.hpp"
 #include "checkpoint_meta_fixture.hpp"
+#include "hf/hf_config.hpp"
 #include "models/family_registry.hpp"
 #include "models/model_config.hpp"
-#include "hf/hf_config.hpp"
 
 namespace fs = std::filesystem;
 using namespace wireup::train;

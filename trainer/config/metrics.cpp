@@ -6,46 +6,50 @@
 
 namespace wireup::train {
 
-std::string format_step_line(const StepMetrics& m) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "[train] step=%lld/%lld loss=%.6f lr=%.3e grad_norm=%.4f tokens_per_s=%.1f "
-                "mfu=%.4f step_time_s=%.3f peak_mem_mib=%.1f data_wait_s=%.4f",
-                static_cast<long long>(m.step), static_cast<long long>(m.max_steps), m.loss, m.lr,
-                m.grad_norm, m.tokens_per_s, m.mfu, m.step_time_s, m.peak_mem_mib, m.data_wait_s);
-  std::string line = buf;
-  if (m.trained_tokens >= 0) line += " trained_tokens=" + std::to_string(m.trained_tokens);
+StepRecord step_record(const StepMetrics& m) {
+  StepRecord r{m.step, m.max_steps, {}};
+  auto figure = [&](const char* key, double value, const char* format, bool integer = false,
+                    const char* chart = "train/") {
+    r.figures.push_back({key, value, format, std::string(chart) + key, integer});
+  };
+  figure("loss", m.loss, "%.6f");
+  figure("lr", m.lr, "%.3e");
+  figure("grad_norm", m.grad_norm, "%.4f");
+  figure("tokens_per_s", m.tokens_per_s, "%.1f");
+  figure("mfu", m.mfu, "%.4f");
+  figure("step_time_s", m.step_time_s, "%.3f");
+  figure("peak_mem_mib", m.peak_mem_mib, "%.1f");
+  figure("data_wait_s", m.data_wait_s, "%.4f");
+  if (m.trained_tokens >= 0)
+    figure("trained_tokens", static_cast<double>(m.trained_tokens), "%.0f", true);
   if (m.slowest_rank >= 0) {
-    std::snprintf(buf, sizeof buf,
-                  " slowest_rank=%d compute_min_s=%.4f compute_median_s=%.4f compute_max_s=%.4f",
-                  m.slowest_rank, m.compute_min_s, m.compute_median_s, m.compute_max_s);
-    line += buf;
+    figure("slowest_rank", m.slowest_rank, "%.0f", true, "straggler/");
+    figure("compute_min_s", m.compute_min_s, "%.4f", false, "straggler/");
+    figure("compute_median_s", m.compute_median_s, "%.4f", false, "straggler/");
+    figure("compute_max_s", m.compute_max_s, "%.4f", false, "straggler/");
+  }
+  return r;
+}
+
+std::string format_step_line(const StepRecord& r) {
+  std::string line = "[train] step=" + std::to_string(r.step) + "/" + std::to_string(r.max_steps);
+  char buf[64];
+  for (const StepFigure& f : r.figures) {
+    std::snprintf(buf, sizeof buf, f.line_format, f.value);
+    line += " " + f.key + "=" + buf;
   }
   return line;
 }
 
-std::string format_step_json(const StepMetrics& m) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"type\":\"train\",\"step\":%lld,\"loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g,"
-                "\"tokens_per_s\":%.6g,\"mfu\":%.6g,\"step_time_s\":%.6g,\"peak_mem_mib\":%.6g,"
-                "\"data_wait_s\":%.6g}",
-                static_cast<long long>(m.step), m.loss, m.lr, m.grad_norm, m.tokens_per_s, m.mfu,
-                m.step_time_s, m.peak_mem_mib, m.data_wait_s);
-  std::string json = buf;
-  if (m.trained_tokens >= 0) {
-    json.pop_back();  // the closing brace
-    json += ",\"trained_tokens\":" + std::to_string(m.trained_tokens) + "}";
+std::string format_step_json(const StepRecord& r) {
+  nlohmann::ordered_json j = {{"type", "train"}, {"step", r.step}};
+  for (const StepFigure& f : r.figures) {
+    if (f.integer)
+      j[f.key] = static_cast<std::int64_t>(f.value);
+    else
+      j[f.key] = f.value;
   }
-  if (m.slowest_rank >= 0) {
-    json.pop_back();  // the closing brace
-    std::snprintf(buf, sizeof buf,
-                  ",\"slowest_rank\":%d,\"compute_min_s\":%.6g,\"compute_median_s\":%.6g,"
-                  "\"compute_max_s\":%.6g}",
-                  m.slowest_rank, m.compute_min_s, m.compute_median_s, m.compute_max_s);
-    json += buf;
-  }
-  return json;
+  return j.dump();
 }
 
 std::string format_validation_line(std::int64_t step, double loss) {

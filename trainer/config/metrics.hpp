@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/model_config.hpp"
 
@@ -26,13 +27,33 @@ struct StepMetrics {
   std::int64_t trained_tokens = -1;
 };
 
+// One figure of a logged step: its key in the [train] line and the JSONL
+// object, its value, how the line prints it, its TensorBoard tag.
+struct StepFigure {
+  std::string key;  // "loss"
+  double value = 0;
+  const char* line_format;  // printf: "%.6f"
+  std::string tag;          // "train/loss"
+  bool integer = false;     // an integer in the JSONL object
+};
+// A logged step's figures, in the line's order: the one list of them, which the
+// [train] line, the JSONL metrics file and TensorBoard each render. Optional
+// figures (trained_tokens, the compute spread) are listed where measured.
+struct StepRecord {
+  std::int64_t step = 0;
+  std::int64_t max_steps = 0;
+  std::vector<StepFigure> figures;
+};
+StepRecord step_record(const StepMetrics& m);
+
 // One stable line, key=value, for humans and for SageMaker metric regexes
 // such as `loss=([0-9.]+)`:
 // "[train] step=12/100 loss=3.456789 lr=3.000e-04 grad_norm=1.2345 ...
 // slowest_rank=1 compute_min_s=0.201 compute_median_s=0.230 compute_max_s=0.512"
-std::string format_step_line(const StepMetrics& m);
-// The same figures as one JSON object (a JSONL line).
-std::string format_step_json(const StepMetrics& m);
+std::string format_step_line(const StepRecord& r);
+// The same figures as one JSON object (a JSONL line), every value as the double
+// (or integer) it is: {"type":"train","step":12,"loss":3.456789123,...}.
+std::string format_step_json(const StepRecord& r);
 
 std::string format_validation_line(std::int64_t step, double loss);
 std::string format_validation_json(std::int64_t step, double loss);

@@ -7,9 +7,9 @@
 
 #include "config/component_configs.hpp"
 #include "config/float8_recipe.hpp"
-#include "models/model_config.hpp"
 #include "config/sharding.hpp"
 #include "lora/lora_config.hpp"
+#include "models/model_config.hpp"
 #include "wireup/data/batch_source.hpp"
 
 namespace wireup::train {

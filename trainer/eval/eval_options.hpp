@@ -2,9 +2,9 @@
 #include <cstdint>
 #include <string>
 
-#include "models/model_config.hpp"
 #include "config/sharding.hpp"
 #include "eval/model_size.hpp"  // model_config_from_hf_config
+#include "models/model_config.hpp"
 
 namespace wireup::train {
 

@@ -28,7 +28,6 @@ constexpr std::int64_t kMaxHidden = 1 << 18;
 constexpr std::int64_t kMaxIntermediate = 1 << 20;
 constexpr std::int64_t kMaxVocab = 1 << 24;
 
-
 // Throws InputError starting with `name` that names the field: one outside
 // its bound, or (when the fp32 parameter shard, 4 bytes per parameter over
 // `world` ranks, passes `memory_bytes`: eval and generate keep no gradient)

@@ -107,8 +107,7 @@ void read_model_extras(const std::string& text, ModelConfig& m) {
   if (c.contains("model_type") && c["model_type"].is_string())
     if (const ModelFamily* f = family_of_hf_model_type(c["model_type"].get<std::string>()))
       m.family = f->name;
-  if (model_family(m).free_head_dim && c.contains("head_dim") &&
-      c["head_dim"].is_number_integer())
+  if (model_family(m).free_head_dim && c.contains("head_dim") && c["head_dim"].is_number_integer())
     m.head_width = c["head_dim"].get<std::int64_t>();
   if (const auto rope = read_rope_scaling(c, unsupported)) m.rope_scaling = *rope;
   m.tied = truthy(c, "tie_word_embeddings");
@@ -225,8 +224,7 @@ ConfigFacts check_config(const std::string& text, const std::string& name, const
   if (!unsupported.empty() || !diffs.empty()) {
     std::string msg = name + ":";
     if (!unsupported.empty()) {
-      msg +=
-          std::string(" fields wireup's ") + model_family(m).display + " cannot represent:";
+      msg += std::string(" fields wireup's ") + model_family(m).display + " cannot represent:";
       for (const auto& u : unsupported) msg += "\n  " + u;
     }
     if (!diffs.empty()) {

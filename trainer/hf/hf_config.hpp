@@ -8,8 +8,9 @@
 
 // The Hugging Face side of export and import that is text, not tensors: the
 // config.json of each family (LlamaForCausalLM, Qwen3ForCausalLM,
-// Qwen2ForCausalLM), what of a config.json the family can represent, the byte-size flag and the split of the weights into shard files
-// with their model.safetensors.index.json. Plain C++ (no LibTorch).
+// Qwen2ForCausalLM), what of a config.json the family can represent, the byte-size flag and the
+// split of the weights into shard files with their model.safetensors.index.json. Plain C++ (no
+// LibTorch).
 namespace wireup::train::hf {
 
 // The most bytes of a config.json read (Llama 3.1's is under 1 KB), and its
@@ -23,8 +24,8 @@ constexpr std::uint64_t kMaxConfigValues = 1ull << 18;
 // parse (io::check_json_shape); InputError naming the file and the bound.
 void check_config_text(const std::string& text, const std::string& name);
 
-// config.json for `m`: its family's architecture and model_type, head_dim, rope_theta, rope_scaling (a llama3
-// dict or null), tie_word_embeddings, bos/eos token ids (null when unknown),
+// config.json for `m`: its family's architecture and model_type, head_dim, rope_theta, rope_scaling
+// (a llama3 dict or null), tie_word_embeddings, bos/eos token ids (null when unknown),
 // max_position_embeddings (= --max_context_width), torch_dtype.
 std::string config_json(const ModelConfig& m, const std::string& torch_dtype);
 

@@ -64,9 +64,8 @@ void check_layout(const fs::path& meta_path, const CheckpointMeta& meta) {
       numel += specs[i].numel();
     }
     if (!same || numel != um.numel)
-      throw InputError(meta_path.string() + ": unit " + um.name +
-                       " does not have the " + model_family(meta.model).display +
-                       " parameter layout this build exports");
+      throw InputError(meta_path.string() + ": unit " + um.name + " does not have the " +
+                       model_family(meta.model).display + " parameter layout this build exports");
   }
 }
 

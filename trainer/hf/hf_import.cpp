@@ -76,8 +76,8 @@ void load_hf_into(ShardedModel& model, const std::string& dir_str, const HfAdapt
       else if (entry)
         ++used;
       if (!entry)
-        throw InputError(weights.describe() + ": no tensor " + spec.name +
-                         " (not a " + model_family(m).display + " checkpoint of this shape?)");
+        throw InputError(weights.describe() + ": no tensor " + spec.name + " (not a " +
+                         model_family(m).display + " checkpoint of this shape?)");
       if (entry->shape != spec.shape)
         throw InputError(reader->path().string() + ": " + spec.name + " has shape " +
                          shape_str(entry->shape) + ", the model flags need " +

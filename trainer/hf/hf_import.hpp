@@ -2,8 +2,8 @@
 #include <filesystem>
 #include <string>
 
-#include "models/model_config.hpp"
 #include "hf/hf_config.hpp"
+#include "models/model_config.hpp"
 
 namespace wireup::train {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "checkpoint/checkpoint_format.hpp"
-#include "models/model_config.hpp"
 #include "lora/lora_config.hpp"
+#include "models/model_config.hpp"
 
 // LoRA adapters as Hugging Face PEFT holds them (lora/peft_adapter.hpp: the
 // format's rules), and as a LoRA checkpoint holds them: read, written, and

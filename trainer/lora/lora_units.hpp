@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/model_config.hpp"
 #include "fsdp/unit_plan.hpp"
 #include "lora/lora_config.hpp"
 #include "lora/peft_adapter.hpp"
+#include "models/model_config.hpp"
 
 // LoRA on FSDP units: the base's units frozen, one held unit of adapters per
 // decoder layer, borrowed by that layer's block (fsdp/unit_plan.hpp), and the

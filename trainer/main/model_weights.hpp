@@ -6,8 +6,8 @@
 #include "checkpoint/adapter_meta.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
-#include "models/model_config.hpp"
 #include "config/train_options.hpp"
+#include "models/model_config.hpp"
 #include "models/sharded_model.hpp"
 
 // The weights `wireup-train eval` and `wireup-train generate` run: a Hugging

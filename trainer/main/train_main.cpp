@@ -325,13 +325,11 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
   sm.compute_median_s = ranks.spread.median_s;
   sm.compute_max_s = ranks.spread.max_s;
   sm.slowest_rank = ranks.spread.slowest_rank;
-  wt::say(r.w, wt::format_step_line(sm));
+  const wt::StepRecord record = wt::step_record(sm);
+  wt::say(r.w, wt::format_step_line(record));
   for (const auto& warning : ranks.warnings) wt::say(r.w, warning);
-  if (r.metrics.is_open()) r.metrics << wt::format_step_json(sm) << "\n" << std::flush;
-  auto scalars = tb::step_scalars(sm);
-  for (const auto& v : tb::straggler_scalars(
-           {sm.compute_min_s, sm.compute_median_s, sm.compute_max_s, sm.slowest_rank}))
-    scalars.push_back(v);
+  if (r.metrics.is_open()) r.metrics << wt::format_step_json(record) << "\n" << std::flush;
+  const auto scalars = tb::step_scalars(record);
   to_tensorboard(r, step, scalars);
 }
 

@@ -1,12 +1,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "config/metrics.hpp"
-#include "models/family_registry.hpp"
-#include "models/model_config.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
+#include "models/family_registry.hpp"
+#include "models/model_config.hpp"
 #include "wireup/error.hpp"
 
 using namespace wireup::train;
@@ -104,7 +106,7 @@ TEST_CASE("warmup then cosine") {
 
 TEST_CASE("metric lines are stable and regex friendly") {
   StepMetrics m{12, 100, 3.25, 3e-4, 1.5, 680.5, 0.61, 1.5, 123.4, 0.0021};
-  const auto line = format_step_line(m);
+  const auto line = format_step_line(step_record(m));
   CHECK(line ==
         "[train] step=12/100 loss=3.250000 lr=3.000e-04 grad_norm=1.5000 "
         "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4 "
@@ -112,8 +114,17 @@ TEST_CASE("metric lines are stable and regex friendly") {
   std::smatch match;  // a SageMaker metric definition
   REQUIRE(std::regex_search(line, match, std::regex("loss=([0-9.]+)")));
   CHECK(match[1] == "3.250000");
-  CHECK(format_step_json(m).find("\"loss\":3.25") != std::string::npos);
-  CHECK(format_step_json(m).find("\"data_wait_s\":0.0021}") != std::string::npos);
+  CHECK(format_step_json(step_record(m)).find("\"loss\":3.25") != std::string::npos);
+  CHECK(format_step_json(step_record(m)).find("\"data_wait_s\":0.0021}") != std::string::npos);
+  // The JSONL object holds each figure as the double it is (the line rounds it), and
+  // nothing JSON cannot read.
+  m.loss = 3.2512345678912345;
+  m.tokens_per_s = std::numeric_limits<double>::infinity();
+  const auto j = nlohmann::json::parse(format_step_json(step_record(m)));
+  CHECK(j["type"] == "train");
+  CHECK(j["step"] == 12);
+  CHECK(j["loss"].get<double>() == m.loss);
+  CHECK(j["tokens_per_s"].is_null());
   CHECK(format_validation_line(20, 2.0) == "[val] step=20 val_loss=2.000000 val_ppl=7.389");
 }
 
@@ -310,15 +321,15 @@ TEST_CASE("the [train] line and JSONL carry the compute spread when it is measur
   StepMetrics m;
   m.step = 3;
   m.max_steps = 10;
-  CHECK(format_step_line(m).find("slowest_rank") == std::string::npos);
+  CHECK(format_step_line(step_record(m)).find("slowest_rank") == std::string::npos);
   m.slowest_rank = 2;
   m.compute_min_s = 0.1;
   m.compute_median_s = 0.2;
   m.compute_max_s = 0.5;
-  CHECK_THAT(format_step_line(m),
+  CHECK_THAT(format_step_line(step_record(m)),
              Catch::EndsWith(" slowest_rank=2 compute_min_s=0.1000 compute_median_s=0.2000 "
                              "compute_max_s=0.5000"));
-  CHECK_THAT(format_step_json(m),
+  CHECK_THAT(format_step_json(step_record(m)),
              Catch::EndsWith(",\"slowest_rank\":2,\"compute_min_s\":0.1,\"compute_median_s\":0.2,"
                              "\"compute_max_s\":0.5}"));
 }

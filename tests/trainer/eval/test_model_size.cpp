@@ -1,9 +1,9 @@
 // A model's shapes from a file checked before anything is allocated (no Torch).
 #include <catch2/catch.hpp>
 
+#include "eval/model_size.hpp"
 #include "models/family_registry.hpp"
 #include "models/model_config.hpp"
-#include "eval/model_size.hpp"
 #include "wireup/error.hpp"
 
 using namespace wireup::train;

@@ -3,7 +3,6 @@
 // weights-only state (main/training_state.hpp: the moments left out) is
 // read without them.
 #include <ATen/ATen.h>
-
 #include <malloc.h>
 #include <unistd.h>
 
@@ -14,9 +13,9 @@
 
 #include "checkpoint/checkpointer.hpp"
 #include "comm/comm.hpp"
+#include "main/training_state.hpp"
 #include "models/family_registry.hpp"
 #include "models/model_config.hpp"
-#include "main/training_state.hpp"
 #include "models/sharded_model.hpp"
 #include "optim/sharded_adamw.hpp"
 

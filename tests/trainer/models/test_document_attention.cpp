@@ -20,8 +20,8 @@
 
 #include "batch/batch_tokens.hpp"
 #include "batch/document_layout.hpp"
-#include "models/model_config.hpp"
 #include "models/llama/llama_model.hpp"
+#include "models/model_config.hpp"
 #include "ops/fused_ops.hpp"
 
 using namespace wireup::train;

@@ -8,9 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include "models/family_registry.hpp"
-#include "models/model_config.hpp"
 #include "models/llama/kv_decode.hpp"
 #include "models/llama/llama_model.hpp"
+#include "models/model_config.hpp"
 #include "ops/fused_ops.hpp"
 
 using namespace wireup::train;

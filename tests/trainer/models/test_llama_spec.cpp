@@ -7,8 +7,8 @@
 #include <string>
 
 #include "models/family_registry.hpp"
-#include "models/model_config.hpp"
 #include "models/llama/llama_spec.hpp"
+#include "models/model_config.hpp"
 #include "models/model_registry.hpp"
 #include "wireup/error.hpp"
 

@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "lora/lora_units.hpp"
 #include "models/family_registry.hpp"
 #include "models/model_config.hpp"
-#include "lora/lora_units.hpp"
 #include "models/model_registry.hpp"
 
 using namespace wireup::train;

@@ -55,7 +55,8 @@ TEST_CASE("the registry's families are the configuration's, each preset names it
     const ModelConfig m = preset(name);
     CAPTURE(name);
     const auto& listed = model_family(m).presets;
-    CHECK(std::any_of(listed.begin(), listed.end(), [&](const auto& p) { return p.first == name; }));
+    CHECK(
+        std::any_of(listed.begin(), listed.end(), [&](const auto& p) { return p.first == name; }));
   }
   CHECK(std::string(model_spec(preset("qwen3-tiny")).name) == "qwen3");
   CHECK(std::string(model_spec(preset("qwen3-8b")).name) == "qwen3");

@@ -141,12 +141,23 @@ TEST_CASE("tags follow the [train] and [val] keys") {
   wireup::train::StepMetrics m;
   m.loss = 3.25;
   m.data_wait_s = 0.5;
-  const auto scalars = tb::step_scalars(m);
+  const auto scalars = tb::step_scalars(wireup::train::step_record(m));
   REQUIRE(scalars.size() == 8);
   CHECK(scalars[0].tag == "train/loss");
   CHECK(scalars[0].value == 3.25);
   CHECK(scalars[7].tag == "train/data_wait_s");
   CHECK(scalars[7].value == 0.5);
   CHECK(tb::validation_scalars(1.5)[0].tag == "val/loss");
-  CHECK(tb::straggler_scalars({}).size() == 4);
+  // The measured compute spread and a chat run's trained targets, in the same record.
+  m.slowest_rank = 1;
+  m.compute_max_s = 0.75;
+  m.trained_tokens = 42;
+  const auto more = tb::step_scalars(wireup::train::step_record(m));
+  REQUIRE(more.size() == 13);
+  CHECK(more[8].tag == "train/trained_tokens");
+  CHECK(more[8].value == 42);
+  CHECK(more[9].tag == "straggler/slowest_rank");
+  CHECK(more[9].value == 1);
+  CHECK(more[12].tag == "straggler/compute_max_s");
+  CHECK(more[12].value == 0.75);
 }

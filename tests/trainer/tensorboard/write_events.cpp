@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
       m.step_time_s = 0.25 + 0.0123 * x;
       m.peak_mem_mib = 412.3 + x;
       m.data_wait_s = 0.00031 * x;
-      writer.write_scalars(step, tb::step_scalars(m));
-      std::printf("%s\n", wireup::train::format_step_line(m).c_str());
+      const auto record = wireup::train::step_record(m);
+      writer.write_scalars(step, tb::step_scalars(record));
+      std::printf("%s\n", wireup::train::format_step_line(record).c_str());
       if (step % 3 == 0) {
         const double val = m.loss + 0.05;
         writer.write_scalars(step, tb::validation_scalars(val));

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/model_config.hpp"
 #include "models/llama/llama_model.hpp"
+#include "models/model_config.hpp"
 #include "models/model_spec.hpp"
 
 // Decoding with a KV cache: the Llama of llama_model.hpp (and the families

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "config/float8_recipe.hpp"
-#include "models/model_config.hpp"
 #include "fsdp/param_spec.hpp"
 #include "lora/lora_units.hpp"
+#include "models/model_config.hpp"
 #include "ops/attention.hpp"
 #include "ops/rotary.hpp"
 

@@ -142,10 +142,9 @@ std::vector<UnitPlan> decoder_units(const ModelConfig& m,
 }
 
 const ModelSpec& llama_spec() {
-  static const ModelSpec spec{"llama",       llama_units,   init_decoder_unit,
-                              llama_compute, unit_tensors,  unit_to_hf,
-                              unit_from_hf,  llama_decoder, adapter_rows,
-                              &llama_family()};
+  static const ModelSpec spec{"llama",      llama_units,    init_decoder_unit, llama_compute,
+                              unit_tensors, unit_to_hf,     unit_from_hf,      llama_decoder,
+                              adapter_rows, &llama_family()};
   return spec;
 }
 

@@ -25,7 +25,8 @@ ModelConfig qwen(ModelConfig m, std::int64_t head_width, bool tied) {
 
 std::int64_t block_params(const ModelConfig& m, QwenBlock b) {
   const std::int64_t qkv = m.q_dim() + 2 * m.kv_dim();
-  return llama::decoder_block_params(m, (b.qkv_bias ? qkv : 0) + (b.qk_norm ? 2 * m.head_dim() : 0));
+  return llama::decoder_block_params(m,
+                                     (b.qkv_bias ? qkv : 0) + (b.qk_norm ? 2 * m.head_dim() : 0));
 }
 std::int64_t qwen3_block_params(const ModelConfig& m) { return block_params(m, kQwen3); }
 std::int64_t qwen2_block_params(const ModelConfig& m) { return block_params(m, kQwen2); }

@@ -1,4 +1,3 @@
-#include "models/qwen/qwen_family.hpp"
 #include "models/qwen/qwen_hf.hpp"
 
 #include <ATen/ATen.h>
@@ -7,6 +6,7 @@
 #include <string>
 
 #include "models/llama/llama_hf.hpp"
+#include "models/qwen/qwen_family.hpp"
 
 namespace wireup::train::qwen {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "models/model_config.hpp"
 #include "fsdp/param_spec.hpp"
 #include "models/llama/llama_model.hpp"
+#include "models/model_config.hpp"
 
 // Qwen3 and Qwen2.5 (dense): decoders on the Llama's skeleton (embedding,
 // pre-norm blocks with SwiGLU, final norm, head) whose attention inputs differ.

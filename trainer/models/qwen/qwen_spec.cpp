@@ -38,17 +38,17 @@ std::unique_ptr<TokenDecoder> qwen2_decoder(const ModelConfig& m,
 }  // namespace
 
 const ModelSpec& qwen3_spec() {
-  static const ModelSpec spec{"qwen3",       qwen3_units,   llama::init_decoder_unit,
-                              qwen3_compute, unit_tensors,  unit_to_hf,
-                              unit_from_hf,  qwen3_decoder, llama::adapter_rows,
+  static const ModelSpec spec{"qwen3",        qwen3_units,   llama::init_decoder_unit,
+                              qwen3_compute,  unit_tensors,  unit_to_hf,
+                              unit_from_hf,   qwen3_decoder, llama::adapter_rows,
                               &qwen3_family()};
   return spec;
 }
 
 const ModelSpec& qwen2_spec() {
-  static const ModelSpec spec{"qwen2",       qwen2_units,   llama::init_decoder_unit,
-                              qwen2_compute, unit_tensors,  unit_to_hf,
-                              unit_from_hf,  qwen2_decoder, llama::adapter_rows,
+  static const ModelSpec spec{"qwen2",        qwen2_units,   llama::init_decoder_unit,
+                              qwen2_compute,  unit_tensors,  unit_to_hf,
+                              unit_from_hf,   qwen2_decoder, llama::adapter_rows,
                               &qwen2_family()};
   return spec;
 }
