@@ -65,12 +65,13 @@ at::Tensor KvDecoder::attend(std::size_t layer, const at::Tensor& q, const at::T
 }
 
 at::Tensor KvDecoder::block(std::size_t layer, const at::Tensor& x, const ops::Rope& at_positions) {
-  const std::vector<at::Tensor>& p = w_.blocks[layer];
-  const QkvHeads in = inputs_(p, ops::rms_norm(x, p[0], cfg_.norm_eps), cfg_, project);
-  const at::Tensor q = ops::apply_rope(in.q, at_positions);
-  const at::Tensor k = ops::apply_rope(in.k, at_positions);
-  const at::Tensor h = x + project(attend(layer, q[0], k[0], in.v[0]), p[2]);
-  return h + project(ops::swiglu(project(ops::rms_norm(h, p[3], cfg_.norm_eps), p[4])), p[5]);
+  const Attend over_cache = [this, layer, &at_positions](const at::Tensor& q, const at::Tensor& k,
+                                                         const at::Tensor& v) {
+    return attend(layer, ops::apply_rope(q, at_positions)[0], ops::apply_rope(k, at_positions)[0],
+                  v[0]);
+  };
+  return decoder_block(BlockParams(w_.blocks[layer]), x, cfg_,
+                       {project, project, project, project}, inputs_, over_cache);
 }
 
 at::Tensor KvDecoder::feed(const at::Tensor& tokens, bool all_rows) {

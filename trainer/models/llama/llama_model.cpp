@@ -62,16 +62,16 @@ Documents make_documents(const at::Tensor& positions, const at::Tensor& segments
 }
 
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens) {
-  return at::embedding(p[0], tokens);
+  return at::embedding(EmbeddingParams(p).embedding, tokens);
 }
 
-QkvHeads llama_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed, const ModelConfig& m,
+QkvHeads llama_qkv(const BlockParams& p, const at::Tensor& normed, const ModelConfig& m,
                    const Projection& proj) {
   const auto B = normed.size(0), T = normed.size(1);
   const auto hd = m.head_dim(), kv = m.kv_heads;
   // split, not narrow: its backward is one cat, where each narrow's would be
   // a zeroed full-size gradient summed with the others'.
-  const auto qkv = proj(normed, p[1]).split_with_sizes({m.q_dim(), kv * hd, kv * hd}, -1);
+  const auto qkv = proj(normed, p.wqkv).split_with_sizes({m.q_dim(), kv * hd, kv * hd}, -1);
   return {qkv[0].view({B, T, m.heads, hd}), qkv[1].view({B, T, kv, hd}),
           qkv[2].view({B, T, kv, hd})};
 }
@@ -89,28 +89,36 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const op
       return y;
     };
   };
-  const auto proj = adapted(FusedProjection::Qkv);
-  const auto out = adapted(FusedProjection::Out);
-  const auto gate_up = adapted(FusedProjection::GateUp);
-  const auto down = adapted(FusedProjection::Down);
+  const BlockProjections proj{adapted(FusedProjection::Qkv), adapted(FusedProjection::Out),
+                              adapted(FusedProjection::GateUp), adapted(FusedProjection::Down)};
+  const Attend attend = [&rope, &docs](const at::Tensor& q, const at::Tensor& k,
+                                       const at::Tensor& v) {
+    return docs.defined() ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
+                                                    ops::apply_rope(k, rope, docs.positions), v,
+                                                    docs.attend)
+                          : ops::causal_attention(ops::apply_rope(q, rope),
+                                                  ops::apply_rope(k, rope), v, rope.causal);
+  };
+  return decoder_block(BlockParams(p), x, m, proj, inputs, attend);
+}
+
+at::Tensor decoder_block(const BlockParams& p, const at::Tensor& x, const ModelConfig& m,
+                         const BlockProjections& proj, AttentionInputs inputs,
+                         const Attend& attend) {
   // attention
-  auto [q, k, v] = inputs(p, ops::rms_norm(x, p[0], m.norm_eps), m, proj);
-  at::Tensor a = docs.defined() ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
-                                                          ops::apply_rope(k, rope, docs.positions),
-                                                          v, docs.attend)
-                                : ops::causal_attention(ops::apply_rope(q, rope),
-                                                        ops::apply_rope(k, rope), v, rope.causal);
-  at::Tensor h = x + out(a, p[2]);
+  const auto [q, k, v] = inputs(p, ops::rms_norm(x, p.attention_norm, m.norm_eps), m, proj.qkv);
+  const at::Tensor h = x + proj.out(attend(q, k, v), p.wo);
   // SwiGLU feed-forward
-  const at::Tensor w13 = gate_up(ops::rms_norm(h, p[3], m.norm_eps), p[4]);
-  return h + down(ops::swiglu(w13), p[5]);
+  const at::Tensor w13 = proj.gate_up(ops::rms_norm(h, p.ffn_norm, m.norm_eps), p.w13);
+  return h + proj.down(ops::swiglu(w13), p.w2);
 }
 
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
                      const at::Tensor& targets, const ModelConfig& m, const at::Tensor& trained,
                      double divisor) {
+  const HeadParams head(p.at(0), p.at(1));
   if (!trained.defined()) {
-    at::Tensor logits = ops::linear(ops::rms_norm(x, p[0], m.norm_eps), p[1]);
+    at::Tensor logits = ops::linear(ops::rms_norm(x, head.norm, m.norm_eps), head.output);
     return ops::cross_entropy(logits.reshape({-1, m.vocab}).to(at::kFloat), targets.reshape({-1}));
   }
   TORCH_CHECK(divisor > 0, "head_loss: a masked loss needs a divisor above 0");
@@ -120,7 +128,7 @@ at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
   // parameter still gets its (zero) gradient.
   const at::Tensor pick = n > 0 ? trained : at::zeros({1}, trained.options());
   at::Tensor logits =
-      ops::linear(ops::rms_norm(rows.index_select(0, pick), p[0], m.norm_eps), p[1]);
+      ops::linear(ops::rms_norm(rows.index_select(0, pick), head.norm, m.norm_eps), head.output);
   const at::Tensor mean =
       ops::cross_entropy(logits.to(at::kFloat), all_targets.index_select(0, pick));
   return mean * (static_cast<double>(n) / divisor);

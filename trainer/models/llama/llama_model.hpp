@@ -45,23 +45,66 @@ struct Documents {
 Documents make_documents(const at::Tensor& positions, const at::Tensor& segments,
                          at::ScalarType dtype);
 
+// A unit's gathered tensors by name, in its specs' order (the views every
+// computation of the family reads, instead of positions).
+struct EmbeddingParams {
+  const at::Tensor& embedding;  // [V, H]
+  explicit EmbeddingParams(const std::vector<at::Tensor>& p) : embedding(p.at(0)) {}
+};
+struct BlockParams {
+  const at::Tensor& attention_norm;  // [H]
+  const at::Tensor& wqkv;            // [q_dim + 2 kv_dim, H]: Q, K, V fused
+  const at::Tensor& wo;              // [H, q_dim]
+  const at::Tensor& ffn_norm;        // [H]
+  const at::Tensor& w13;             // [2 I, H]: gate and up fused
+  const at::Tensor& w2;              // [H, I]
+  // The family's own parameters, after the Llama's six (block_specs order).
+  const at::Tensor& family(std::size_t i) const { return all_.at(6 + i); }
+  explicit BlockParams(const std::vector<at::Tensor>& p)
+      : attention_norm(p.at(0)), wqkv(p.at(1)), wo(p.at(2)), ffn_norm(p.at(3)), w13(p.at(4)),
+        w2(p.at(5)), all_(p) {}
+
+ private:
+  const std::vector<at::Tensor>& all_;
+};
+struct HeadParams {
+  const at::Tensor& norm;    // [H]
+  const at::Tensor& output;  // [V, H]; tied: the embedding unit's matrix
+  HeadParams(const at::Tensor& norm, const at::Tensor& output) : norm(norm), output(output) {}
+};
+
 at::Tensor embed(const std::vector<at::Tensor>& p, const at::Tensor& tokens);
 
 // x W^T as a block computes it (ops::linear, float8_linear, a decoding step's
 // matrix-vector product).
 using Projection = std::function<at::Tensor(const at::Tensor& x, const at::Tensor& w)>;
 // The attention's inputs of one block, RoPE not yet applied: q [B,T,nh,hd], k
-// and v [B,T,kv,hd], from the block's parameters `p` (block_specs order; a
-// family's own parameters follow the Llama's six) and its normed input. The
+// and v [B,T,kv,hd], from the block's parameters and its normed input. The
 // Llama's: one fused QKV projection. A family that computes them otherwise
 // (biases, QK-norm: models/qwen/) passes its own to block() and KvDecoder.
 struct QkvHeads {
   at::Tensor q, k, v;
 };
-using AttentionInputs = QkvHeads (*)(const std::vector<at::Tensor>& p, const at::Tensor& normed,
+using AttentionInputs = QkvHeads (*)(const BlockParams& p, const at::Tensor& normed,
                                      const ModelConfig& m, const Projection& proj);
-QkvHeads llama_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed, const ModelConfig& m,
+QkvHeads llama_qkv(const BlockParams& p, const at::Tensor& normed, const ModelConfig& m,
                    const Projection& proj);
+
+// The block's four projections as the caller computes them (training: float8
+// and LoRA's adapters where set; decoding: plain products).
+struct BlockProjections {
+  Projection qkv, out, gate_up, down;
+};
+// RoPE and attention over the block's q, k and v: a training sequence's
+// (causal or per document) or a decoding step's (over the KV cache). Returns
+// [B, T, heads * head_dim].
+using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k,
+                                        const at::Tensor& v)>;
+// The Llama block, the one definition training, eval and KV decoding run:
+// x + out(attend(inputs(norm(x)))), then h + down(swiglu(gate_up(norm(h)))).
+at::Tensor decoder_block(const BlockParams& p, const at::Tensor& x, const ModelConfig& m,
+                         const BlockProjections& proj, AttentionInputs inputs,
+                         const Attend& attend);
 
 // `float8`: the block's four projections in float8 (float8_linear.hpp).
 // `docs`: packed conversations (positions and attention per conversation).

@@ -19,20 +19,22 @@ std::vector<ParamSpec> qwen2_block_specs(const ModelConfig& m) {
   return specs;
 }
 
-llama::QkvHeads qwen3_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed,
+llama::QkvHeads qwen3_qkv(const llama::BlockParams& p, const at::Tensor& normed,
                           const ModelConfig& m, const llama::Projection& proj) {
   llama::QkvHeads h = llama::llama_qkv(p, normed, m, proj);
   // Over each head's head_dim values, as transformers' Qwen3Attention does.
-  h.q = ops::rms_norm(h.q, p[6], m.norm_eps);
-  h.k = ops::rms_norm(h.k, p[7], m.norm_eps);
+  const at::Tensor &q_norm = p.family(0), &k_norm = p.family(1);  // qwen3_block_specs
+  h.q = ops::rms_norm(h.q, q_norm, m.norm_eps);
+  h.k = ops::rms_norm(h.k, k_norm, m.norm_eps);
   return h;
 }
 
-llama::QkvHeads qwen2_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed,
+llama::QkvHeads qwen2_qkv(const llama::BlockParams& p, const at::Tensor& normed,
                           const ModelConfig& m, const llama::Projection& proj) {
   // The Llama's fused QKV projection, plus the fused Q/K/V bias.
-  const llama::Projection biased = [&proj, &p](const at::Tensor& x, const at::Tensor& w) {
-    return proj(x, w) + p[6];
+  const at::Tensor& bqkv = p.family(0);  // qwen2_block_specs
+  const llama::Projection biased = [&proj, &bqkv](const at::Tensor& x, const at::Tensor& w) {
+    return proj(x, w) + bqkv;
   };
   return llama::llama_qkv(p, normed, m, biased);
 }

@@ -21,9 +21,9 @@ std::vector<ParamSpec> qwen3_block_specs(const ModelConfig& m);
 std::vector<ParamSpec> qwen2_block_specs(const ModelConfig& m);
 
 // The attention inputs (llama_model.hpp's AttentionInputs) of each.
-llama::QkvHeads qwen3_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed,
+llama::QkvHeads qwen3_qkv(const llama::BlockParams& p, const at::Tensor& normed,
                           const ModelConfig& m, const llama::Projection& proj);
-llama::QkvHeads qwen2_qkv(const std::vector<at::Tensor>& p, const at::Tensor& normed,
+llama::QkvHeads qwen2_qkv(const llama::BlockParams& p, const at::Tensor& normed,
                           const ModelConfig& m, const llama::Projection& proj);
 
 }  // namespace wireup::train::qwen
