@@ -7,12 +7,6 @@
 
 namespace wireup::train {
 
-void add_sharding_option(CLI::App& app, std::string& value) {
-  app.add_option("--sharding_strategy", value, "full, hybrid or none")
-      ->transform(CLI::IsMember(
-          {"full", "hybrid", "none", "FULL_SHARD", "HYBRID_SHARD", "NO_SHARD"}, CLI::ignore_case));
-}
-
 void add_weights_options(CLI::App& app, std::string& init_from_hf,
                          std::string& resume_from_checkpoint, std::string& lora_adapter) {
   app.allow_windows_style_options(false);

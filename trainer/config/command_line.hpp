@@ -10,9 +10,6 @@ namespace wireup::train {
 // Parts of the command line that `wireup-train`, `wireup-train eval` and `wireup-train export`
 // share (CLI11).
 
-// --sharding_strategy with every spelling it accepts; parse_sharding maps the value.
-void add_sharding_option(CLI::App& app, std::string& value);
-
 // The options of a subcommand that runs existing weights (eval, generate): CLI11's
 // settings (no Windows-style options, a repeated flag's last value wins) and
 // --init_from_hf DIR, --resume_from_checkpoint DIR, --lora_adapter DIR.

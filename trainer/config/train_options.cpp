@@ -46,10 +46,8 @@ struct RawFlags {
   std::string preset;
   CLI::Option* preset_option = nullptr;
   ShapeFlags shape;
-  int bf16 = 0, activation_checkpointing = 0, prefetch = 1, async_checkpointing = 0;
+  int async_checkpointing = 0;
   int document_masking = 1;
-  std::string sharding = "full";
-  std::string float8 = "off";
   std::string profile_steps;  // A:B
   double peak_tflops = 0;
   CLI::Option* peak = nullptr;
@@ -88,7 +86,7 @@ void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
       ->check(CLI::IsMember({0, 1}));
 }
 
-void add_optimization_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
+void add_optimization_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--train_batch_size", o.train_batch_size, "sequences per rank per micro-step");
   app.add_option("--val_batch_size", o.val_batch_size, "validation sequences per rank");
   app.add_option("--gradient_accumulation_steps,--grad_accum", o.grad_accum,
@@ -108,16 +106,7 @@ void add_optimization_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option("--beta1", o.adamw.beta1);
   app.add_option("--beta2", o.adamw.beta2);
   app.add_option("--grad_clip", o.grad_clip, "global gradient norm limit (0: off)");
-  app.add_option("--bf16", f.bf16, "1: bf16 compute and communication (GPU)");
-  app.add_option("--float8", f.float8,
-                 "off, tensorwise or rowwise: the blocks' linear layers' GEMMs in float8 "
-                 "(GPU of compute capability 8.9+, with --bf16 1)");
-  app.add_option("--device", o.device, "cpu (Gloo) or cuda (NCCL; CUDA LibTorch builds)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--activation_checkpointing", f.activation_checkpointing,
-                 "1: recompute each block in backward");
-  app.add_option("--prefetch", f.prefetch, "1: gather the next unit during compute");
-  add_sharding_option(app, f.sharding);
+  add_compute_flags(app, o.compute, ComputeFlags::Train);
 }
 
 void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
@@ -175,7 +164,6 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
       ->check(CLI::IsMember({0, 1}));
   app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
   app.add_option("--seed", o.seed, "seed for init and data order");
-  app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
   app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
   app.add_option("--tensorboard_dir", o.tensorboard_dir,
                  "rank 0 writes TensorBoard event files of the [train] and [val] figures here "
@@ -224,7 +212,7 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   RawFlags f;
   f.preset = o.preset;
   add_model_flags(app, o, f);
-  add_optimization_flags(app, o, f);
+  add_optimization_flags(app, o);
   add_run_flags(app, o, f);
   if (!parse_command_line(app, argc, argv, "", "wireup-train --help")) return false;
 
@@ -232,10 +220,6 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.preset_given = f.preset_option->count() > 0;
   o.shape_flags = f.shape;
   o.model = apply_shape_flags(preset(f.preset), f.shape);
-  o.bf16 = f.bf16 != 0;
-  o.float8 = parse_float8_recipe(f.float8);
-  o.activation_checkpointing = f.activation_checkpointing != 0;
-  o.prefetch = f.prefetch != 0;
   o.document_masking = f.document_masking != 0;
   o.checkpoint.async = f.async_checkpointing != 0;
   o.checkpoint.max_steps = o.max_steps;             // the last step is always saved
@@ -244,7 +228,6 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   o.data.seed = o.seed;  // the data order's
   o.data.grad_accum = static_cast<std::uint64_t>(std::max<std::int64_t>(o.grad_accum, 1));
   if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
-  o.sharding = parse_sharding(f.sharding);
   if (!f.profile_steps.empty())
     std::tie(o.profile_first, o.profile_last) = parse_profile_steps(f.profile_steps);
   return true;
@@ -288,9 +271,7 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
        "no data: pass --dataset DIR (a wireup-prep output) or --synthetic_data");
   need(!o.synthetic_data || o.data.dataset.empty(),
        "--dataset and --synthetic_data exclude each other: pass one of them");
-  need(o.threads >= 0 && o.threads <= 4096,
-       "--num_threads " + std::to_string(o.threads) +
-           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  check_compute_choice(o.compute);
   for (const auto& [flag, v] : {std::pair{"--comm_timeout", o.comm_timeout},
                                 std::pair{"--comm_init_timeout", o.comm_init_timeout}}) {
     char given[32];
@@ -306,9 +287,6 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
          "--peak_tflops " + format_number(*o.peak_tflops) +
              ": expected one rank's peak in TFLOP/s, a positive number (e.g. 989 for an H100 "
              "in bf16); leave it out to measure it");
-  need(o.float8 == Float8Recipe::Off || (o.device == "cuda" && o.bf16),
-       std::string("--float8 ") + float8_recipe_name(o.float8) +
-           ": float8 GEMMs need --device cuda --bf16 1");
   need(!o.checkpoint.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
            o.resume_from_checkpoint == "latest",
        "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");
@@ -332,7 +310,7 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
          "--init_from_checkpoint DIR (its weights, frozen)");
   }
   need(world >= 1 && local_world >= 1 && local_world <= world, "bad world layout");
-  if (o.sharding == Sharding::Hybrid)
+  if (o.compute.sharding == Sharding::Hybrid)
     need(world % local_world == 0,
          "--sharding_strategy hybrid needs the same number of ranks on every node: world size " +
              std::to_string(world) + " is not a multiple of the local world size " +

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/component_configs.hpp"
+#include "config/compute_flags.hpp"
 #include "config/float8_recipe.hpp"
 #include "config/sharding.hpp"
 #include "lora/lora_config.hpp"
@@ -35,12 +36,9 @@ struct TrainOptions {
   std::int64_t warmup_steps = 0;
   AdamWConfig adamw;       // --beta1 --beta2 --weight_decay
   double grad_clip = 1.0;  // 0: off
-  bool bf16 = false;
-  Float8Recipe float8 = Float8Recipe::Off;  // --float8: the blocks' GEMMs in float8 (GPU, bf16)
-  std::string device = "cpu";               // cpu (Gloo) or cuda (NCCL, CUDA LibTorch builds)
-  bool activation_checkpointing = false;
-  Sharding sharding = Sharding::Full;
-  bool prefetch = true;  // gather the next unit while this one computes
+  // --device, --bf16, --float8, --sharding_strategy, --num_threads,
+  // --activation_checkpointing, --prefetch (compute_flags.hpp).
+  ComputeChoice compute;
 
   std::int64_t logging_freq = 1;
   std::int64_t validation_freq = 0;  // 0: never
@@ -84,7 +82,6 @@ struct TrainOptions {
   // own conversation and its RoPE position counts from the conversation's start.
   bool document_masking = true;
   std::uint64_t seed = 1234;
-  std::int64_t threads = 0;     // 0: leave LibTorch's default
   std::string metrics_file;     // JSONL, one object per logged step
   std::string tensorboard_dir;  // rank 0's TensorBoard event files (tensorboard/); empty: none
   // How long a collective waits for the other ranks before this rank names

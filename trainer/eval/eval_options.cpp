@@ -20,15 +20,8 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
   app.add_option("--eval_batches", o.eval_batches, "windows N to evaluate")->required();
   app.add_option("--eval_batch_size", o.eval_batch_size, "windows per forward pass (default 4)");
   app.add_option("--metrics_file", o.metrics_file, "write the result as one JSON object here");
-  app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  int bf16 = 0;
-  app.add_option("--bf16", bf16, "1: bf16 compute (GPU)");
-  std::string sharding = "full";
-  add_sharding_option(app, sharding);
-  app.add_option("--num_threads", o.threads, "intra-op threads per rank (0: default)");
+  add_compute_flags(app, o.compute, ComputeFlags::Evaluate);
   if (!parse_command_line(app, argc, argv, "eval: ", "wireup-train eval --help")) return false;
-  o.bf16 = bf16 != 0;
-  o.sharding = parse_sharding(sharding);
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw InputError(what);
   };
@@ -43,9 +36,7 @@ bool parse_eval_options(int argc, const char* const* argv, EvalOptions& o) {
                                 ": expected at least 1 window to evaluate");
   need(o.eval_batch_size >= 1, "--eval_batch_size " + std::to_string(o.eval_batch_size) +
                                    ": expected at least 1 window per forward pass");
-  need(o.threads >= 0 && o.threads <= 4096,
-       "--num_threads " + std::to_string(o.threads) +
-           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  check_compute_choice(o.compute);
   return true;
 }
 

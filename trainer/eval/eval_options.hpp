@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/sharding.hpp"
+#include "config/compute_flags.hpp"
 #include "eval/model_size.hpp"  // model_config_from_hf_config
 #include "models/model_config.hpp"
 
@@ -20,10 +20,7 @@ struct EvalOptions {
   std::int64_t eval_batches = 0;       // N windows
   std::int64_t eval_batch_size = 4;    // windows per forward pass
   std::string metrics_file;            // one JSON object, written atomically
-  std::string device = "cpu";
-  bool bf16 = false;
-  Sharding sharding = Sharding::Full;
-  std::int64_t threads = 0;
+  ComputeChoice compute;               // --device, --bf16, --sharding_strategy, --num_threads
 };
 
 // Parses argv (argv[0] is "eval"). Throws InputError naming a bad or missing

@@ -40,9 +40,7 @@ void check(const GenerateOptions& o) {
            ": expected 0 (greedy) or a positive finite number");
   need(o.sampling.top_p > 0 && o.sampling.top_p <= 1,
        "--top_p " + number(o.sampling.top_p) + ": expected a number in (0, 1]");
-  need(o.threads >= 0 && o.threads <= 4096,
-       "--num_threads " + std::to_string(o.threads) +
-           ": expected 0 (LibTorch's default) or a thread count from 1 to 4096");
+  check_compute_choice(o.compute);
 }
 
 }  // namespace
@@ -77,12 +75,11 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
                  "whose probabilities sum to P (default 1)");
   app.add_option("--seed", o.seed, "the sampling seed (default 0)");
   app.add_flag("--show_ids", o.show_ids, "add the prompt's and completion's token ids");
-  app.add_option("--device", o.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  add_compute_flags(app, o.compute, ComputeFlags::Decode);
   app.add_option("--dtype", o.dtype,
                  "float32 (default) or bfloat16: the weights and the KV cache (logits and "
                  "sampling in float32)")
       ->check(CLI::IsMember({"float32", "bfloat16"}));
-  app.add_option("--num_threads", o.threads, "intra-op threads (0: default)");
   if (!parse_command_line(app, argc, argv, "generate: ", "wireup-train generate --help"))
     return false;
   check(o);

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "config/compute_flags.hpp"
 #include "generate/sampling.hpp"
 
 namespace wireup::train::generate {
@@ -22,9 +23,8 @@ struct GenerateOptions {
   SamplingRule sampling;  // --temperature (0: greedy), --top_p
   std::uint64_t seed = 0;
   bool show_ids = false;          // the prompt's and completion's token ids in the output
-  std::string device = "cpu";     // cpu or cuda
+  ComputeChoice compute;          // --device, --num_threads
   std::string dtype = "float32";  // the weights and the KV cache: float32 or bfloat16
-  std::int64_t threads = 0;       // 0: LibTorch's default
 };
 
 // The longest run `--max_new_tokens` accepts.

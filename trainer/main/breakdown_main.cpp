@@ -64,10 +64,10 @@ int run_breakdown(int argc, char** argv) {
   o.synthetic_data = true;
   o.data.dataset.clear();
   check_train_options(o, 1, 1);
-  if (o.device != "cuda") throw InputError("breakdown times CUDA kernels: pass --device cuda");
+  if (o.compute.device != "cuda")
+    throw InputError("breakdown times CUDA kernels: pass --device cuda");
 #if WIREUP_KINETO_API
-  const ComputeChoice c{o.device,   o.bf16,  o.sharding, o.threads, o.activation_checkpointing,
-                        o.prefetch, o.float8};
+  const ComputeChoice& c = o.compute;
   const CommGroups groups = start_ranks(w, c);
   const ModelOptions fo = model_options(w, c);
   ShardedModel model(o.model, groups, fo, o.seed);
@@ -90,8 +90,8 @@ int run_breakdown(int argc, char** argv) {
   const auto kernels = kernels_of(step, &wall_ms);
   std::printf("[breakdown] preset=%s batch=%lld seq=%lld bf16=%d float8=%s torch=%s\n",
               o.preset.c_str(), static_cast<long long>(o.train_batch_size),
-              static_cast<long long>(o.model.context), o.bf16 ? 1 : 0, float8_recipe_name(o.float8),
-              TORCH_VERSION);
+              static_cast<long long>(o.model.context), o.compute.bf16 ? 1 : 0,
+              float8_recipe_name(o.compute.float8), TORCH_VERSION);
   std::fputs(format_breakdown(kernels, wall_ms, 15).c_str(), stdout);
   return kernels.empty() ? 1 : 0;
 #else

@@ -195,7 +195,7 @@ int run_eval(int argc, char** argv) {
                  data.manifest_file.c_str(), data.manifest.chat->chat_template.c_str(),
                  weights.chat_template_source.c_str(), weights.chat_template.c_str());
 
-  const ComputeChoice compute{o.device, o.bf16, o.sharding, o.threads, false, true};
+  const ComputeChoice& compute = o.compute;
   const CommGroups groups = start_ranks(w, compute);
   ShardedModel model(m, groups, inference_model_options(w, compute), 0);
   load_weights(model, weights, groups, w);

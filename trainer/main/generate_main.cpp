@@ -229,7 +229,7 @@ int run_generate(int argc, char** argv) {
                             tok.special_id("<|end_of_text|>"), tok.special_id("<|im_end|>"),
                             tok.special_id("<|endoftext|>")});
 
-  const ComputeChoice compute{o.device, false, Sharding::Full, o.threads, false, true};
+  const ComputeChoice& compute = o.compute;
   std::int64_t longest = 0;
   for (const auto& p : ids)
     longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(p.size()));

@@ -22,16 +22,6 @@ namespace wireup::train {
 // naming both values. InputError naming the file when it cannot be read.
 ModelConfig shape_from_hf(const std::string& dir, const TrainOptions& o);
 
-struct ComputeChoice {
-  std::string device = "cpu";  // cpu or cuda
-  bool bf16 = false;
-  Sharding sharding = Sharding::Full;
-  std::int64_t threads = 0;  // 0: LibTorch's default
-  bool activation_checkpointing = false;
-  bool prefetch = true;
-  Float8Recipe float8 = Float8Recipe::Off;  // --float8 (checked on the device at start)
-};
-
 // glibc keeps freed buffers in the heap (unless the user tuned malloc).
 void keep_freed_memory();
 

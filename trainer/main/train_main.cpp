@@ -140,19 +140,19 @@ wt::RunConfig run_config(const wt::TrainOptions& o, const wt::WorldLayout& w,
   c.state_bytes_per_rank = model.state_bytes();
   c.world = w.world;
   c.local_world = w.local_world;
-  c.sharding = wt::sharding_name(o.sharding);
+  c.sharding = wt::sharding_name(o.compute.sharding);
   c.model = o.model;
   c.batch_per_rank = o.train_batch_size;
   c.grad_accum = o.grad_accum;
   c.max_steps = o.max_steps;
   c.lr = o.lr;
   c.threads = at::get_num_threads();
-  c.activation_checkpointing = o.activation_checkpointing;
+  c.activation_checkpointing = o.compute.activation_checkpointing;
   c.blas = wt::loaded_blas().path;
-  c.gemm = o.device != "cuda" ? std::string(wt::cpu_sgemm_name())
-           : o.float8 == wt::Float8Recipe::Off
+  c.gemm = o.compute.device != "cuda" ? std::string(wt::cpu_sgemm_name())
+           : o.compute.float8 == wt::Float8Recipe::Off
                ? std::string("cuda")
-               : std::string("cuda-float8-") + wt::float8_recipe_name(o.float8);
+               : std::string("cuda-float8-") + wt::float8_recipe_name(o.compute.float8);
   return c;
 }
 
@@ -352,7 +352,7 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               r.o.seed,
                               r.o.model,
                               r.o.preset,
-                              wt::sharding_name(r.o.sharding),
+                              wt::sharding_name(r.o.compute.sharding),
                               r.train.source().position(),
                               wt::chat_template_of(r.train),
                               r.lora};
@@ -492,10 +492,8 @@ int run(int argc, char** argv) {
   wt::step_trace().set_window(o.profile_first, o.profile_last);
   wt::set_comm_timeout_seconds(o.comm_init_timeout);  // start-up, loads, the first step
   wt::stall_watch().set_place(w.rank, wt::this_host());
-  const wt::ComputeChoice compute{
-      o.device, o.bf16, o.sharding, o.threads, o.activation_checkpointing, o.prefetch, o.float8};
-  const wt::CommGroups groups = wt::start_ranks(w, compute);
-  wt::ModelOptions fo = wt::model_options(w, compute);
+  const wt::CommGroups groups = wt::start_ranks(w, o.compute);
+  wt::ModelOptions fo = wt::model_options(w, o.compute);
   fo.lora = o.lora;
   wt::ShardedModel model(o.model, groups, fo, o.seed);
   if (o.profile_last >= o.profile_first && model.device().is_cuda()) wt::install_cuda_timer();

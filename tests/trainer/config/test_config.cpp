@@ -1,9 +1,11 @@
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "config/compute_flags.hpp"
 #include "config/metrics.hpp"
 #include "config/schedule.hpp"
 #include "config/train_options.hpp"
@@ -45,8 +47,8 @@ TEST_CASE("the reference FSDP flags parse, presets are overridable") {
   CHECK(o.model.layers == 2);
   CHECK(o.model.intermediate == 512);
   CHECK(o.model.hidden == 4096);  // from the preset
-  CHECK(o.activation_checkpointing);
-  CHECK(o.sharding == Sharding::Hybrid);
+  CHECK(o.compute.activation_checkpointing);
+  CHECK(o.compute.sharding == Sharding::Hybrid);
   CHECK(o.lr == 1e-4);
 }
 
@@ -68,7 +70,7 @@ TEST_CASE("bad flags and shapes are clear errors") {
   CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--dataset"));
   t.synthetic_data = true;
   CHECK_NOTHROW(check_train_options(t, 4, 2));
-  t.sharding = Sharding::Hybrid;
+  t.compute.sharding = Sharding::Hybrid;
   CHECK_THROWS_WITH(check_train_options(t, 3, 2), Catch::Contains("hybrid"));
 }
 
@@ -77,7 +79,7 @@ TEST_CASE("nonsense values and contradicting flags are refused") {
   CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("--num_threads -1: expected 0"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--num_threads", "8"});
   CHECK_NOTHROW(check_train_options(t, 1, 1));
-  CHECK(t.threads == 8);
+  CHECK(t.compute.threads == 8);
   t = parse({"--preset", "tiny", "--synthetic_data", "--dataset", "/data/corpus"});
   CHECK_THROWS_WITH(check_train_options(t, 1, 1), Catch::Contains("exclude each other"));
   t = parse({"--preset", "tiny", "--synthetic_data", "--data_readahead", "4"});
@@ -332,4 +334,37 @@ TEST_CASE("the [train] line and JSONL carry the compute spread when it is measur
   CHECK_THAT(format_step_json(step_record(m)),
              Catch::EndsWith(",\"slowest_rank\":2,\"compute_min_s\":0.1,\"compute_median_s\":0.2,"
                              "\"compute_max_s\":0.5}"));
+}
+
+TEST_CASE("the compute flags are declared once, each subcommand taking its own") {
+  // generate takes --device and --num_threads, eval adds --bf16 and --sharding_strategy,
+  // train adds --float8, --activation_checkpointing and --prefetch.
+  const auto parse_with = [](ComputeFlags which, std::vector<const char*> args) {
+    CLI::App app;
+    ComputeChoice c;
+    add_compute_flags(app, c, which);
+    args.insert(args.begin(), "x");
+    app.parse(static_cast<int>(args.size()), args.data());
+    return c;
+  };
+  const auto decode = parse_with(ComputeFlags::Decode, {"--device", "cuda", "--num_threads", "3"});
+  CHECK(decode.device == "cuda");
+  CHECK(decode.threads == 3);
+  CHECK_THROWS(parse_with(ComputeFlags::Decode, {"--bf16", "1"}));
+  CHECK_THROWS(parse_with(ComputeFlags::Evaluate, {"--prefetch", "0"}));
+  const auto eval =
+      parse_with(ComputeFlags::Evaluate, {"--bf16", "1", "--sharding_strategy", "no_shard"});
+  CHECK(eval.bf16);
+  CHECK(eval.sharding == Sharding::None);
+  const auto train =
+      parse_with(ComputeFlags::Train,
+                 {"--prefetch", "0", "--activation_checkpointing", "2", "--float8", "rowwise"});
+  CHECK_FALSE(train.prefetch);
+  CHECK(train.activation_checkpointing);  // any integer but 0, as before
+  CHECK(train.float8 == Float8Recipe::Rowwise);
+  CHECK_THROWS_AS(parse_with(ComputeFlags::Train, {"--float8", "fp4"}), InputError);
+  CHECK_THROWS(parse_with(ComputeFlags::Decode, {"--device", "tpu"}));
+  ComputeChoice c;
+  c.threads = 5000;
+  CHECK_THROWS_WITH(check_compute_choice(c), Catch::Contains("--num_threads 5000"));
 }

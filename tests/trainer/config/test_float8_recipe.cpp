@@ -25,7 +25,7 @@ TEST_CASE("--float8 needs --device cuda --bf16 1, refused at start otherwise") {
     return o;
   };
   const auto cpu = opts({"--synthetic_data", "--float8", "tensorwise"});
-  CHECK(cpu.float8 == Float8Recipe::Tensorwise);
+  CHECK(cpu.compute.float8 == Float8Recipe::Tensorwise);
   CHECK_THROWS_WITH(check_train_options(cpu, 1, 1),
                     "--float8 tensorwise: float8 GEMMs need --device cuda --bf16 1");
   const auto fp32 = opts({"--synthetic_data", "--float8", "rowwise", "--device", "cuda"});
@@ -33,7 +33,7 @@ TEST_CASE("--float8 needs --device cuda --bf16 1, refused at start otherwise") {
   const auto ok =
       opts({"--synthetic_data", "--float8", "rowwise", "--device", "cuda", "--bf16", "1"});
   CHECK_NOTHROW(check_train_options(ok, 1, 1));
-  CHECK(opts({"--synthetic_data"}).float8 == Float8Recipe::Off);
+  CHECK(opts({"--synthetic_data"}).compute.float8 == Float8Recipe::Off);
 }
 
 TEST_CASE("a float8 scale maps amax onto the format's largest value") {
