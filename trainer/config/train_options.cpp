@@ -305,6 +305,7 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
        "--init_from_hf and --init_from_checkpoint exclude each other: pass one of them");
   if (o.lora.rank != 0) {
     lora::validate(o.lora);
+    check_lora_targets(o.model, o.lora.targets, "--lora_targets");
     need(!o.init_from_hf.empty() || !o.init_from_checkpoint.empty(),
          "--lora_rank trains adapters on a base model: pass --init_from_hf DIR or "
          "--init_from_checkpoint DIR (its weights, frozen)");

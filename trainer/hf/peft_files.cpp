@@ -8,6 +8,7 @@
 #include "hf/safetensors.hpp"
 #include "lora/lora_units.hpp"
 #include "lora/peft_adapter.hpp"
+#include "models/family_registry.hpp"
 #include "models/model_registry.hpp"
 #include "models/sharded_model.hpp"
 #include "wireup/error.hpp"
@@ -47,6 +48,7 @@ HfAdapter read_peft_adapter(const fs::path& dir, const ModelConfig& m) {
   if (!directory_exists(dir))
     throw InputError("--lora_adapter " + dir.string() + ": no such directory");
   const lora::PeftAdapterConfig c = lora::read_adapter_config(dir.string());
+  check_lora_targets(m, c.lora.targets, (dir / "adapter_config.json").string() + " target_modules");
   const fs::path file = dir / "adapter_model.safetensors";
   if (!path_exists(file) && path_exists(dir / "adapter_model.bin"))
     throw InputError((dir / "adapter_model.bin").string() +

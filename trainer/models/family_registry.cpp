@@ -1,5 +1,6 @@
 #include "models/family_registry.hpp"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -121,6 +122,20 @@ void check_model_config(const ModelConfig& m) {
        "--rope_scaling " + rope_scaling_str(r) +
            ": expected factor >= 1, 0 < low_freq_factor < high_freq_factor and "
            "original context >= 1");
+}
+
+void check_lora_targets(const ModelConfig& m, const std::vector<lora::Target>& targets,
+                        const std::string& what) {
+  check_lora_targets(model_family(m), targets, what);
+}
+
+void check_lora_targets(const ModelFamily& f, const std::vector<lora::Target>& targets,
+                        const std::string& what) {
+  for (const lora::Target t : targets)
+    if (std::find(f.lora_targets.begin(), f.lora_targets.end(), t) == f.lora_targets.end())
+      throw InputError(what + ": " + lora::short_name(t) + " (" + lora::hf_module(t) +
+                       ") is not a projection the " + f.display + " family offers LoRA on (" +
+                       lora::targets_csv(f.lora_targets) + ")");
 }
 
 std::int64_t embedding_params(const ModelConfig& m) { return m.vocab * m.hidden; }

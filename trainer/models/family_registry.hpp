@@ -31,6 +31,13 @@ ModelConfig apply_shape_flags(ModelConfig base, const ShapeFlags& f);
 // hidden % heads, ...).
 void check_model_config(const ModelConfig& m);
 
+// InputError naming `what` (--lora_targets, an adapter's target_modules), the
+// family and what it offers, when a target is not one of its lora_targets.
+void check_lora_targets(const ModelFamily& f, const std::vector<lora::Target>& targets,
+                        const std::string& what);
+void check_lora_targets(const ModelConfig& m, const std::vector<lora::Target>& targets,
+                        const std::string& what);
+
 // Parameter counts, in the order the trainer lays out units.
 std::int64_t embedding_params(const ModelConfig& m);
 std::int64_t block_params(const ModelConfig& m);  // the family's

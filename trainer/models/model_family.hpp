@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "lora/lora_config.hpp"
 #include "models/model_config.hpp"
 
 // What a model family is, as plain facts (no LibTorch): its presets, the
@@ -21,6 +22,9 @@ struct ModelFamily {
   bool free_head_dim;  // head_dim may differ from hidden / heads
   // The parameters of one decoder block (norms, attention, feed-forward).
   std::int64_t (*block_params)(const ModelConfig& m);
+  // The projections LoRA may adapt (--lora_targets, a PEFT adapter's
+  // target_modules), in lora::Target order.
+  std::vector<lora::Target> lora_targets;
 
   // config.json: its "model_type", "architectures" entry and "hidden_act".
   const char* hf_model_type;

@@ -368,3 +368,20 @@ TEST_CASE("the compute flags are declared once, each subcommand taking its own")
   c.threads = 5000;
   CHECK_THROWS_WITH(check_compute_choice(c), Catch::Contains("--num_threads 5000"));
 }
+
+TEST_CASE("LoRA's targets are the ones the model's family offers") {
+  const std::vector<lora::Target> all{lora::kAllTargets.begin(), lora::kAllTargets.end()};
+  for (const auto& name : family_names()) {
+    ModelConfig m;
+    m.family = name;
+    CHECK_NOTHROW(check_lora_targets(m, all, "--lora_targets"));
+  }
+  // A family that offers fewer (as a mixture of experts may): the others refused by name.
+  ModelFamily narrow = model_family("llama");
+  narrow.lora_targets = {lora::Target::Q, lora::Target::V};
+  CHECK_NOTHROW(check_lora_targets(narrow, {lora::Target::V}, "--lora_targets"));
+  CHECK_THROWS_WITH(
+      check_lora_targets(narrow, {lora::Target::Q, lora::Target::Gate}, "--lora_targets"),
+      "--lora_targets: gate (gate_proj) is not a projection the Llama family offers LoRA on "
+      "(q,v)");
+}

@@ -105,6 +105,7 @@ const ModelFamily& llama_family() {
       },
       /*free_head_dim=*/false,
       llama_block_params,
+      {lora::kAllTargets.begin(), lora::kAllTargets.end()},
       "llama",
       "LlamaForCausalLM",
       "silu",
