@@ -7,6 +7,11 @@
 
 namespace wireup::train {
 
+CLI::Option* add_switch(CLI::App& app, const char* flag, bool& field, const char* help) {
+  return app.add_option_function<int>(
+      flag, [&field](int v) { field = v != 0; }, help);
+}
+
 void add_weights_options(CLI::App& app, std::string& init_from_hf,
                          std::string& resume_from_checkpoint, std::string& lora_adapter) {
   app.allow_windows_style_options(false);

@@ -3,12 +3,16 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace wireup::train {
 
 // Parts of the command line that `wireup-train`, `wireup-train eval` and `wireup-train export`
 // share (CLI11).
+
+// A 0/1 flag bound to `field` (any other integer counts as 1).
+CLI::Option* add_switch(CLI::App& app, const char* flag, bool& field, const char* help);
 
 // The options of a subcommand that runs existing weights (eval, generate): CLI11's
 // settings (no Windows-style options, a repeated flag's last value wins) and

@@ -2,19 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/command_line.hpp"
 #include "wireup/error.hpp"
 
 namespace wireup::train {
-namespace {
-
-// A 0/1 flag: any other integer counts as 1, as it always has.
-void add_switch(CLI::App& app, const char* flag, bool& field, const char* help) {
-  app.add_option_function<int>(
-      flag, [&field](int v) { field = v != 0; }, help);
-}
-
-}  // namespace
-
 void add_compute_flags(CLI::App& app, ComputeChoice& c, ComputeFlags which) {
   app.add_option("--device", c.device, "cpu or cuda (NCCL; a CUDA LibTorch build)")
       ->check(CLI::IsMember({"cpu", "cuda"}));

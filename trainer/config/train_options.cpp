@@ -39,49 +39,40 @@ std::string format_number(double v) {
   return buf;
 }
 
-// The flags that do not land in TrainOptions as they are: the preset and the
-// shape flags applied over it (each one set overrides the preset's value),
-// the 0/1 switches, the sharding name, the MFU peak.
-struct RawFlags {
-  std::string preset;
-  CLI::Option* preset_option = nullptr;
-  ShapeFlags shape;
-  int async_checkpointing = 0;
-  int document_masking = 1;
-  std::string profile_steps;  // A:B
-  double peak_tflops = 0;
-  CLI::Option* peak = nullptr;
-};
-
-void add_model_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
+void add_model_flags(CLI::App& app, TrainOptions& o) {
   auto shape = [&app](const char* flag, std::optional<std::int64_t>& field, const char* help) {
     app.add_option_function<std::int64_t>(
         flag, [&field](std::int64_t v) { field = v; }, help);
   };
-  f.preset_option = app.add_option("--preset", f.preset,
-                                   "model preset (with --init_from_hf or --init_from_checkpoint: "
-                                   "the shape is config.json's or the checkpoint's)")
-                        ->check(CLI::IsMember(preset_names()));
+  app.add_option_function<std::string>(
+         "--preset",
+         [&o](const std::string& v) {
+           o.preset = v;
+           o.preset_given = true;
+         },
+         "model preset (with --init_from_hf or --init_from_checkpoint: the shape is "
+         "config.json's or the checkpoint's)")
+      ->check(CLI::IsMember(preset_names()));
   app.add_option("--model_type", o.model_type, "llama_v2 or llama_v3 (compatibility)");
-  shape("--max_context_width", f.shape.context, "sequence length T");
-  shape("--vocab_size", f.shape.vocab, "vocabulary size");
-  shape("--hidden_width", f.shape.hidden, "model width");
-  shape("--num_layers", f.shape.layers, "transformer blocks");
-  shape("--num_heads", f.shape.heads, "attention heads");
-  shape("--num_key_value_heads", f.shape.kv_heads, "KV heads (GQA)");
-  shape("--intermediate_size,--llama_intermediate_size", f.shape.intermediate, "FFN width");
-  shape("--head_dim", f.shape.head_dim,
+  shape("--max_context_width", o.shape_flags.context, "sequence length T");
+  shape("--vocab_size", o.shape_flags.vocab, "vocabulary size");
+  shape("--hidden_width", o.shape_flags.hidden, "model width");
+  shape("--num_layers", o.shape_flags.layers, "transformer blocks");
+  shape("--num_heads", o.shape_flags.heads, "attention heads");
+  shape("--num_key_value_heads", o.shape_flags.kv_heads, "KV heads (GQA)");
+  shape("--intermediate_size,--llama_intermediate_size", o.shape_flags.intermediate, "FFN width");
+  shape("--head_dim", o.shape_flags.head_dim,
         "attention head width, where the family allows another (default hidden / heads)");
   std::string families;
   for (const auto& n : family_names())
     families += (families.empty() ? "" : ", ") + n + " (" + model_family(n).display + ")";
-  app.add_option("--model_family", f.shape.family,
+  app.add_option("--model_family", o.shape_flags.family,
                  "one of " + families + " (default per preset or config.json)")
       ->check(CLI::IsMember(family_names()));
-  app.add_option("--rope_theta", f.shape.rope_theta, "rotary base (default per preset)");
-  app.add_option("--rope_scaling", f.shape.rope_scaling,
+  app.add_option("--rope_theta", o.shape_flags.rope_theta, "rotary base (default per preset)");
+  app.add_option("--rope_scaling", o.shape_flags.rope_scaling,
                  "none or llama3:FACTOR,LOW,HIGH,ORIGINAL_CONTEXT (default per preset)");
-  app.add_option("--tie_word_embeddings", f.shape.tie,
+  app.add_option("--tie_word_embeddings", o.shape_flags.tie,
                  "1: the output projection is the embedding matrix (default per preset)")
       ->check(CLI::IsMember({0, 1}));
 }
@@ -109,7 +100,7 @@ void add_optimization_flags(CLI::App& app, TrainOptions& o) {
   add_compute_flags(app, o.compute, ComputeFlags::Train);
 }
 
-void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
+void add_run_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
   app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
@@ -144,8 +135,8 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
   app.add_option_function<std::string>(
       "--lora_targets", [&o](const std::string& v) { o.lora.targets = lora::parse_targets(v); },
       "LoRA: the projections adapted (default q,k,v,o,gate,up,down)");
-  app.add_option("--async_checkpointing", f.async_checkpointing,
-                 "1: write checkpoints in the background");
+  add_switch(app, "--async_checkpointing", o.checkpoint.async,
+             "1: write checkpoints in the background");
   app.add_option_function<std::string>(
       "--dataset,--data", [&o](const std::string& d) { o.data.dataset = d; },
       "manifest.json from wireup-prep (or its dir)");
@@ -158,9 +149,9 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
         o.data.readahead = static_cast<std::size_t>(v);
       },
       "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
-  app.add_option("--document_masking", f.document_masking,
-                 "1: packed conversations (chat data sets) attend within themselves, positions "
-                 "from 0 each; 0: across the row")
+  add_switch(app, "--document_masking", o.document_masking,
+             "1: packed conversations (chat data sets) attend within themselves, positions "
+             "from 0 each; 0: across the row")
       ->check(CLI::IsMember({0, 1}));
   app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
   app.add_option("--seed", o.seed, "seed for init and data order");
@@ -177,17 +168,21 @@ void add_run_flags(CLI::App& app, TrainOptions& o, RawFlags& f) {
                  "rank 0 warns about a rank whose compute time is above this many times the "
                  "ranks' median ...");
   app.add_option("--straggler_steps", o.straggler_steps, "... on this many logged steps in a row");
-  app.add_option("--profile_steps", f.profile_steps,
-                 "A:B: each rank writes the phases of steps A..B to PROFILE_DIR/trace-RANK.json "
-                 "(Chrome trace format; Perfetto opens it)");
+  app.add_option_function<std::string>(
+      "--profile_steps",
+      [&o](const std::string& v) {
+        if (!v.empty()) std::tie(o.profile_first, o.profile_last) = parse_profile_steps(v);
+      },
+      "A:B: each rank writes the phases of steps A..B to PROFILE_DIR/trace-RANK.json "
+      "(Chrome trace format; Perfetto opens it)");
   app.add_option("--profile_dir", o.profile_dir,
                  "where --profile_steps writes its traces (default: the working directory)");
-  f.peak = app.add_option("--peak_tflops", f.peak_tflops,
-                          "one rank's peak TFLOP/s for MFU (default: measured at start by a "
-                          "GEMM probe on the device and dtype used)");
+  app.add_option_function<double>(
+      "--peak_tflops", [&o](double v) { o.peak_tflops = v; },
+      "one rank's peak TFLOP/s for MFU (default: measured at start by a "
+      "GEMM probe on the device and dtype used)");
 }
 
-// The preset's shapes with every shape flag that was given applied over them.
 // The straggler report's and the step trace's flags.
 void check_observability_options(const TrainOptions& o) {
   if (!(std::isfinite(o.straggler_ratio) && o.straggler_ratio > 1 && o.straggler_ratio <= 1000))
@@ -209,27 +204,17 @@ bool parse_train_options(int argc, const char* const* argv, TrainOptions& o) {
   app.allow_windows_style_options(false);
   // The last of a repeated flag wins: sbatch templates append user overrides.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  RawFlags f;
-  f.preset = o.preset;
-  add_model_flags(app, o, f);
+  add_model_flags(app, o);
   add_optimization_flags(app, o);
-  add_run_flags(app, o, f);
+  add_run_flags(app, o);
   if (!parse_command_line(app, argc, argv, "", "wireup-train --help")) return false;
 
-  o.preset = f.preset;
-  o.preset_given = f.preset_option->count() > 0;
-  o.shape_flags = f.shape;
-  o.model = apply_shape_flags(preset(f.preset), f.shape);
-  o.document_masking = f.document_masking != 0;
-  o.checkpoint.async = f.async_checkpointing != 0;
+  o.model = apply_shape_flags(preset(o.preset), o.shape_flags);
   o.checkpoint.max_steps = o.max_steps;             // the last step is always saved
   o.checkpoint.io_timeout_s = o.comm_init_timeout;  // a save stuck on the file system
   o.memory_checkpoint.io_timeout_s = o.comm_init_timeout;
   o.data.seed = o.seed;  // the data order's
   o.data.grad_accum = static_cast<std::uint64_t>(std::max<std::int64_t>(o.grad_accum, 1));
-  if (f.peak->count() > 0) o.peak_tflops = f.peak_tflops;
-  if (!f.profile_steps.empty())
-    std::tie(o.profile_first, o.profile_last) = parse_profile_steps(f.profile_steps);
   return true;
 }
 

@@ -385,3 +385,26 @@ TEST_CASE("LoRA's targets are the ones the model's family offers") {
       "--lora_targets: gate (gate_proj) is not a projection the Llama family offers LoRA on "
       "(q,v)");
 }
+
+TEST_CASE("flags bind straight to the options: preset, switches, the shape flags") {
+  const auto plain = parse({"--synthetic_data"});
+  CHECK(plain.preset == "small");
+  CHECK_FALSE(plain.preset_given);
+  CHECK(plain.document_masking);
+  CHECK_FALSE(plain.checkpoint.async);
+  const auto o = parse({"--synthetic_data", "--preset", "tiny", "--document_masking", "0",
+                        "--async_checkpointing", "1", "--num_layers", "3", "--rope_theta", "5e5"});
+  CHECK(o.preset == "tiny");
+  CHECK(o.preset_given);
+  CHECK_FALSE(o.document_masking);
+  CHECK(o.checkpoint.async);
+  CHECK(o.shape_flags.layers == 3);
+  CHECK(o.model.layers == 3);
+  CHECK(o.model.hidden == preset("tiny").hidden);
+  CHECK(o.model.rope_theta == 5e5);
+  TrainOptions t;
+  const char* masking[] = {"wireup-train", "--document_masking", "2"};
+  CHECK_THROWS_WITH(parse_train_options(3, masking, t), Catch::Contains("--document_masking"));
+  const char* gpt2[] = {"wireup-train", "--preset", "gpt2"};
+  CHECK_THROWS_WITH(parse_train_options(3, gpt2, t), Catch::Contains("--preset"));
+}
