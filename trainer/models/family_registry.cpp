@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "models/llama/llama_family.hpp"
@@ -11,25 +12,25 @@
 namespace wireup::train {
 namespace {
 
-// Every family the trainer knows: a new one is a line here.
-const std::vector<const ModelFamily*>& families() {
-  static const std::vector<const ModelFamily*> all{&llama::llama_family(), &qwen::qwen3_family(),
-                                                   &qwen::qwen2_family()};
+// Every family the trainer knows: a new one is a line here, or a
+// register_family() call of a program that links one more (tests/).
+std::vector<const ModelFamily*>& families() {
+  static std::vector<const ModelFamily*> all{&llama::llama_family(), &qwen::qwen3_family(),
+                                             &qwen::qwen2_family()};
   return all;
 }
 
-const std::map<std::string, ModelConfig>& presets() {
-  static const std::map<std::string, ModelConfig> all = [] {
-    std::map<std::string, ModelConfig> out;
-    for (const ModelFamily* f : families())
-      for (const auto& [name, shape] : f->presets) {
-        ModelConfig m = shape;
-        m.family = f->name;
-        out.emplace(name, m);
-      }
-    return out;
-  }();
-  return all;
+// Every family's presets, the family named in each (built on each call:
+// families may be registered before main).
+std::map<std::string, ModelConfig> presets() {
+  std::map<std::string, ModelConfig> out;
+  for (const ModelFamily* f : families())
+    for (const auto& [name, shape] : f->presets) {
+      ModelConfig m = shape;
+      m.family = f->name;
+      out.emplace(name, m);
+    }
+  return out;
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -39,6 +40,22 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+void register_family(const ModelFamily& family) {
+  const std::map<std::string, ModelConfig> known = presets();
+  for (const ModelFamily* f : families()) {
+    if (f == &family) return;
+    if (std::string(f->name) == family.name ||
+        std::string(f->hf_model_type) == family.hf_model_type)
+      throw std::logic_error(std::string("register_family: ") + family.name + " (model_type " +
+                             family.hf_model_type + ") clashes with the family " + f->name);
+  }
+  for (const auto& [name, shape] : family.presets)
+    if (known.count(name) != 0)
+      throw std::logic_error(std::string("register_family: ") + family.name + "'s preset " + name +
+                             " is another family's");
+  families().push_back(&family);
+}
 
 std::vector<std::string> family_names() {
   std::vector<std::string> out;
@@ -67,8 +84,9 @@ std::vector<std::string> preset_names() {
 }
 
 ModelConfig preset(const std::string& name) {
-  const auto it = presets().find(name);
-  if (it != presets().end()) return it->second;
+  const std::map<std::string, ModelConfig> all = presets();
+  const auto it = all.find(name);
+  if (it != all.end()) return it->second;
   throw InputError("--preset: unknown model " + name + " (known: " + joined(preset_names()) + ")");
 }
 

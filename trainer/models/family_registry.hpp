@@ -11,6 +11,13 @@
 // presets, the shape's checks, parameter and FLOP counts. Plain C++.
 namespace wireup::train {
 
+// Adds a family to the ones listed in family_registry.cpp, for a program that
+// links one more (model_registry.hpp's register_model_spec calls it; a
+// registration before main, as tests/trainer/test_family/ does). Registering
+// the same family twice is a no-op; a family whose name, model_type or a
+// preset's name is another's: std::logic_error (a programming error).
+void register_family(const ModelFamily& family);
+
 // The family named `name`; InputError naming it and the known ones.
 const ModelFamily& model_family(const std::string& name);
 const ModelFamily& model_family(const ModelConfig& m);

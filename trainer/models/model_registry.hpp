@@ -13,4 +13,10 @@ const ModelSpec& model_spec(const ModelConfig& m);
 const ModelSpec& model_spec(const std::string& name);
 std::vector<std::string> model_family_names();
 
+// Adds a family to the ones model_registry.cpp lists, its ModelFamily with it
+// (family_registry.hpp's register_family): for a program that links one more
+// family than wireup-train, registered before main (tests/trainer/test_family/).
+// Registering the same spec twice is a no-op; a clash: std::logic_error.
+void register_model_spec(const ModelSpec& spec);
+
 }  // namespace wireup::train

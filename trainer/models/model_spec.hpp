@@ -20,8 +20,9 @@
 // ModelSpec ties a model, its parallelization and its state-dict adapter: its
 // FSDP units, their initial values, their computation, and its Hugging Face
 // names and layouts. The sharding engine (fsdp/), the checkpoints and the
-// optimizer see units only; a new dense decoder is a folder under models/
-// and a line in model_registry.cpp.
+// optimizer see units only; a new family is a folder under models/ and its
+// registration (a line in model_registry.cpp and family_registry.cpp, or
+// register_model_spec: docs/trainer-models.md, "Adding a family").
 namespace wireup::train {
 
 // How a model is built and computes: its sharding, its linear layers' float8

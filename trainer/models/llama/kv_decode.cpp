@@ -26,8 +26,8 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& w) {
 }  // namespace
 
 KvDecoder::KvDecoder(const ModelConfig& m, DecoderWeights w, std::int64_t capacity,
-                     AttentionInputs inputs)
-    : cfg_(m), w_(std::move(w)), inputs_(inputs), capacity_(capacity) {
+                     BlockRecipe recipe)
+    : cfg_(m), w_(std::move(w)), recipe_(recipe), capacity_(capacity) {
   if (capacity < 1 || capacity > m.context)
     throw std::invalid_argument("KvDecoder: capacity " + std::to_string(capacity) + " outside 1.." +
                                 std::to_string(m.context));
@@ -70,8 +70,8 @@ at::Tensor KvDecoder::block(std::size_t layer, const at::Tensor& x, const ops::R
     return attend(layer, ops::apply_rope(q, at_positions)[0], ops::apply_rope(k, at_positions)[0],
                   v[0]);
   };
-  return decoder_block(BlockParams(w_.blocks[layer]), x, cfg_,
-                       {project, project, project, project}, inputs_, over_cache);
+  return recipe_.compute(BlockParams(w_.blocks[layer]), x, cfg_,
+                         {project, project, project, project}, recipe_.inputs, over_cache);
 }
 
 at::Tensor KvDecoder::feed(const at::Tensor& tokens, bool all_rows) {
@@ -92,7 +92,7 @@ at::Tensor KvDecoder::feed(const at::Tensor& tokens, bool all_rows) {
 
 std::unique_ptr<TokenDecoder> skeleton_decoder(const ModelConfig& m,
                                                std::vector<std::vector<at::Tensor>> unit_params,
-                                               std::int64_t capacity, AttentionInputs inputs) {
+                                               std::int64_t capacity, BlockRecipe recipe) {
   if (unit_params.size() != static_cast<std::size_t>(m.layers) + 2)
     throw std::invalid_argument("decoder: " + std::to_string(unit_params.size()) +
                                 " units for a model of " + std::to_string(m.layers) + " layers");
@@ -103,7 +103,7 @@ std::unique_ptr<TokenDecoder> skeleton_decoder(const ModelConfig& m,
   const auto& head = unit_params.back();
   d.norm = head.at(0);
   d.output = m.tied ? d.embedding : head.at(1);
-  return std::make_unique<KvDecoder>(m, std::move(d), capacity, inputs);
+  return std::make_unique<KvDecoder>(m, std::move(d), capacity, recipe);
 }
 
 }  // namespace wireup::train::llama

@@ -9,7 +9,7 @@
 #include "models/model_spec.hpp"
 
 // Decoding with a KV cache: the Llama of llama_model.hpp (and the families
-// built on its skeleton, with their own attention inputs) (the ops rms_norm,
+// built on its skeleton, with their own blocks) (the ops rms_norm,
 // linear, swiglu, apply_rope pieces), one sequence, each position's keys and
 // values kept so a new token costs one row through every layer. Written in
 // ATen ops on whatever device the weights are on (CPU, CUDA). Inference only.
@@ -27,16 +27,15 @@ struct DecoderWeights {
 // units' parameters (ModelSpec::decoder's contract).
 std::unique_ptr<TokenDecoder> skeleton_decoder(const ModelConfig& m,
                                                std::vector<std::vector<at::Tensor>> unit_params,
-                                               std::int64_t capacity, AttentionInputs inputs);
+                                               std::int64_t capacity, BlockRecipe recipe);
 
 class KvDecoder final : public TokenDecoder {
  public:
   // Room for `capacity` positions (prompt and generated tokens), at most the
   // model's context; the cache is allocated here, 2 * layers * capacity *
-  // kv_dim values in the weights' dtype. `inputs`: the family's attention
-  // inputs (llama_model.hpp), the block's own parameters after the Llama's.
-  KvDecoder(const ModelConfig& m, DecoderWeights w, std::int64_t capacity,
-            AttentionInputs inputs = llama_qkv);
+  // kv_dim values in the weights' dtype. `recipe`: the family's block
+  // (llama_model.hpp), its own parameters after the Llama's.
+  KvDecoder(const ModelConfig& m, DecoderWeights w, std::int64_t capacity, BlockRecipe recipe = {});
 
   // Runs `tokens` (int64 [T], T >= 1, position() + T <= capacity()) at
   // positions position() .. position()+T-1, keeping their keys and values.
@@ -56,7 +55,7 @@ class KvDecoder final : public TokenDecoder {
 
   ModelConfig cfg_;
   DecoderWeights w_;
-  AttentionInputs inputs_;
+  BlockRecipe recipe_;
   std::int64_t capacity_ = 0, position_ = 0;
   ops::Rope rope_;                         // [capacity] rows, no mask
   std::vector<at::Tensor> keys_, values_;  // per layer [kv_heads, capacity, head_dim]

@@ -78,7 +78,7 @@ QkvHeads llama_qkv(const BlockParams& p, const at::Tensor& normed, const ModelCo
 
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
                  const ModelConfig& m, Float8Recipe float8, const Documents& docs,
-                 AttentionInputs inputs, const lora::BlockAdapters* adapters) {
+                 BlockRecipe recipe, const lora::BlockAdapters* adapters) {
   using lora::FusedProjection;
   const auto adapted = [float8, adapters](FusedProjection site) {
     return [float8, adapters, site](const at::Tensor& in, const at::Tensor& w) {
@@ -93,13 +93,13 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const op
                               adapted(FusedProjection::GateUp), adapted(FusedProjection::Down)};
   const Attend attend = [&rope, &docs](const at::Tensor& q, const at::Tensor& k,
                                        const at::Tensor& v) {
-    return docs.defined() ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
-                                                    ops::apply_rope(k, rope, docs.positions), v,
-                                                    docs.attend)
-                          : ops::causal_attention(ops::apply_rope(q, rope),
-                                                  ops::apply_rope(k, rope), v, rope.causal);
+    return docs.defined()
+               ? ops::document_attention(ops::apply_rope(q, rope, docs.positions),
+                                         ops::apply_rope(k, rope, docs.positions), v, docs.attend)
+               : ops::causal_attention(ops::apply_rope(q, rope), ops::apply_rope(k, rope), v,
+                                       rope.causal);
   };
-  return decoder_block(BlockParams(p), x, m, proj, inputs, attend);
+  return recipe.compute(BlockParams(p), x, m, proj, recipe.inputs, attend);
 }
 
 at::Tensor decoder_block(const BlockParams& p, const at::Tensor& x, const ModelConfig& m,

@@ -61,8 +61,13 @@ struct BlockParams {
   // The family's own parameters, after the Llama's six (block_specs order).
   const at::Tensor& family(std::size_t i) const { return all_.at(6 + i); }
   explicit BlockParams(const std::vector<at::Tensor>& p)
-      : attention_norm(p.at(0)), wqkv(p.at(1)), wo(p.at(2)), ffn_norm(p.at(3)), w13(p.at(4)),
-        w2(p.at(5)), all_(p) {}
+      : attention_norm(p.at(0)),
+        wqkv(p.at(1)),
+        wo(p.at(2)),
+        ffn_norm(p.at(3)),
+        w13(p.at(4)),
+        w2(p.at(5)),
+        all_(p) {}
 
  private:
   const std::vector<at::Tensor>& all_;
@@ -81,7 +86,7 @@ using Projection = std::function<at::Tensor(const at::Tensor& x, const at::Tenso
 // The attention's inputs of one block, RoPE not yet applied: q [B,T,nh,hd], k
 // and v [B,T,kv,hd], from the block's parameters and its normed input. The
 // Llama's: one fused QKV projection. A family that computes them otherwise
-// (biases, QK-norm: models/qwen/) passes its own to block() and KvDecoder.
+// (biases, QK-norm: models/qwen/) passes its own in its BlockRecipe.
 struct QkvHeads {
   at::Tensor q, k, v;
 };
@@ -98,21 +103,32 @@ struct BlockProjections {
 // RoPE and attention over the block's q, k and v: a training sequence's
 // (causal or per document) or a decoding step's (over the KV cache). Returns
 // [B, T, heads * head_dim].
-using Attend = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k,
-                                        const at::Tensor& v)>;
+using Attend =
+    std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;
 // The Llama block, the one definition training, eval and KV decoding run:
 // x + out(attend(inputs(norm(x)))), then h + down(swiglu(gate_up(norm(h)))).
 at::Tensor decoder_block(const BlockParams& p, const at::Tensor& x, const ModelConfig& m,
                          const BlockProjections& proj, AttentionInputs inputs,
                          const Attend& attend);
+// A block of a family on this skeleton: its attention inputs, and its
+// computation over them (decoder_block's signature: where its norms sit, its
+// activation). Training, eval and KV decoding all run it.
+using BlockComputation = at::Tensor (*)(const BlockParams& p, const at::Tensor& x,
+                                        const ModelConfig& m, const BlockProjections& proj,
+                                        AttentionInputs inputs, const Attend& attend);
+struct BlockRecipe {
+  AttentionInputs inputs = llama_qkv;
+  BlockComputation compute = decoder_block;
+};
 
 // `float8`: the block's four projections in float8 (float8_linear.hpp).
 // `docs`: packed conversations (positions and attention per conversation).
-// `adapters`: LoRA's part added to each projection's output (before the
-// family's QK-norm or after its bias, as PEFT wraps the Linear).
+// `recipe`: the family's block. `adapters`: LoRA's part added to each
+// projection's output (before the family's QK-norm or after its bias, as PEFT
+// wraps the Linear).
 at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const ops::Rope& rope,
                  const ModelConfig& m, Float8Recipe float8 = Float8Recipe::Off,
-                 const Documents& docs = Documents(), AttentionInputs inputs = llama_qkv,
+                 const Documents& docs = Documents(), BlockRecipe recipe = {},
                  const lora::BlockAdapters* adapters = nullptr);
 // Mean cross-entropy of the next-token logits against `targets`; p = {final
 // norm, output projection} (tied: the embedding matrix). With `trained`

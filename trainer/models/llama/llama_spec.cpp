@@ -13,13 +13,13 @@
 namespace wireup::train::llama {
 namespace {
 
-// The decoder's step: embedding lookup, blocks (the family's attention
-// inputs), final norm and loss.
+// The decoder's step: embedding lookup, blocks (the family's BlockRecipe),
+// final norm and loss.
 class DecoderCompute final : public ModelCompute {
  public:
-  DecoderCompute(const ModelConfig& m, const ModelOptions& o, AttentionInputs inputs)
+  DecoderCompute(const ModelConfig& m, const ModelOptions& o, BlockRecipe recipe)
       : cfg_(m),
-        inputs_(inputs),
+        recipe_(recipe),
         device_(o.fsdp.device),
         dtype_(o.fsdp.compute_dtype),
         float8_(o.float8),
@@ -39,7 +39,7 @@ class DecoderCompute final : public ModelCompute {
 
  private:
   ModelConfig cfg_;
-  AttentionInputs inputs_;
+  BlockRecipe recipe_;
   at::Device device_;
   at::ScalarType dtype_;
   Float8Recipe float8_;
@@ -88,12 +88,12 @@ ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_
                             std::size_t unit, const std::vector<at::Tensor>& p,
                             const at::Tensor& x) {
     if (unit == 0) return embed(p, x);
-    if (unit < head && !lora_.enabled()) return block(p, x, rope_, cfg_, float8_, docs, inputs_);
+    if (unit < head && !lora_.enabled()) return block(p, x, rope_, cfg_, float8_, docs, recipe_);
     if (unit < head) {  // the block's parameters, then its adapters (a held unit it borrows)
       const auto n = static_cast<std::ptrdiff_t>(p.size() - 2 * lora_.targets.size());
       const lora::BlockAdapters adapters(lora_, cfg_, {p.begin() + n, p.end()},
                                          seed == 0 ? 0 : seed ^ (unit * 0x9E3779B97F4A7C15ULL));
-      return block({p.begin(), p.begin() + n}, x, rope_, cfg_, float8_, docs, inputs_, &adapters);
+      return block({p.begin(), p.begin() + n}, x, rope_, cfg_, float8_, docs, recipe_, &adapters);
     }
     return head_loss(p, x, targets, cfg_, trained, loss_divisor);
   };
@@ -101,13 +101,13 @@ ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_
 }
 
 std::unique_ptr<ModelCompute> llama_compute(const ModelConfig& m, const ModelOptions& o) {
-  return decoder_compute(m, o, llama_qkv);
+  return decoder_compute(m, o, {});
 }
 
 std::unique_ptr<TokenDecoder> llama_decoder(const ModelConfig& m,
                                             std::vector<std::vector<at::Tensor>> unit_params,
                                             std::int64_t capacity) {
-  return skeleton_decoder(m, std::move(unit_params), capacity, llama_qkv);
+  return skeleton_decoder(m, std::move(unit_params), capacity, {});
 }
 
 }  // namespace
@@ -119,8 +119,8 @@ at::Tensor init_decoder_unit(const UnitPlan& unit, const ModelConfig& m, std::ui
 }
 
 std::unique_ptr<ModelCompute> decoder_compute(const ModelConfig& m, const ModelOptions& o,
-                                              AttentionInputs inputs) {
-  return std::make_unique<DecoderCompute>(m, o, inputs);
+                                              BlockRecipe recipe) {
+  return std::make_unique<DecoderCompute>(m, o, recipe);
 }
 
 std::vector<UnitPlan> decoder_units(const ModelConfig& m,

@@ -15,12 +15,12 @@ const ModelSpec& llama_spec();
 
 // The Llama's skeleton, which the families built on it (models/qwen/) share:
 // its units with `blocks` as each block's parameters, their initial values
-// (llama_model.hpp's init_unit), and its computation with the family's
-// attention inputs.
+// (llama_model.hpp's init_unit), and its computation with the family's block
+// (BlockRecipe: its attention inputs, where its norms sit, its activation).
 std::vector<UnitPlan> decoder_units(const ModelConfig& m,
                                     std::vector<ParamSpec> (*blocks)(const ModelConfig&));
 at::Tensor init_decoder_unit(const UnitPlan& unit, const ModelConfig& m, std::uint64_t seed);
 std::unique_ptr<ModelCompute> decoder_compute(const ModelConfig& m, const ModelOptions& o,
-                                              AttentionInputs inputs);
+                                              BlockRecipe recipe);
 
 }  // namespace wireup::train::llama

@@ -18,21 +18,21 @@ std::vector<UnitPlan> qwen2_units(const ModelConfig& m) {
 }
 
 std::unique_ptr<ModelCompute> qwen3_compute(const ModelConfig& m, const ModelOptions& o) {
-  return llama::decoder_compute(m, o, qwen3_qkv);
+  return llama::decoder_compute(m, o, {qwen3_qkv});
 }
 std::unique_ptr<ModelCompute> qwen2_compute(const ModelConfig& m, const ModelOptions& o) {
-  return llama::decoder_compute(m, o, qwen2_qkv);
+  return llama::decoder_compute(m, o, {qwen2_qkv});
 }
 
 std::unique_ptr<TokenDecoder> qwen3_decoder(const ModelConfig& m,
                                             std::vector<std::vector<at::Tensor>> unit_params,
                                             std::int64_t capacity) {
-  return llama::skeleton_decoder(m, std::move(unit_params), capacity, qwen3_qkv);
+  return llama::skeleton_decoder(m, std::move(unit_params), capacity, {qwen3_qkv});
 }
 std::unique_ptr<TokenDecoder> qwen2_decoder(const ModelConfig& m,
                                             std::vector<std::vector<at::Tensor>> unit_params,
                                             std::int64_t capacity) {
-  return llama::skeleton_decoder(m, std::move(unit_params), capacity, qwen2_qkv);
+  return llama::skeleton_decoder(m, std::move(unit_params), capacity, {qwen2_qkv});
 }
 
 }  // namespace
