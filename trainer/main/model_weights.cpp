@@ -115,10 +115,23 @@ Weights checkpoint_weights(const std::string& dir, const std::string& flag) {
   return w;
 }
 
-ModelConfig shape_from_checkpoint(const std::string& dir, const TrainOptions& o) {
-  ModelConfig m = checkpoint_weights(dir, "--init_from_checkpoint").model;
+void resolve_train_shape(TrainOptions& o) {
+  if (o.preset_given) return;
+  ModelConfig m;
+  if (!o.init_from_hf.empty()) {
+    if (!directory_exists(o.init_from_hf))
+      throw InputError("--init_from_hf " + o.init_from_hf + ": no such directory");
+    const fs::path config = fs::path(o.init_from_hf) / "config.json";
+    m = model_config_from_hf_config(read_text(config, hf::kMaxConfigBytes), config.string());
+    o.preset = "init_from_hf";
+  } else if (!o.init_from_checkpoint.empty()) {
+    m = checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint").model;
+    o.preset = "init_from_checkpoint";
+  } else {
+    return;  // the default preset's shape
+  }
   m.context = o.model.context;  // --max_context_width, else the default preset's
-  return apply_shape_flags(m, o.shape_flags);
+  o.model = apply_shape_flags(m, o.shape_flags);
 }
 
 Weights find_weights(const std::string& init_from_hf, const std::string& resume_from_checkpoint,

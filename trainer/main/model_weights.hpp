@@ -46,10 +46,17 @@ Weights find_weights(const std::string& init_from_hf, const std::string& resume_
 // names it in errors); a LoRA checkpoint's are its adapters on its base (a
 // Hugging Face directory or a full model's checkpoint).
 Weights checkpoint_weights(const std::string& dir, const std::string& flag);
-// --init_from_checkpoint DIR without --preset: the checkpoint's shape (a LoRA
-// checkpoint's: its base's), the context and shape flags applied over it as
-// shape_from_hf applies them (run_setup.hpp).
-ModelConfig shape_from_checkpoint(const std::string& dir, const TrainOptions& o);
+// A training run's model shape, decided here once. parse_train_options sets
+// o.model to --preset's shape (the default one's when none is given) with the
+// shape flags over it. Without --preset, initial weights decide instead:
+// --init_from_hf DIR's config.json (sizes, rope_theta and rope_scaling, tied
+// embeddings, RMSNorm eps, bos and eos ids) or --init_from_checkpoint's
+// metadata (a LoRA checkpoint's: its base's), with the context of
+// --max_context_width (else the default preset's) and the shape flags over
+// it; o.preset then names the source ("init_from_hf", "init_from_checkpoint").
+// The load refuses weights that disagree with a shape flag, naming both
+// values. InputError naming the file when it cannot be read.
+void resolve_train_shape(TrainOptions& o);
 
 // Sets every unit of the family's (model.base_units()) from the weights
 // (load_hf_into, or the Checkpointer's load of the parameters alone, its

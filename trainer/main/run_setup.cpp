@@ -8,21 +8,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include "comm/collective_deadline.hpp"
 #include "comm/comm_gloo.hpp"
 #include "comm/comm_nccl.hpp"
 #include "eval/model_size.hpp"
-#include "hf/hf_config.hpp"
-#include "models/family_registry.hpp"
 #include "ops/float8_linear.hpp"
 #include "runtime/blas_check.hpp"
 #include "runtime/device_memory.hpp"
 #include "runtime/gemm_probe.hpp"
 #include "watchdog/recorded_comm.hpp"
 #include "wireup/error.hpp"
-#include "wireup/file_io.hpp"
 
 namespace wireup::train {
 
@@ -78,16 +74,6 @@ CommGroups start_ranks(const WorldLayout& w, const ComputeChoice& c) {
 
 void set_comm_timeout_seconds(double seconds) {
   set_collective_timeout(std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000)));
-}
-
-ModelConfig shape_from_hf(const std::string& dir, const TrainOptions& o) {
-  const std::filesystem::path path = std::filesystem::path(dir) / "config.json";
-  if (!std::filesystem::is_directory(dir))
-    throw InputError("--init_from_hf " + dir + ": no such directory");
-  ModelConfig m =
-      model_config_from_hf_config(io::read_text(path, hf::kMaxConfigBytes), path.string());
-  m.context = o.model.context;  // --max_context_width, else the default preset's
-  return apply_shape_flags(m, o.shape_flags);
 }
 
 ModelOptions model_options(const WorldLayout& w, const ComputeChoice& c) {

@@ -15,13 +15,6 @@
 // groups, the FSDP options, the peak for MFU, rank 0's lines.
 namespace wireup::train {
 
-// --init_from_hf DIR without --preset: the model's shape is DIR/config.json's
-// (sizes, rope_theta and rope_scaling, tied embeddings, RMSNorm eps, bos and
-// eos ids), its context the default preset's, and the shape flags given are
-// applied over it: the load then refuses one that disagrees with config.json,
-// naming both values. InputError naming the file when it cannot be read.
-ModelConfig shape_from_hf(const std::string& dir, const TrainOptions& o);
-
 // glibc keeps freed buffers in the heap (unless the user tuned malloc).
 void keep_freed_memory();
 

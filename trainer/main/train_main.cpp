@@ -477,14 +477,7 @@ int run(int argc, char** argv) {
   wt::keep_freed_memory();
   wt::TrainOptions o;
   if (!wt::parse_train_options(argc, argv, o)) return 0;
-  if (!o.init_from_hf.empty() && !o.preset_given) {  // the shape is config.json's
-    o.model = wt::shape_from_hf(o.init_from_hf, o);
-    o.preset = "init_from_hf";
-  }
-  if (!o.init_from_checkpoint.empty() && !o.preset_given) {  // the checkpoint's
-    o.model = wt::shape_from_checkpoint(o.init_from_checkpoint, o);
-    o.preset = "init_from_checkpoint";
-  }
+  wt::resolve_train_shape(o);  // --preset, or the initial weights' shape; the shape flags
   const wt::WorldLayout w = wt::world_from_env();
   wt::check_train_options(o, w.world, w.local_world);
   check_tensorboard_dir(o, w);
