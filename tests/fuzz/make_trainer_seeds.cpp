@@ -47,7 +47,13 @@ void put_memory_snapshot(const fs::path& dir) {
   n.snapshots.push_back({40, "", m, {0, 1}, {2}});
   n.snapshots.push_back({30, "no complete marker", std::nullopt, {}, {}});
   put(dir, "node", "n" + to_text(n));
-  PartHeader h{40, 40, 4, 2, "shard 3 offset 17", {{"embed", 0, 2}, {"layers.0", 2, 2}}};
+  PartHeader h{40,
+               40,
+               4,
+               2,
+               "shard 3 offset 17",
+               {"param", "exp_avg", "exp_avg_sq"},
+               {{"embed", 0, 2}, {"layers.0", 2, 2}}};
   put(dir, "part", "p" + to_text(h) + std::string(h.tensor_bytes(), '\x3f'));
 }
 

@@ -181,7 +181,7 @@ std::string verify_checkpoint(const fs::path& step_dir) {
     const fs::path meta_path = step_dir / "metadata.json";
     const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
     for (std::size_t u = 0; u < meta.units.size(); ++u)
-      for (const char* kind : {"param", "exp_avg", "exp_avg_sq"})
+      for (const std::string& kind : meta.unit_tensors)
         plan_reads(meta, static_cast<int>(u), kind, 0, meta.units[u].numel);
     ChunkReader reader(step_dir, meta);
     reader.verify_all();

@@ -8,6 +8,7 @@
 #include "models/family_registry.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
+#include "wireup/text.hpp"
 
 namespace wireup::train {
 
@@ -122,6 +123,23 @@ auto parsing(const std::string& name, F&& f) {
 
 }  // namespace
 
+std::string unit_tensors_problem(const std::vector<std::string>& names) {
+  if (names.empty() || names.size() > kMaxUnitTensors)
+    return std::to_string(names.size()) + " unit tensors (expected 1 to " +
+           std::to_string(kMaxUnitTensors) + ")";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
+    const bool plain = !n.empty() && n.size() <= 32 && std::all_of(n.begin(), n.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    if (!plain) return "unit tensor name " + wireup::quoted(n) + " (expected 1-32 of [a-z0-9_])";
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), n) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i))
+      return "unit tensor " + n + " named twice";
+  }
+  return "";
+}
+
 std::string step_dir_name(std::int64_t step) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "step-%08lld", static_cast<long long>(step));
@@ -191,6 +209,7 @@ std::string to_json(const CheckpointMeta& m) {
       {"data_position", m.data_position},
       {"chat_template", m.chat_template.empty() ? json(nullptr) : json(m.chat_template)},
       {"lora", m.lora ? json::parse(adapter_meta_json(*m.lora)) : json(nullptr)},
+      {"unit_tensors", m.unit_tensors.empty() ? kDefaultUnitTensors : m.unit_tensors},
       {"units", units},
       {"files", files},
   };
@@ -257,6 +276,10 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
       m.chat_template = j["chat_template"].get<std::string>();
     if (j.contains("lora") && !j["lora"].is_null())
       m.lora = adapter_meta_from_json(j["lora"].dump(), name);
+    m.unit_tensors = j.contains("unit_tensors") ? j["unit_tensors"].get<std::vector<std::string>>()
+                                                : kDefaultUnitTensors;
+    if (const std::string bad = unit_tensors_problem(m.unit_tensors); !bad.empty())
+      throw InputError(bad);
     for (const auto& u : j.at("units")) {
       UnitMeta um;
       um.name = u.at("name");
@@ -272,6 +295,10 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
       for (const auto& c : f.chunks)
         if (c.unit < 0 || static_cast<std::size_t>(c.unit) >= m.units.size())
           throw InputError("chunk of unknown unit " + std::to_string(c.unit));
+        else if (std::find(m.unit_tensors.begin(), m.unit_tensors.end(), c.kind) ==
+                 m.unit_tensors.end())
+          throw InputError("chunk of unit " + std::to_string(c.unit) + " of kind " +
+                           wireup::quoted(c.kind) + ", not one of unit_tensors");
     check_sizes(m);
     return m;
   });

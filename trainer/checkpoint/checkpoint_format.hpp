@@ -11,12 +11,13 @@ namespace wireup::train {
 
 // What one checkpoint holds, as written to its metadata.json (written last:
 // a step directory without it is not a checkpoint). Each unit's parameters
-// form one flat fp32 buffer; writer ranks store slices of it ("chunks") for
-// the parameters and the two AdamW moments. Any world size can read it back
-// by intersecting ranges.
+// form one flat fp32 buffer, and so does each other tensor of its state (the
+// unit_tensors: the parameters, then the optimizer's moments); writer ranks
+// store slices of each ("chunks"). Any world size can read it back by
+// intersecting ranges.
 struct ChunkRef {
   int unit = 0;
-  std::string kind;                // "param", "exp_avg", "exp_avg_sq"
+  std::string kind;                // one of the checkpoint's unit_tensors: "param", "exp_avg"
   std::int64_t global_offset = 0;  // element offset in the unit's flat buffer
   std::int64_t numel = 0;
   std::uint64_t file_offset = 0;  // bytes
@@ -54,9 +55,21 @@ struct CheckpointMeta {
   std::string chat_template;
   // A LoRA run's: its units are the adapters, the base is named here.
   std::optional<AdapterMeta> lora;
+  // The tensors of each unit's state, by name, in the order they are written
+  // (TrainingState::tensor_names); a metadata.json without the field holds
+  // kDefaultUnitTensors.
+  std::vector<std::string> unit_tensors;
   std::vector<UnitMeta> units;
   std::vector<RankFile> files;
 };
+
+// What a unit's state is when metadata.json does not say: its parameters and
+// AdamW's two moments.
+inline const std::vector<std::string> kDefaultUnitTensors{"param", "exp_avg", "exp_avg_sq"};
+// Tensor names: 1 to kMaxUnitTensors of them, each 1-32 of [a-z0-9_], no
+// name twice (unit_tensors_problem: "" or what is wrong).
+constexpr std::size_t kMaxUnitTensors = 16;
+std::string unit_tensors_problem(const std::vector<std::string>& names);
 
 // The most bytes of a metadata.json read (a 405B model's on 1024 ranks: about
 // 80 MB), its JSON's depth and values (checked before the parse: a tree under

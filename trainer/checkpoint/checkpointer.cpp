@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -20,7 +21,11 @@ namespace fs = std::filesystem;
 namespace wireup::train {
 namespace {
 
-const char* const kKinds[] = {"param", "exp_avg", "exp_avg_sq"};
+std::string text_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 std::string rank_name(int shard_rank, const char* ext) {
   char buf[32];
@@ -33,7 +38,7 @@ std::string rank_name(int shard_rank, const char* ext) {
 // The tensors of one save, copied so training can go on while they are written.
 struct Checkpointer::Snapshot {
   CheckpointInfo info;
-  std::vector<at::Tensor> tensors;    // unit-major: param, exp_avg, exp_avg_sq
+  std::vector<at::Tensor> tensors;    // unit-major, each unit's in tensor_names order
   std::vector<std::int64_t> offsets;  // global offset of each unit's slice
   CheckpointMeta meta;                // everything but files
   bool writer = false;
@@ -58,10 +63,8 @@ void Checkpointer::wait() {
 }
 
 void Checkpointer::save(const CheckpointInfo& info) {
-  for (const UnitShard& u : state_.units)
-    if (!u.exp_avg.defined() || !u.exp_avg_sq.defined())
-      throw std::logic_error("Checkpointer::save: unit " + u.layout.name +
-                             " has no AdamW moments (a weights-only state loads, never saves)");
+  if (state_.weights_only)
+    throw std::logic_error("Checkpointer::save: a weights-only state loads, never saves");
   const TraceSpan span("checkpoint_save");  // in a --profile_steps window
   // Its collectives may wait on slow storage: --comm_init_timeout for them
   // (the vote of every step before it is a training collective).
@@ -86,9 +89,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
         host_[k].copy_(t);
         return host_[k];
       };
-      snap->tensors.push_back(host(u.param));
-      snap->tensors.push_back(host(u.exp_avg));
-      snap->tensors.push_back(host(u.exp_avg_sq));
+      for (const at::Tensor& t : u.tensors) snap->tensors.push_back(host(t));
       snap->offsets.push_back(u.offset);
     }
   }
@@ -107,6 +108,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
   m.data_position = info.data_position;
   m.chat_template = info.chat_template;
   m.lora = info.lora;
+  m.unit_tensors = state_.tensor_names;
   for (const UnitShard& u : state_.units) m.units.push_back(u.layout);
   if (snap->world_rank == 0) {
     // A directory of this step left by an interrupted run holds files of
@@ -209,11 +211,13 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
     std::optional<StallDeadline> deadline;
     deadline.emplace("checkpoint", io_timeout(), writing(step_dir / (rf.file + ".tmp")));
     ChunkWriter out(step_dir / rf.file);
+    const std::vector<std::string>& names = snap->meta.unit_tensors;
     for (std::size_t i = 0; i < snap->tensors.size(); ++i) {
       const at::Tensor& t = snap->tensors[i];
+      const std::size_t unit = i / names.size();
       auto [offset, sha] = out.append(t.data_ptr<float>(), t.numel());
-      rf.chunks.push_back({static_cast<int>(i / 3), kKinds[i % 3], snap->offsets[i / 3], t.numel(),
-                           offset, std::move(sha)});
+      rf.chunks.push_back({static_cast<int>(unit), names[i % names.size()], snap->offsets[unit],
+                           t.numel(), offset, std::move(sha)});
     }
     rf.bytes = out.commit();
     const fs::path side = step_dir / rank_name(snap->shard_rank, "json");
@@ -298,7 +302,7 @@ std::optional<std::string> Checkpointer::end_of_step(std::int64_t step, bool sto
   // Every rank must agree to stop: a signal may reach them at different steps.
   const bool planned = policy_.stop_after_step > 0 && step == policy_.stop_after_step;
   at::Tensor votes =
-      scalar_tensor(stop_signal || planned ? 1.0 : 0.0, state_.units.front().param.device());
+      scalar_tensor(stop_signal || planned ? 1.0 : 0.0, state_.units.front().tensors[0].device());
   groups_.world->all_reduce_sum(votes);
   const bool stop = votes.item<double>() > 0;
   const bool saving = !policy_.dir.empty() && (stop || step == policy_.max_steps ||
@@ -317,6 +321,11 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
   if (meta.units.size() != state_.units.size())
     throw InputError(step_dir.string() + ": has " + std::to_string(meta.units.size()) +
                      " units, this model " + std::to_string(state_.units.size()));
+  for (const std::string& name : state_.tensor_names)
+    if (std::find(meta.unit_tensors.begin(), meta.unit_tensors.end(), name) ==
+        meta.unit_tensors.end())
+      throw InputError(step_dir.string() + ": its units hold " + text_list(meta.unit_tensors) +
+                       "; this run's state also has " + name);
   ChunkReader reader(step_dir, meta);
   for (std::size_t u = 0; u < state_.units.size(); ++u) {
     UnitShard& unit = state_.units[u];
@@ -324,16 +333,15 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
       throw InputError(step_dir.string() + ": unit " + unit.layout.name + " has " +
                        std::to_string(meta.units[u].numel) + " parameters, this model " +
                        std::to_string(unit.layout.numel));
-    at::Tensor dests[3] = {unit.param, unit.exp_avg, unit.exp_avg_sq};
-    for (int k = 0; k < 3; ++k) {
-      at::Tensor& dest = dests[k];
-      if (!dest.defined()) continue;  // weights only: the moments stay unread
+    for (std::size_t k = 0; k < state_.tensor_names.size(); ++k) {
+      at::Tensor& dest = unit.tensors[k];
       // Straight into a host slice; a device one through the host. Padding
       // past the unit's parameters reads as zero.
       const bool host = dest.is_cpu() && dest.is_contiguous() && dest.scalar_type() == at::kFloat &&
                         dest.numel() == unit.numel;
       at::Tensor into = host ? dest.zero_() : at::zeros({unit.numel}, at::kFloat);
-      reader.read(static_cast<int>(u), kKinds[k], unit.offset, unit.numel, into.data_ptr<float>());
+      reader.read(static_cast<int>(u), state_.tensor_names[k], unit.offset, unit.numel,
+                  into.data_ptr<float>());
       if (!host) dest.copy_(into);
     }
   }
@@ -372,7 +380,8 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const 
       error = e.what();
     }
     // Every rank must take the same checkpoint: agree that all loaded it.
-    at::Tensor bad = scalar_tensor(error.empty() ? 0.0 : 1.0, state_.units.front().param.device());
+    at::Tensor bad =
+        scalar_tensor(error.empty() ? 0.0 : 1.0, state_.units.front().tensors[0].device());
     groups_.world->all_reduce_sum(bad);
     if (bad.item<double>() == 0) {
       state_.restored(meta.optimizer_steps);

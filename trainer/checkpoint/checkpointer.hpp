@@ -29,21 +29,27 @@ struct CheckpointInfo {
   std::optional<AdapterMeta> lora;  // a LoRA run's adapters and base
 };
 
-// One unit's part of the training state on this rank, as a checkpoint holds
-// it: the unit's layout, and this rank's fp32 slices (live tensors, written in
-// place on load) of its parameters and both AdamW moments. Moments left
-// undefined are not read on load (eval and generate load weights only); such
-// a state cannot be saved.
+// One unit's part of the training state on this rank, as a checkpoint and a
+// memory snapshot hold it: the unit's layout, and this rank's fp32 slices
+// (live tensors, written in place on load) of each tensor of its state, in
+// TrainingState::tensor_names order (the parameters first).
 struct UnitShard {
   UnitMeta layout;          // name, real parameters, parameter names and shapes
   std::int64_t offset = 0;  // of this rank's slice in the unit's flat buffer
   std::int64_t numel = 0;   // of this rank's slice, padding included
-  at::Tensor param, exp_avg, exp_avg_sq;
+  std::vector<at::Tensor> tensors;
 };
 
-// What the Checkpointer saves and restores (trainer/main builds it from the
-// sharded model's flat units and the optimizer).
+// What the Checkpointer and the MemoryCheckpointer save and restore
+// (trainer/main builds it from the sharded model's flat units and the
+// optimizer). Both list a unit's state by `tensor_names`: a new tensor of
+// state is a name here and its slice in each UnitShard, which both carry.
 struct TrainingState {
+  // The tensors of every unit's state, by name (checkpoint_format.hpp's
+  // unit_tensors): training's are the parameters and AdamW's moments.
+  std::vector<std::string> tensor_names;
+  // The parameters alone (eval, generate): loads them, never saves.
+  bool weights_only = false;
   std::vector<UnitShard> units;
   double beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;  // the optimizer's settings
   std::function<std::int64_t()> optimizer_steps;

@@ -28,7 +28,8 @@ std::chrono::milliseconds timeout_of(const MemorySnapshotPolicy& p) {
 
 bool all_on_cpu(const TrainingState& s) {
   for (const UnitShard& u : s.units)
-    if (!u.param.is_cpu() || !u.exp_avg.is_cpu() || !u.exp_avg_sq.is_cpu()) return false;
+    for (const at::Tensor& t : u.tensors)
+      if (!t.is_cpu()) return false;
   return true;
 }
 
@@ -136,6 +137,7 @@ PartHeader MemoryCheckpointer::layout_header() const {
   PartHeader h;
   h.world_size = w_.world;
   h.rank = w_.rank;
+  h.tensors = state_.tensor_names;
   for (const UnitShard& u : state_.units) h.units.push_back({u.layout.name, u.offset, u.numel});
   return h;
 }
@@ -229,11 +231,11 @@ void MemoryCheckpointer::serialize(std::int64_t step, const std::string& data_po
   std::memcpy(part_.data(), head.data(), head.size());
   char* at = part_.data() + head.size();
   for (const UnitShard& u : state_.units)
-    for (const at::Tensor* t : {&u.param, &u.exp_avg, &u.exp_avg_sq}) {
-      if (t->numel() != u.numel || t->scalar_type() != at::kFloat)
+    for (const at::Tensor& t : u.tensors) {
+      if (t.numel() != u.numel || t.scalar_type() != at::kFloat)
         throw std::logic_error("memory snapshot: unit " + u.layout.name +
                                ": a slice that is not numel fp32 values");
-      const at::Tensor host = t->is_cpu() ? t->contiguous() : t->to(at::kCPU).contiguous();
+      const at::Tensor host = t.is_cpu() ? t.contiguous() : t.to(at::kCPU).contiguous();
       const auto bytes = static_cast<std::size_t>(u.numel) * 4;
       std::memcpy(at, host.data_ptr<float>(), bytes);
       at += bytes;

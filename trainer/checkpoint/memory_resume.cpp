@@ -113,10 +113,10 @@ std::optional<std::string> MemoryCheckpointer::load(const ResumeChoice& c, std::
   if (!why.empty()) return std::nullopt;
   const char* p = part.data() + at;
   for (UnitShard& u : state_.units)
-    for (at::Tensor* t : {&u.param, &u.exp_avg, &u.exp_avg_sq}) {
+    for (at::Tensor& t : u.tensors) {
       const auto n = static_cast<std::size_t>(u.numel);
       at::Tensor from = at::from_blob(const_cast<char*>(p), {u.numel}, at::kFloat);
-      t->copy_(from);
+      t.copy_(from);
       p += n * 4;
     }
   state_.restored(h->optimizer_steps);

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <limits>
 
+#include "checkpoint/checkpoint_format.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup::train {
 namespace {
 
-constexpr const char* kMagic = "wireup-memory-part 1";
+constexpr const char* kMagic = "wireup-memory-part 2";
 constexpr std::uint64_t kMaxHeaderBytes = 64ull << 20;
 constexpr auto kMaxCount = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
@@ -58,10 +59,23 @@ struct HeaderReader {
     const auto f = split(l, ' ');
     if (f.size() != 6 || f[0] != "unit" || f[1].empty() || f[2] != "offset" || f[4] != "numel")
       return fail("expected unit NAME offset O numel N");
-    const auto o = parse_uint(f[3], kMaxCount), n = parse_uint(f[5], kMaxCount / 12);
+    const auto o = parse_uint(f[3], kMaxCount),
+               n = parse_uint(f[5], kMaxCount / (4 * kMaxUnitTensors));
     if (!o || !n) return fail("unit " + f[1] + ": offset and numel must be numbers");
     u = {f[1], static_cast<std::int64_t>(*o), static_cast<std::int64_t>(*n)};
     return true;
+  }
+  // "tensors N NAME...": the names of a unit's state.
+  bool tensors(std::vector<std::string>& out) {
+    std::string l;
+    if (!next(l)) return false;
+    auto f = split(l, ' ');
+    const auto n =
+        f.size() >= 2 && f[0] == "tensors" ? parse_uint(f[1], kMaxUnitTensors) : std::nullopt;
+    if (!n || f.size() != *n + 2) return fail("expected tensors N NAME...");
+    out.assign(f.begin() + 2, f.end());
+    const std::string bad = unit_tensors_problem(out);
+    return bad.empty() || fail(bad);
   }
 };
 
@@ -73,7 +87,8 @@ bool parse_fields(HeaderReader& r, PartHeader& h) {
   std::uint64_t step = 0, opt = 0, world = 0, rank = 0, units = 0;
   if (!r.number("step", kMaxCount, step) || !r.number("optimizer_steps", kMaxCount, opt) ||
       !r.number("world_size", 1u << 20, world) || !r.number("rank", (1u << 20) - 1, rank) ||
-      !r.blob("data_position", h.data_position) || !r.number("units", 1u << 20, units))
+      !r.blob("data_position", h.data_position) || !r.tensors(h.tensors) ||
+      !r.number("units", 1u << 20, units))
     return false;
   if (world == 0 || rank >= world)
     return r.fail("rank " + std::to_string(rank) + " of world " + std::to_string(world));
@@ -92,7 +107,7 @@ bool parse_fields(HeaderReader& r, PartHeader& h) {
 
 std::uint64_t PartHeader::tensor_bytes() const {
   std::uint64_t n = 0;
-  for (const PartUnit& u : units) n += 3 * 4 * static_cast<std::uint64_t>(u.numel);
+  for (const PartUnit& u : units) n += tensors.size() * 4 * static_cast<std::uint64_t>(u.numel);
   return n;
 }
 
@@ -101,7 +116,9 @@ std::string to_text(const PartHeader& h) {
                   std::to_string(h.optimizer_steps) + "\nworld_size " +
                   std::to_string(h.world_size) + "\nrank " + std::to_string(h.rank) +
                   "\ndata_position " + std::to_string(h.data_position.size()) + "\n" +
-                  h.data_position + "\nunits " + std::to_string(h.units.size()) + "\n";
+                  h.data_position + "\ntensors " + std::to_string(h.tensors.size());
+  for (const std::string& name : h.tensors) t += " " + name;
+  t += "\nunits " + std::to_string(h.units.size()) + "\n";
   for (const PartUnit& u : h.units)
     t += "unit " + u.name + " offset " + std::to_string(u.offset) + " numel " +
          std::to_string(u.numel) + "\n";
@@ -127,6 +144,12 @@ std::string part_layout_mismatch(const PartHeader& saved, const PartHeader& mine
     return "rank " + std::to_string(saved.rank) + " of world " + std::to_string(saved.world_size) +
            ", this run rank " + std::to_string(mine.rank) + " of world " +
            std::to_string(mine.world_size);
+  if (saved.tensors != mine.tensors) {
+    std::string a, b;
+    for (const auto& n : saved.tensors) a += " " + n;
+    for (const auto& n : mine.tensors) b += " " + n;
+    return "tensors" + a + ", this run" + b;
+  }
   if (saved.units.size() != mine.units.size())
     return std::to_string(saved.units.size()) + " units, this run " +
            std::to_string(mine.units.size());

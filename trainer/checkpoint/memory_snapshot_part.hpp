@@ -8,18 +8,19 @@
 // rank of the next node holds of it): a text header, then the tensors.
 // Plain C++: the trainer fills and reads the tensor bytes.
 //
-//   wireup-memory-part 1
+//   wireup-memory-part 2
 //   step 40
 //   optimizer_steps 40
 //   world_size 4
 //   rank 2
 //   data_position 37            the loader's position: 37 bytes, then a newline
 //   <37 bytes>
+//   tensors 3 param exp_avg exp_avg_sq  a unit's state (TrainingState::tensor_names)
 //   units 3
 //   unit embed offset 0 numel 1024     this rank's slice of each unit
 //   ...
 //   end
-//   <per unit: numel float32 parameters, exp_avg, exp_avg_sq (little-endian)>
+//   <per unit, per tensor in that order: numel float32 values (little-endian)>
 namespace wireup::train {
 
 struct PartUnit {
@@ -31,8 +32,9 @@ struct PartHeader {
   std::int64_t step = 0, optimizer_steps = 0;
   int world_size = 1, rank = 0;
   std::string data_position;
+  std::vector<std::string> tensors;  // checkpoint_format.hpp's unit_tensors rules
   std::vector<PartUnit> units;
-  // Bytes of the tensors after the header: 3 x 4 x the units' numel.
+  // Bytes of the tensors after the header: tensors x 4 x the units' numel.
   std::uint64_t tensor_bytes() const;
 };
 
@@ -44,8 +46,8 @@ std::string to_text(const PartHeader& h);
 // `header_bytes` is where the tensors start.
 std::optional<PartHeader> parse_part_header(const char* bytes, std::uint64_t size,
                                             std::uint64_t& header_bytes, std::string& why);
-// "" when `saved` is a part of this rank's layout (same world size, rank and
-// units), else what differs ("unit layers.3: offset 512 numel 256, this run
+// "" when `saved` is a part of this rank's layout (same world size, rank,
+// tensors and units), else what differs ("unit layers.3: offset 512 numel 256, this run
 // offset 0 numel 512").
 std::string part_layout_mismatch(const PartHeader& saved, const PartHeader& mine);
 

@@ -15,7 +15,7 @@ UnitShard unit_shard(FlatUnit& u) {
   }
   shard.offset = u.shard_offset();
   shard.numel = u.shard_numel();
-  shard.param = u.master();
+  shard.tensors.push_back(u.master());  // "param"
   return shard;
 }
 
@@ -23,10 +23,12 @@ UnitShard unit_shard(FlatUnit& u) {
 
 TrainingState training_state(const std::vector<FlatUnit*>& units, ShardedAdamW& opt) {
   TrainingState s;
+  // A unit's state: its parameters and AdamW's two moments of them.
+  s.tensor_names = {"param", "exp_avg", "exp_avg_sq"};
   for (std::size_t i = 0; i < units.size(); ++i) {
     UnitShard shard = unit_shard(*units[i]);
-    shard.exp_avg = opt.exp_avg()[i];
-    shard.exp_avg_sq = opt.exp_avg_sq()[i];
+    shard.tensors.push_back(opt.exp_avg()[i]);
+    shard.tensors.push_back(opt.exp_avg_sq()[i]);
     s.units.push_back(std::move(shard));
   }
   const AdamWConfig& c = opt.config();
@@ -41,6 +43,8 @@ TrainingState training_state(const std::vector<FlatUnit*>& units, ShardedAdamW& 
 
 TrainingState weights_state(const std::vector<FlatUnit*>& units) {
   TrainingState s;
+  s.tensor_names = {"param"};
+  s.weights_only = true;
   for (auto* u : units) s.units.push_back(unit_shard(*u));
   s.optimizer_steps = [] { return std::int64_t{0}; };
   s.restored = [](std::int64_t) {};

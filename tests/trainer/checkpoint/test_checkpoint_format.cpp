@@ -71,6 +71,48 @@ TEST_CASE("bad checkpoint metadata is an InputError naming the file") {
                     Catch::StartsWith("rank-00000.json: "));
 }
 
+TEST_CASE("a checkpoint names the tensors of a unit's state") {
+  auto error_of = [](const std::string& text) {
+    try {
+      checkpoint_meta_from_json(text, "ck/metadata.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CheckpointMeta m = two_rank_meta();
+  CHECK(checkpoint_meta_from_json(to_json(m), "m").unit_tensors == kDefaultUnitTensors);
+  // A metadata.json without the field holds the parameters and AdamW's moments.
+  std::string old = to_json(m);
+  const auto from = old.find("\"unit_tensors\"");
+  old.erase(from, old.find("],", from) + 2 - from);
+  REQUIRE(old.find("unit_tensors") == std::string::npos);
+  CHECK(checkpoint_meta_from_json(old, "m").unit_tensors == kDefaultUnitTensors);
+  // One more piece of state: a name in the list and its chunks.
+  m.unit_tensors = {"param", "exp_avg", "exp_avg_sq", "router_bias"};
+  m.files[0].chunks.push_back({0, "router_bias", 0, 6, 72, std::string(64, 'd')});
+  m.files[0].bytes = 96;
+  const CheckpointMeta back = checkpoint_meta_from_json(to_json(m), "m");
+  CHECK(back.unit_tensors == m.unit_tensors);
+  CHECK(plan_reads(back, 0, "router_bias", 0, 6).size() == 1);
+  CHECK_THROWS_WITH(plan_reads(back, 0, "router_bias", 0, 10),
+                    Catch::Contains("cover 6 of the 10"));
+  // Chunks of a kind the list does not name, and bad lists.
+  CheckpointMeta unnamed = two_rank_meta();
+  unnamed.files[1].chunks[0].kind = "momentum";
+  CHECK_THAT(error_of(to_json(unnamed)),
+             Catch::Contains("chunk of unit 0 of kind 'momentum', not one of unit_tensors"));
+  for (const auto& [names, reason] :
+       {std::pair<std::vector<std::string>, std::string>{{"param", "param"}, "named twice"},
+        {{"Param"}, "expected 1-32 of [a-z0-9_]"},
+        {{"param", std::string(33, 'x')}, "expected 1-32 of [a-z0-9_]"},
+        {std::vector<std::string>(17, "x"), "17 unit tensors (expected 1 to 16)"}}) {
+    CheckpointMeta bad = two_rank_meta();
+    bad.unit_tensors = names;
+    CHECK_THAT(error_of(to_json(bad)), Catch::Contains(reason));
+  }
+}
+
 TEST_CASE("sizes in checkpoint metadata are checked before anything is allocated") {
   auto error_of = [](const CheckpointMeta& m) {
     try {

@@ -2,6 +2,8 @@
 // and what a node found as text for the ranks' gather: written, read back,
 // and refused when cut short or when they do not fit (no files, no Torch).
 #include <catch2/catch.hpp>
+#include <string>
+#include <tuple>
 
 #include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_part.hpp"
@@ -18,6 +20,7 @@ PartHeader header() {
   h.world_size = 4;
   h.rank = 2;
   h.data_position = "wireup-position 1\nepoch 0\nline with spaces\n";
+  h.tensors = {"param", "exp_avg", "exp_avg_sq"};
   h.units = {{"embed", 0, 1024}, {"layers.0", 512, 256}};
   return h;
 }
@@ -40,6 +43,33 @@ TEST_CASE("a part's header reads back, the tensors start after it") {
   CHECK(back->data_position == h.data_position);  // newlines inside survive
   CHECK(part_layout_mismatch(*back, h).empty());
   CHECK(h.tensor_bytes() == 3 * 4 * (1024 + 256));
+  CHECK(back->tensors == h.tensors);
+}
+
+TEST_CASE("a part's tensors are named, and their count sizes it") {
+  PartHeader h = header();
+  h.tensors = {"param", "exp_avg", "exp_avg_sq", "router_bias"};  // one more piece of state
+  const std::string p = part(h);
+  CHECK(h.tensor_bytes() == 4 * 4 * (1024 + 256));
+  std::uint64_t at = 0;
+  std::string why;
+  const auto back = parse_part_header(p.data(), p.size(), at, why);
+  REQUIRE(back);
+  CHECK(back->tensors == h.tensors);
+  CHECK_THAT(part_layout_mismatch(*back, header()),
+             Contains("tensors param exp_avg exp_avg_sq router_bias, this run param exp_avg "
+                      "exp_avg_sq"));
+  for (const auto& [from, to, reason] :
+       {std::tuple<std::string, std::string, std::string>{"tensors 4 ", "tensors 5 ",
+                                                          "expected tensors N NAME"},
+        {"tensors 4 param", "tensors 4 PARAM", "expected 1-32 of [a-z0-9_]"},
+        {"exp_avg_sq router_bias", "exp_avg_sq exp_avg", "named twice"},
+        {"tensors 4 ", "tensors 17 ", "expected tensors N NAME"}}) {
+    std::string bad = p;
+    bad.replace(bad.find(from), from.size(), to);
+    CHECK_FALSE(parse_part_header(bad.data(), bad.size(), at, why));
+    CHECK_THAT(why, Contains(reason));
+  }
 }
 
 TEST_CASE("a part cut short, padded or not a part is refused with the reason") {
