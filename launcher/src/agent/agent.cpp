@@ -47,7 +47,7 @@ void Agent::start_attempt() {
   stop_.new_attempt();
   restarts_.new_attempt();
   phase_ = AgentPhase::Running;
-  if (!workers_.prepare(restarts_.attempt())) {
+  if (!workers_.prepare(restarts_.attempt(), restarts_.master_port())) {
     phase_ = AgentPhase::Starting;  // spawn_all() once the preload server says READY
     return;
   }

@@ -40,6 +40,9 @@ class AgentRestarts {
   // not listen yet: the connect is retried for job.control_wait_s.
   void link_to_coordinator();
   std::uint32_t attempt() const { return attempt_; }
+  // attempt()'s MASTER_PORT: agent 0's pick, sent with START; with --agent-store
+  // always the store's.
+  std::uint32_t master_port() const { return master_port_; }
   void new_attempt() { coordination_.new_attempt(); }
 
   // Events of the event loop.

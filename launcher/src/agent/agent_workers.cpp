@@ -39,6 +39,7 @@ void AgentWorkers::remove_run_dir() {
 
 WorkerSpec AgentWorkers::job_spec() const {
   WorkerSpec spec = job_worker_spec(o_, job_);
+  spec.master_port = master_port_;  // job_.master_port is only the first attempt's
   spec.local_world_size = job_.nproc;
   spec.restart_count = attempt_;
   spec.agent_store = job_.agent_store;
@@ -114,8 +115,9 @@ void AgentWorkers::spawn(Worker& wk) {
   wk.running = true;
 }
 
-bool AgentWorkers::prepare(std::uint32_t attempt) {
+bool AgentWorkers::prepare(std::uint32_t attempt, std::uint32_t master_port) {
   attempt_ = attempt;
+  master_port_ = master_port;
   workers_.clear();
   workers_.resize(job_.nproc);
   for (std::uint32_t i = 0; i < job_.nproc; ++i) {

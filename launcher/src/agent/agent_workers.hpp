@@ -52,9 +52,10 @@ class AgentWorkers {
   void make_run_dir();    // --log-dir, or a private one of the agent's own; throws
   void remove_run_dir();  // the private one, at the end
 
-  // A fresh set of workers for `attempt`; starts the preload server for
-  // --preload. False: spawn_all() once the server is ready.
-  bool prepare(std::uint32_t attempt);
+  // A fresh set of workers for `attempt`, whose MASTER_PORT is `master_port`
+  // (AgentRestarts': a fresh one per attempt without --agent-store); starts the
+  // preload server for --preload. False: spawn_all() once the server is ready.
+  bool prepare(std::uint32_t attempt, std::uint32_t master_port);
   void spawn_all();  // every worker; events_.failed when --preload cannot
   std::uint32_t attempt() const { return attempt_; }
 
@@ -85,7 +86,8 @@ class AgentWorkers {
   const std::vector<std::string>& base_env_;
   const Events events_;
   std::vector<Worker> workers_;
-  std::uint32_t attempt_ = 0;  // the attempt these workers run
+  std::uint32_t attempt_ = 0;      // the attempt these workers run
+  std::uint32_t master_port_ = 0;  // that attempt's MASTER_PORT
   std::filesystem::path run_dir_;
   std::filesystem::path temp_run_dir_;  // the agent made run_dir_: removed at the end
   double spawn_ms_ = 0;
