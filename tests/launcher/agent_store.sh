@@ -25,6 +25,7 @@ sys.path.insert(0, sys.argv[1])
 import torch_store  # USE_LIBUV=0 only on a torch built without libuv (tests/clients)
 attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+print(f"PORT rank={rank} attempt={attempt} port={os.environ['MASTER_PORT']}", flush=True)
 store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, False,
                       timedelta(seconds=30), **torch_store.tcpstore_kwargs())
 for a in range(int(attempt)):  # compare_set answers the desired value only for a missing key
@@ -45,6 +46,8 @@ EOS
 run --nproc-per-node=2 --max-restarts=1 -- "$TMP/flaky.py" "$HERE/../clients" >"$TMP/flaky" 2>&1 ||
   { cat "$TMP/flaky"; fail "restart on the agent store"; }
 file_count "flaky" "$TMP/flaky" '^\[rank[01]\]: FLAKY rank=[01] attempt=1 sum=2 port=[0-9]+$' 2
+# Unlike a run without the store (mpirun_restart.sh), every attempt keeps its port.
+file_count "flaky" "$TMP/flaky" '^\[rank[01]\]: PORT rank=[01] attempt=[01] port=[0-9]+$' 4
 ports=$(grep -o 'port=[0-9]*' "$TMP/flaky" | sort -u | wc -l)
 [ "$ports" -eq 1 ] || fail "the store's port changed within one run"
 

@@ -1,61 +1,120 @@
-// Agent: --max-restarts across agents, coordinated by agent 0 over control links.
-#include <csignal>
+#include "agent/agent_restarts.hpp"
 
-#include "agent/agent.hpp"
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <csignal>
+#include <optional>
+#include <stdexcept>
+
 #include "net.hpp"
+#include "supervision/worker_stream.hpp"
 #include "wireup/control_endpoint.hpp"
 
 namespace wireup {
 
-void Agent::broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args) {
+void AgentRestarts::link_to_coordinator() {
+  if (coordinator_ || o_.max_restarts == 0 || job_.control.empty()) return;
+  const auto [addr, port] = split_endpoint("agent 0's control address", job_.control);
+  try {
+    up_ = std::make_unique<ControlLink>(connect_tcp(addr, port, job_.control_wait_s * 1000));
+  } catch (const std::exception& e) {
+    if (job_.source == "pmix") throw;
+    throw std::runtime_error(control_unreachable(addr, port, job_.control_wait_s, e.what()));
+  }
+  up_->send(ControlVerb::Hello,
+            hello_args({job_.task_rank, job_.nproc, static_cast<std::uint32_t>(job_.job_id),
+                        static_cast<std::uint32_t>(job_.step_id)}));
+}
+
+void AgentRestarts::accept_peer() {
+  const int fd = accept4(conn_.control_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  peers_.push_back(std::make_unique<ControlLink>(fd));
+  coordination_.linked(static_cast<RestartCoordinator::Peer>(fd));
+}
+
+void AgentRestarts::watch_links(FdDispatch& d) {
+  if (up_) d.watch(up_->fd(), [this, &d, l = up_.get()] { on_link_readable(*l, d); });
+  for (auto& p : peers_) d.watch(p->fd(), [this, &d, l = p.get()] { on_link_readable(*l, d); });
+}
+
+void AgentRestarts::on_link_readable(ControlLink& link, FdDispatch& d) {
+  if (stop_.phase() == AgentPhase::Finished) return;
+  std::vector<ControlMessage> msgs;
+  const bool alive = link.receive(msgs);
+  for (const auto& m : msgs)
+    if (!link.refused) handle_control(link, m);
+  if (alive && !link.refused) return;
+  d.end_round();       // the links change
+  if (link.refused) {  // not one of this step's agents: nothing to stop
+    coordination_.lost(static_cast<RestartCoordinator::Peer>(link.fd()));
+    std::erase_if(peers_, [&](auto& p) { return p.get() == &link; });
+    return;
+  }
+  // An agent vanished mid-run: the step cannot go on in step.
+  const bool was_up = &link == up_.get();
+  coordination_.lost(static_cast<RestartCoordinator::Peer>(link.fd()));
+  std::erase_if(peers_, [&](auto& p) { return p.get() == &link; });
+  if (was_up) up_.reset();
+  stop_.lost_contact();
+}
+
+bool AgentRestarts::report(ControlVerb verb) {
+  if (coordinator_)
+    coordinator_event(verb, nullptr);
+  else if (up_)
+    up_->send(verb, {attempt_});
+  else
+    return false;
+  return true;
+}
+
+void AgentRestarts::broadcast(ControlVerb verb, const std::vector<std::uint32_t>& args) {
   for (auto& p : peers_) p->send(verb, args);
 }
 
 // Agent 0's view: `from` is a peer's link, nullptr for itself.
-void Agent::coordinator_event(ControlVerb verb, ControlLink* from) {
+void AgentRestarts::coordinator_event(ControlVerb verb, ControlLink* from) {
   std::optional<RestartCoordinator::Peer> peer;
   if (from) peer = static_cast<RestartCoordinator::Peer>(from->fd());
   using Step = RestartCoordinator::Step;
   Step step = Step::None;
   if (verb == ControlVerb::Fail)
-    step = restarts_.failed();
+    step = coordination_.failed();
   else if (verb == ControlVerb::Done)
-    step = restarts_.done(peer);
+    step = coordination_.done(peer);
   else if (verb == ControlVerb::Stopped)
-    step = restarts_.stopped(peer);
+    step = coordination_.stopped(peer);
   switch (step) {
     case Step::None:
       return;
     case Step::StopAll:
       broadcast(ControlVerb::Stop, {attempt_});
-      if (phase_ == Phase::Starting || phase_ == Phase::Running || phase_ == Phase::WaitingPeers) {
-        if (phase_ == Phase::WaitingPeers) phase_ = Phase::Running;  // done before the failure
-        begin_stop(SIGTERM, Phase::Restarting);
-      }
-      return;
+      return stop_.stop_to_restart();
     case Step::ExitAll:
       broadcast(ControlVerb::Exit, {0});
-      return finish(0);
+      return stop_.finish(0);
     case Step::StartNext:
       return start_next_attempt();
   }
 }
 
-void Agent::start_next_attempt() {
+void AgentRestarts::start_next_attempt() {
   ++attempt_;
   // The agent store stays on its port, emptied for the new attempt before any
   // agent starts it: torch 1.x's env:// keys each attempt apart
   // (/worker/attempt_N), torch 2.x's does not (torchrun makes a fresh store per
   // round), so its workers would find the last attempt's gloo addresses.
-  if (store_) store_->clear_keys();
+  hooks_.empty_store();
   if (!job_.agent_store) master_port_ = pick_free_port(master_port_ + 1);
   broadcast(ControlVerb::Start, {attempt_, master_port_});
-  start_attempt();
+  hooks_.start_attempt();
 }
 
 // Without PMIx, ranks assume every agent runs agent 0's worker count: a
 // HELLO that says otherwise stops the job (exit 2) before a rendezvous hangs.
-void Agent::on_hello(ControlLink& link, const ControlMessage& m) {
+void AgentRestarts::on_hello(ControlLink& link, const ControlMessage& m) {
   const auto hello = parse_hello(m);
   if (!hello) return;
   if (const auto foreign = foreign_hello(*hello, static_cast<std::uint32_t>(job_.job_id),
@@ -67,16 +126,13 @@ void Agent::on_hello(ControlLink& link, const ControlMessage& m) {
   link.peer_rank = hello->rank;
   if (job_.source == "pmix") return;  // the exchange told every agent each K
   const auto mismatch = nproc_mismatch(*hello, job_.nproc);
-  if (!mismatch || phase_ == Phase::Finished) return;
+  if (!mismatch || stop_.phase() == AgentPhase::Finished) return;
   say(*mismatch);
   broadcast(ControlVerb::Exit, {2});
-  exit_code_ = 2;
-  if (phase_ == Phase::WaitingPeers) return finish(2);
-  phase_ = Phase::Running;  // so begin_stop stops for good, whatever was under way
-  begin_stop(SIGTERM);
+  stop_.stop_for_good(2);
 }
 
-void Agent::tell_lost(int code) {
+void AgentRestarts::tell_lost(int code) {
   const std::vector<std::uint32_t> args{static_cast<std::uint32_t>(code)};
   if (coordinator_)
     broadcast(ControlVerb::Lost, args);
@@ -84,22 +140,13 @@ void Agent::tell_lost(int code) {
     up_->send(ControlVerb::Lost, args);
 }
 
-// The job ends with the root cause's code on every agent: without it an agent
-// that only saw its link drop would exit 1, and mpirun (or srun) might report
-// that 1 instead of the failed worker's code.
-void Agent::on_lost_elsewhere(int code) {
-  if (phase_ == Phase::Finished) return;
-  if (exit_code_ == 0) exit_code_ = code;
+void AgentRestarts::on_lost_elsewhere(int code) {
+  if (stop_.phase() == AgentPhase::Finished) return;
   if (coordinator_) broadcast(ControlVerb::Lost, {static_cast<std::uint32_t>(code)});
-  if (phase_ == Phase::WaitingPeers) return finish(exit_code_);
-  if (phase_ == Phase::Restarting) {
-    phase_ = Phase::Stopping;  // stopping already: for good now
-    return;
-  }
-  if (!stopping()) begin_stop(SIGTERM);
+  stop_.lost_elsewhere(code);
 }
 
-void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
+void AgentRestarts::handle_control(ControlLink& link, const ControlMessage& m) {
   if (m.verb == ControlVerb::Lost && !m.args.empty())
     return on_lost_elsewhere(static_cast<int>(m.args[0]));
   if (coordinator_) {
@@ -112,16 +159,16 @@ void Agent::handle_control(ControlLink& link, const ControlMessage& m) {
     return;
   }
   if (m.verb == ControlVerb::Stop && !m.args.empty() && m.args[0] == attempt_) {
-    if (phase_ == Phase::WaitingPeers)  // our workers had all succeeded
+    if (stop_.phase() == AgentPhase::WaitingPeers)  // our workers had all succeeded
       up_->send(ControlVerb::Stopped, {attempt_});
     else
-      begin_stop(SIGTERM, Phase::Restarting);
+      stop_.begin_stop(SIGTERM, AgentPhase::Restarting);
   } else if (m.verb == ControlVerb::Start && m.args.size() == 2) {
     attempt_ = m.args[0];
     master_port_ = m.args[1];
-    start_attempt();
+    hooks_.start_attempt();
   } else if (m.verb == ControlVerb::Exit && !m.args.empty()) {
-    finish(static_cast<int>(m.args[0]));
+    stop_.finish(static_cast<int>(m.args[0]));
   }
 }
 

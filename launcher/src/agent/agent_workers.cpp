@@ -1,22 +1,45 @@
-// Agent: starting each attempt's workers (fork+exec or through --preload) and reaping them.
+#include "agent/agent_workers.hpp"
+
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
+#include <system_error>
 
-#include "agent/agent.hpp"
-#include "supervision/spawn.hpp"
+#include "agent/run_dir.hpp"
 #include "wireup/exec_supervision.hpp"
 
 namespace wireup {
 
 namespace fs = std::filesystem;
 
-WorkerSpec Agent::job_spec() const {
+void AgentWorkers::adopt_orphans() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+void AgentWorkers::make_run_dir() {
+  if (!o_.log_dir.empty()) {
+    run_dir_ = o_.log_dir;
+  } else {
+    run_dir_ = make_private_run_dir();
+    temp_run_dir_ = run_dir_;
+  }
+}
+
+void AgentWorkers::remove_run_dir() {
+  if (temp_run_dir_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(temp_run_dir_, ec);
+}
+
+WorkerSpec AgentWorkers::job_spec() const {
   WorkerSpec spec = job_worker_spec(o_, job_);
+  spec.master_port = master_port_;  // job_.master_port is only the first attempt's
   spec.local_world_size = job_.nproc;
   spec.restart_count = attempt_;
   spec.agent_store = job_.agent_store;
@@ -24,7 +47,7 @@ WorkerSpec Agent::job_spec() const {
 }
 
 // Where one of a worker's streams goes: the console (prefixed), its log file, the tail.
-void Agent::route_output(Worker& wk, Stream& s, int pipe_fd) const {
+void AgentWorkers::route_output(Worker& wk, Stream& s, int pipe_fd) const {
   const bool is_out = &s == &wk.out;
   const StreamRoute route = route_stream(o_, is_out ? kStdout : kStderr, wk.local_rank);
   s.pipe = pipe_fd;
@@ -43,7 +66,7 @@ void Agent::route_output(Worker& wk, Stream& s, int pipe_fd) const {
 // server (and adopted by this agent, a child subreaper, once the server's
 // middle process exits, its group already set), or forked here in a process
 // group of its own that dies with the agent, in a clean signal state.
-pid_t Agent::start_program(const Program& prog, int out_fd, int err_fd) {
+pid_t AgentWorkers::start_program(const Program& prog, int out_fd, int err_fd) {
   if (preload_) {
     std::vector<std::string> args(o_.program.begin(), o_.program.end());
     if (o_.run_module) args.insert(args.begin(), "-m");
@@ -59,7 +82,7 @@ pid_t Agent::start_program(const Program& prog, int out_fd, int err_fd) {
   return spawn_program(prog, setup);
 }
 
-void Agent::spawn(Worker& wk) {
+void AgentWorkers::spawn(Worker& wk) {
   WorkerSpec spec = job_spec();
   spec.rank = wk.rank;
   spec.local_rank = wk.local_rank;
@@ -92,39 +115,32 @@ void Agent::spawn(Worker& wk) {
   wk.running = true;
 }
 
-void Agent::start_attempt() {
+bool AgentWorkers::prepare(std::uint32_t attempt, std::uint32_t master_port) {
+  attempt_ = attempt;
+  master_port_ = master_port;
   workers_.clear();
   workers_.resize(job_.nproc);
-  failure_.reset();
-  restarts_.new_attempt();
-  phase_ = Phase::Running;
   for (std::uint32_t i = 0; i < job_.nproc; ++i) {
     workers_[i].local_rank = i;
     workers_[i].rank = job_.first_rank + i;
   }
-  if (!o_.preload.empty()) {
-    if (!preload_) {
-      // One server for every attempt: it only ever forks, so it stays clean.
-      preload_start_ = Clock::now();
-      preload_ = std::make_unique<PreloadServer>(
-          o_, PreloadServer::shared_env(build_worker_env(job_spec(), base_env_)));
-    }
-    if (!preload_->ready()) {
-      phase_ = Phase::Starting;  // spawn_all() once it says READY
-      return;
-    }
+  if (o_.preload.empty()) return true;
+  if (!preload_) {
+    // One server for every attempt: it only ever forks, so it stays clean.
+    preload_start_ = Clock::now();
+    preload_ = std::make_unique<PreloadServer>(
+        o_, PreloadServer::shared_env(build_worker_env(job_spec(), base_env_)));
   }
-  spawn_all();
+  return preload_->ready();
 }
 
-void Agent::spawn_all() {
-  phase_ = Phase::Running;
+void AgentWorkers::spawn_all() {
   const auto t0 = Clock::now();
   try {
     for (auto& wk : workers_) spawn(wk);
   } catch (const std::exception& e) {
     if (!preload_) throw;
-    return fail_agent(std::string("--preload: ") + e.what());
+    return events_.failed(std::string("--preload: ") + e.what());
   }
   spawn_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (o_.verbose || std::getenv("WIREUP_LAUNCH_TIMING"))
@@ -134,24 +150,45 @@ void Agent::spawn_all() {
         (preload_ ? " preload_ms=" + std::to_string(preload_ms_) : std::string()));
 }
 
-void Agent::on_preload_readable() {
+void AgentWorkers::watch_output(FdDispatch& d) {
+  for (auto& wk : workers_)
+    for (auto* s : {&wk.out, &wk.err})
+      if (s->pipe >= 0) d.watch(s->pipe, [s] { on_stream_readable(*s); });
+}
+
+void AgentWorkers::on_stream_readable(Stream& s) {
+  if (s.read_some()) return;
+  // EOF before exit: the worker closed its stream; stop polling it.
+  close(s.pipe);
+  s.pipe = -1;
+}
+
+void AgentWorkers::watch_preload(FdDispatch& d, FdDispatch::Handler on_readable) {
+  if (!preload_ || !preload_->importing()) return;
+  d.watch(preload_->fd(), [this, server = preload_.get(), on_readable = std::move(on_readable)] {
+    if (server == preload_.get()) on_readable();
+  });
+}
+
+bool AgentWorkers::on_preload_readable() {
   try {
     preload_->on_readable();
   } catch (const std::exception& e) {
-    return fail_agent(std::string("--preload: ") + e.what() + " (its output is above)");
+    events_.failed(std::string("--preload: ") + e.what() + " (its output is above)");
+    return false;
   }
-  if (!preload_->ready()) return;
+  if (!preload_->ready()) return false;
   preload_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - preload_start_).count();
-  if (phase_ == Phase::Starting) spawn_all();
+  return true;
 }
 
-std::size_t Agent::running_count() const {
+std::size_t AgentWorkers::running_count() const {
   std::size_t n = 0;
   for (const auto& wk : workers_) n += wk.running;
   return n;
 }
 
-void Agent::kill_all(int sig) {
+void AgentWorkers::kill_all(int sig) {
   // The whole group: a worker's own children go too, even after it exited. A
   // stopped worker (SIGSTOP, a debugger) takes a pending SIGTERM only once it
   // runs again, so a stop is followed by SIGCONT: it ends now, not at SIGKILL.
@@ -163,34 +200,48 @@ void Agent::kill_all(int sig) {
   }
 }
 
-void Agent::reap() {
+// A stop the agent makes on its own (not a signal it forwards) ends a failed
+// attempt: each running worker's stop-reason file says so before the SIGTERM
+// (wireup/stop_reason.hpp), so a trainer does not try to save with a rank gone.
+void AgentWorkers::write_stop_reasons(const std::string& why) const {
+  for (const Worker& wk : workers_) {
+    if (!wk.running || wk.stop_reason.empty()) continue;
+    std::ofstream out(wk.stop_reason);
+    out << "wireup-launch stops the workers: " << why << "\n";
+  }
+}
+
+void AgentWorkers::on_preload_reaped(int status) {
+  preload_->reaped();
+  const bool was_ready = preload_->ready();
+  preload_.reset();  // a later attempt starts another
+  if (was_ready) return;
+  const WorkerExit e = decode_wait_status(status);
+  events_.failed("--preload: the preload process " +
+                 (e.signaled ? "was killed by " + signal_name(e.code)
+                             : "exited with code " + std::to_string(e.code)) +
+                 " before it was ready (its output is above)");
+}
+
+void AgentWorkers::reap() {
   for (;;) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
     if (preload_ && pid == preload_->pid()) {
-      preload_->reaped();
-      const bool was_ready = preload_->ready();
-      preload_.reset();  // a later attempt starts another
-      if (!was_ready) {
-        const WorkerExit e = decode_wait_status(status);
-        fail_agent("--preload: the preload process " +
-                   (e.signaled ? "was killed by " + signal_name(e.code)
-                               : "exited with code " + std::to_string(e.code)) +
-                   " before it was ready (its output is above)");
-      }
+      on_preload_reaped(status);
       continue;
     }
     for (auto& wk : workers_) {
       if (wk.pid != pid || !wk.running) continue;
       wk.running = false;
       wk.exit = decode_wait_status(status);
-      on_worker_exit(wk);
+      wk.out.close_all();
+      wk.err.close_all();
+      events_.exited(wk);
     }
     // Other pids: adopted orphans; reaped and forgotten.
   }
-  if ((phase_ == Phase::Running || stopping()) && running_count() == 0 && !workers_.empty())
-    on_all_exited();
 }
 
 }  // namespace wireup
