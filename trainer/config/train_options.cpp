@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "config/command_line.hpp"
+#include "config/component_flags.hpp"
 #include "models/family_registry.hpp"
 #include "wireup/error.hpp"
 
@@ -83,13 +84,6 @@ void add_optimization_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--gradient_accumulation_steps,--grad_accum", o.grad_accum,
                  "micro-steps per optimizer step");
   app.add_option("--max_steps", o.max_steps, "optimizer steps");
-  app.add_option_function<std::int64_t>(
-      "--epochs",
-      [&o](std::int64_t v) {
-        if (v < 0) throw InputError("--epochs must be >= 0");
-        o.data.epochs = static_cast<std::uint64_t>(v);
-      },
-      "passes over the data (0: until max_steps)");
   app.add_option("--lr", o.lr, "peak learning rate");
   app.add_option("--min_lr", o.min_lr, "final learning rate of the cosine decay");
   app.add_option("--warmup_steps", o.warmup_steps, "linear warmup steps");
@@ -104,56 +98,15 @@ void add_run_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--logging_freq", o.logging_freq, "steps between log lines");
   app.add_option("--validation_freq", o.validation_freq, "steps between validations (0: off)");
   app.add_option("--validation_batches", o.validation_batches, "batches per validation");
-  app.add_option("--checkpoint_freq", o.checkpoint.freq, "steps between checkpoints");
-  app.add_option_function<std::string>(
-      "--checkpoint_dir", [&o](const std::string& d) { o.checkpoint.dir = d; },
-      "where checkpoints go");
-  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
-                 "a step directory, or auto (newest complete one in --checkpoint_dir)");
-  app.add_option("--memory_checkpoint_freq", o.memory_checkpoint.freq,
-                 "steps between memory snapshots (node memory + a replica on the next node; "
-                 "0: off)");
-  app.add_option("--memory_checkpoint_dir", o.memory_checkpoint.dir,
-                 "where memory snapshots go (default /dev/shm/wireup-$SLURM_JOB_ID)");
-  app.add_option("--keep_checkpoints", o.checkpoint.keep,
-                 "newest complete checkpoints kept (0: all)");
-  app.add_option("--stop_after_step", o.checkpoint.stop_after_step,
-                 "checkpoint and exit after this step, as on SIGTERM (planned preemption)");
-  app.add_flag("--start_fresh_if_unloadable", o.checkpoint.start_fresh_if_unloadable,
-               "with --resume_from_checkpoint auto: train from step 1 when checkpoints exist but "
-               "none loads (default: exit 2)");
   app.add_option("--init_from_hf", o.init_from_hf,
                  "start from a Hugging Face checkpoint (config.json + model.safetensors); "
                  "a resumed checkpoint takes precedence");
   app.add_option("--init_from_checkpoint", o.init_from_checkpoint,
                  "start from a wireup checkpoint's weights (its optimizer state unread): a step "
                  "directory or a checkpoint directory; a resumed checkpoint takes precedence");
-  app.add_option("--lora_rank", o.lora.rank,
-                 "LoRA: train rank-R adapters on the frozen base's projections (0: off)");
-  app.add_option("--lora_alpha", o.lora.alpha, "LoRA: the adapters' scale is alpha / rank");
-  app.add_option("--lora_dropout", o.lora.dropout, "LoRA: dropout on the adapters' input");
-  app.add_option_function<std::string>(
-      "--lora_targets", [&o](const std::string& v) { o.lora.targets = lora::parse_targets(v); },
-      "LoRA: the projections adapted (default q,k,v,o,gate,up,down)");
-  add_switch(app, "--async_checkpointing", o.checkpoint.async,
-             "1: write checkpoints in the background");
-  app.add_option_function<std::string>(
-      "--dataset,--data", [&o](const std::string& d) { o.data.dataset = d; },
-      "manifest.json from wireup-prep (or its dir)");
-  app.add_option_function<std::int64_t>(
-      "--data_readahead",
-      [&o](std::int64_t v) {
-        if (v < 0 || v > 1024)
-          throw InputError("--data_readahead " + std::to_string(v) +
-                           ": expected 0 (off) to 1024 steps");
-        o.data.readahead = static_cast<std::size_t>(v);
-      },
-      "steps of shard data to ask the kernel to fetch ahead (0: off; FSx/Lustre: ~2)");
-  add_switch(app, "--document_masking", o.document_masking,
-             "1: packed conversations (chat data sets) attend within themselves, positions "
-             "from 0 each; 0: across the row")
-      ->check(CLI::IsMember({0, 1}));
-  app.add_flag("--synthetic_data", o.synthetic_data, "random tokens instead of a dataset");
+  add_checkpoint_flags(app, o.checkpoint, o.memory_checkpoint, o.resume_from_checkpoint);
+  add_data_flags(app, o.data, o.synthetic_data, o.document_masking);
+  add_lora_flags(app, o.lora);
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
   app.add_option("--tensorboard_dir", o.tensorboard_dir,
@@ -252,10 +205,6 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
   need(o.warmup_steps >= 0, "--warmup_steps must be >= 0");
   need(o.grad_clip >= 0, "--grad_clip must be >= 0");
   need(o.logging_freq >= 1, "--logging_freq must be at least 1");
-  need(o.synthetic_data || !o.data.dataset.empty(),
-       "no data: pass --dataset DIR (a wireup-prep output) or --synthetic_data");
-  need(!o.synthetic_data || o.data.dataset.empty(),
-       "--dataset and --synthetic_data exclude each other: pass one of them");
   check_compute_choice(o.compute);
   for (const auto& [flag, v] : {std::pair{"--comm_timeout", o.comm_timeout},
                                 std::pair{"--comm_init_timeout", o.comm_init_timeout}}) {
@@ -266,25 +215,13 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
   }
   need(o.validation_freq >= 0 && o.validation_batches >= 1,
        "--validation_freq must be >= 0 and --validation_batches at least 1");
-  need(o.checkpoint.stop_after_step >= 0, "--stop_after_step must be >= 0");
   if (o.peak_tflops)
     need(*o.peak_tflops > 0 && std::isfinite(*o.peak_tflops),
          "--peak_tflops " + format_number(*o.peak_tflops) +
              ": expected one rank's peak in TFLOP/s, a positive number (e.g. 989 for an H100 "
              "in bf16); leave it out to measure it");
-  need(!o.checkpoint.start_fresh_if_unloadable || o.resume_from_checkpoint == "auto" ||
-           o.resume_from_checkpoint == "latest",
-       "--start_fresh_if_unloadable applies to --resume_from_checkpoint auto only");
-  need(o.memory_checkpoint.freq >= 0, "--memory_checkpoint_freq must be >= 0 (0: off)");
-  need(o.memory_checkpoint.dir.empty() || o.memory_checkpoint.freq > 0,
-       "--memory_checkpoint_dir needs --memory_checkpoint_freq");
-  need(o.checkpoint.freq >= 0 && o.checkpoint.keep >= 0,
-       "--checkpoint_freq and --keep_checkpoints must be >= 0");
-  need(!o.checkpoint.dir.empty() ||
-           (o.checkpoint.freq == 0 &&
-            (o.resume_from_checkpoint.empty() ||
-             (o.resume_from_checkpoint != "auto" && o.resume_from_checkpoint != "latest"))),
-       "--checkpoint_freq and --resume_from_checkpoint auto need --checkpoint_dir");
+  check_checkpoint_flags(o.checkpoint, o.memory_checkpoint, o.resume_from_checkpoint);
+  check_data_flags(o.data, o.synthetic_data);
   check_observability_options(o);
   need(o.init_from_hf.empty() || o.init_from_checkpoint.empty(),
        "--init_from_hf and --init_from_checkpoint exclude each other: pass one of them");
