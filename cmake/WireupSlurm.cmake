@@ -19,3 +19,6 @@ if(WIREUP_SLURM_SPANK_DIR)
 else()
   set(WIREUP_SLURM_FOUND FALSE)
 endif()
+if("slurm" IN_LIST WIREUP_HIDE_DEPS)  # cmake/WireupDeps.cmake
+  set(WIREUP_SLURM_FOUND FALSE)
+endif()

@@ -4,8 +4,11 @@
 #include <cmath>
 
 #include "config/command_line.hpp"
-#include "wireup/chat/chat_template.hpp"
+#include "generate/prompt_tokenizer.hpp"
 #include "wireup/error.hpp"
+#if WIREUP_HAVE_TOKENIZER
+#include "wireup/chat/chat_template.hpp"
+#endif
 
 namespace wireup::train::generate {
 namespace {
@@ -41,6 +44,11 @@ void check(const GenerateOptions& o) {
   need(o.sampling.top_p > 0 && o.sampling.top_p <= 1,
        "--top_p " + number(o.sampling.top_p) + ": expected a number in (0, 1]");
   check_compute_choice(o.compute);
+#if !WIREUP_HAVE_TOKENIZER
+  need(!o.chat && o.chat_template.empty(), std::string(o.chat ? "--chat" : "--chat_template") +
+                                               ": " + kTokenizerMissing +
+                                               ", and the chat templates need it in this process");
+#endif
 }
 
 }  // namespace
@@ -56,11 +64,16 @@ bool parse_generate_options(int argc, const char* const* argv, GenerateOptions& 
   app.add_flag("--chat", o.chat,
                "render each prompt as a user turn of the chat template plus the assistant's "
                "generation prompt");
-  app.add_option("--chat_template", o.chat_template,
-                 "with --chat: llama3, llama3.1, qwen2.5 or qwen3 (default: the checkpoint's "
-                 "data set's, or the one the HF directory's tokenizer_config.json holds, else "
-                 "llama3)")
-      ->check(CLI::IsMember(wireup::chat::template_names()));
+  auto* chat_template =
+      app.add_option("--chat_template", o.chat_template,
+                     "with --chat: llama3, llama3.1, qwen2.5 or qwen3 (default: the checkpoint's "
+                     "data set's, or the one the HF directory's tokenizer_config.json holds, else "
+                     "llama3)");
+#if WIREUP_HAVE_TOKENIZER
+  chat_template->check(CLI::IsMember(wireup::chat::template_names()));
+#else
+  (void)chat_template;  // refused whole in check()
+#endif
   app.add_option("--enable_thinking", o.enable_thinking,
                  "with --chat and qwen3: 0 ends the prompt with an empty <think></think> block, "
                  "so the model answers without reasoning (default 1)")

@@ -7,12 +7,24 @@
 #include <vector>
 
 #include "generate/served_tokenizer.hpp"
+#if WIREUP_HAVE_TOKENIZER
 #include "wireup/tokenizer/tokenizer.hpp"
+#else
+namespace wireup::tokenizer {
+class Tokenizer;
+}
+#endif
 
 // generate's tokenizer: loaded in this process, or, for a SentencePiece model
 // (whose protobuf runtime clashes with LibTorch's here), served by a child
 // wireup-prep (served_tokenizer.hpp). The same ids and text either way.
+// Built without wireup_tokenizer (WIREUP_HAVE_TOKENIZER=0: SentencePiece, PCRE2
+// or ICU missing at configure), every file is served, and local() is nullptr.
 namespace wireup::train::generate {
+
+// What this build's wireup-train lacks, for messages: empty when it has the
+// tokenizer library.
+extern const char* const kTokenizerMissing;
 
 class PromptTokenizer {
  public:
@@ -31,11 +43,17 @@ class PromptTokenizer {
   int special_id(std::string_view text) const;
   // The tokenizer loaded here; nullptr when served (no chat template then:
   // the templates' special tokens are byte-level BPE tokens).
+#if WIREUP_HAVE_TOKENIZER
   const tokenizer::Tokenizer* local() const { return local_ ? &*local_ : nullptr; }
+#else
+  const tokenizer::Tokenizer* local() const { return nullptr; }
+#endif
 
  private:
   PromptTokenizer() = default;
+#if WIREUP_HAVE_TOKENIZER
   std::optional<tokenizer::Tokenizer> local_;
+#endif
   std::unique_ptr<ServedTokenizer> served_;
 };
 

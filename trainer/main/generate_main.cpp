@@ -25,9 +25,11 @@
 #include "models/family_registry.hpp"
 #include "models/model_registry.hpp"
 #include "models/sharded_model.hpp"
-#include "wireup/chat/chat_encoder.hpp"
 #include "wireup/error.hpp"
+#if WIREUP_HAVE_TOKENIZER
+#include "wireup/chat/chat_encoder.hpp"
 #include "wireup/tokenizer/tokenizer.hpp"
+#endif
 
 namespace wireup::train {
 namespace {
@@ -81,6 +83,7 @@ std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
     throw InputError("--chat: --tokenizer " + o.tokenizer +
                      " is a SentencePiece model, which has none of the chat templates' special "
                      "tokens: pass a tokenizer.json or tiktoken model of the template's family");
+#if WIREUP_HAVE_TOKENIZER
   if (o.chat) {
     chat::TemplateOptions t;
     t.chat_template = chat::parse_template(o.chat_template, "--chat_template");
@@ -96,6 +99,7 @@ std::vector<std::vector<std::int64_t>> prompt_ids(const gen::GenerateOptions& o,
     }
     return out;
   }
+#endif
   for (const std::string& p : prompts) {
     std::vector<int> ids;
     if (tok.bos_id() >= 0) ids.push_back(tok.bos_id());

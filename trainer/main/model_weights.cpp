@@ -15,7 +15,9 @@
 #include "main/run_setup.hpp"
 #include "main/training_state.hpp"
 #include "models/family_registry.hpp"
+#if WIREUP_HAVE_TOKENIZER
 #include "wireup/chat/chat_template.hpp"
+#endif
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 
@@ -29,8 +31,13 @@ namespace {
 constexpr std::uint64_t kMaxTokenizerConfigBytes = 16ull << 20;
 
 // DIR/tokenizer_config.json's chat_template when it is a published
-// template's text; "" when there is no such file or another text.
+// template's text; "" when there is no such file or another text (always,
+// built without the tokenizer library: --chat is refused there).
 std::string published_template_in(const fs::path& dir) {
+#if !WIREUP_HAVE_TOKENIZER
+  (void)dir;
+  return "";
+#else
   const fs::path file = dir / "tokenizer_config.json";
   if (!path_exists(file)) return "";
   const std::string text = read_text(file, kMaxTokenizerConfigBytes);
@@ -39,6 +46,7 @@ std::string published_template_in(const fs::path& dir) {
   if (!j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string()) return "";
   const auto t = chat::template_of_published_text(j["chat_template"].get<std::string>());
   return t ? chat::template_name(*t) : "";
+#endif
 }
 
 // An HF directory's weights, with a PEFT adapter's when given.

@@ -130,7 +130,11 @@ TEST_CASE("generate's flags: defaults and every bad input named", "[generate]") 
   CHECK(o.sampling.top_p == 1.0);
   CHECK(o.max_new_tokens == 8);
   CHECK(!o.chat);
+#if WIREUP_HAVE_TOKENIZER
   CHECK(parse(with({"--chat", "--temperature", "0.7", "--top_p", "0.9", "--seed", "5"})).chat);
+#else  // built without wireup_tokenizer: no chat templates (trainer/generate/CMakeLists.txt)
+  CHECK_THROWS_WITH(parse(with({"--chat"})), Contains("built without the tokenizer library"));
+#endif
   const auto refused = [](std::vector<std::string> a, const std::string& what) {
     CHECK_THROWS_WITH(parse(std::move(a)), Contains(what));
   };
