@@ -145,7 +145,7 @@ TEST_CASE("a weights-only state loads a checkpoint's parameters and refuses to s
   }
   const auto steps_before = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
   info.step = 2;
-  CHECK_THROWS_WITH(loader.save(info), Catch::Contains("has no AdamW moments"));
+  CHECK_THROWS_WITH(loader.save(info), Catch::Contains("a weights-only state loads, never saves"));
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == steps_before);
   fs::remove_all(dir);
 }
