@@ -110,6 +110,34 @@ void check_sizes(const CheckpointMeta& m) {
   }
 }
 
+// metadata.json's unit_tensors, units and files into `m`: every chunk of a
+// listed unit and of a listed tensor.
+void units_from(const json& j, CheckpointMeta& m) {
+  m.unit_tensors = j.contains("unit_tensors") ? j["unit_tensors"].get<std::vector<std::string>>()
+                                              : kDefaultUnitTensors;
+  if (const std::string bad = unit_tensors_problem(m.unit_tensors); !bad.empty())
+    throw InputError(bad);
+  for (const auto& u : j.at("units")) {
+    UnitMeta um;
+    um.name = u.at("name");
+    um.numel = integer<std::int64_t>(u.at("numel"), "unit numel");
+    for (const auto& p : u.at("params")) {
+      um.param_names.push_back(p.at("name"));
+      um.param_shapes.push_back(shape_of(p.at("shape")));
+    }
+    m.units.push_back(um);
+  }
+  for (const auto& f : j.at("files")) m.files.push_back(file_from(f));
+  for (const auto& f : m.files)
+    for (const auto& c : f.chunks)
+      if (c.unit < 0 || static_cast<std::size_t>(c.unit) >= m.units.size())
+        throw InputError("chunk of unknown unit " + std::to_string(c.unit));
+      else if (std::find(m.unit_tensors.begin(), m.unit_tensors.end(), c.kind) ==
+               m.unit_tensors.end())
+        throw InputError("chunk of unit " + std::to_string(c.unit) + " of kind " +
+                         wireup::quoted(c.kind) + ", not one of unit_tensors");
+}
+
 template <typename F>
 auto parsing(const std::string& name, F&& f) {
   try {
@@ -276,29 +304,7 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
       m.chat_template = j["chat_template"].get<std::string>();
     if (j.contains("lora") && !j["lora"].is_null())
       m.lora = adapter_meta_from_json(j["lora"].dump(), name);
-    m.unit_tensors = j.contains("unit_tensors") ? j["unit_tensors"].get<std::vector<std::string>>()
-                                                : kDefaultUnitTensors;
-    if (const std::string bad = unit_tensors_problem(m.unit_tensors); !bad.empty())
-      throw InputError(bad);
-    for (const auto& u : j.at("units")) {
-      UnitMeta um;
-      um.name = u.at("name");
-      um.numel = integer<std::int64_t>(u.at("numel"), "unit numel");
-      for (const auto& p : u.at("params")) {
-        um.param_names.push_back(p.at("name"));
-        um.param_shapes.push_back(shape_of(p.at("shape")));
-      }
-      m.units.push_back(um);
-    }
-    for (const auto& f : j.at("files")) m.files.push_back(file_from(f));
-    for (const auto& f : m.files)
-      for (const auto& c : f.chunks)
-        if (c.unit < 0 || static_cast<std::size_t>(c.unit) >= m.units.size())
-          throw InputError("chunk of unknown unit " + std::to_string(c.unit));
-        else if (std::find(m.unit_tensors.begin(), m.unit_tensors.end(), c.kind) ==
-                 m.unit_tensors.end())
-          throw InputError("chunk of unit " + std::to_string(c.unit) + " of kind " +
-                           wireup::quoted(c.kind) + ", not one of unit_tensors");
+    units_from(j, m);
     check_sizes(m);
     return m;
   });

@@ -11,6 +11,20 @@ using wireup::InputError;
 
 using test::two_rank_meta;
 
+namespace {
+
+// The InputError checkpoint_meta_from_json raises for `text`, or "no error".
+std::string error_of(const std::string& text) {
+  try {
+    checkpoint_meta_from_json(text, "ck/metadata.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
 TEST_CASE("checkpoint metadata survives a JSON round trip") {
   const CheckpointMeta m = two_rank_meta();
   const CheckpointMeta back = checkpoint_meta_from_json(to_json(m), "metadata.json");
@@ -41,14 +55,6 @@ TEST_CASE("checkpoint metadata survives a JSON round trip") {
 
 TEST_CASE("bad checkpoint metadata is an InputError naming the file") {
   const std::string good = to_json(two_rank_meta());
-  auto error_of = [](const std::string& text) {
-    try {
-      checkpoint_meta_from_json(text, "ck/metadata.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CHECK_THAT(error_of("{\"format\": \"wireup-checkpoint\", \"version\": 1"),
              Catch::StartsWith("ck/metadata.json: not a wireup checkpoint description"));
   CHECK_THAT(error_of("[]"), Catch::StartsWith("ck/metadata.json: "));
@@ -72,14 +78,6 @@ TEST_CASE("bad checkpoint metadata is an InputError naming the file") {
 }
 
 TEST_CASE("a checkpoint names the tensors of a unit's state") {
-  auto error_of = [](const std::string& text) {
-    try {
-      checkpoint_meta_from_json(text, "ck/metadata.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CheckpointMeta m = two_rank_meta();
   CHECK(checkpoint_meta_from_json(to_json(m), "m").unit_tensors == kDefaultUnitTensors);
   // A metadata.json without the field holds the parameters and AdamW's moments.
