@@ -83,15 +83,15 @@ void add_chat_options(CLI::App& app, Flags& f) {
   app.add_option("--chat-date", f.chat_date, "llama3.1: the system block's 'Today Date'")
       ->capture_default_str();
   app.add_flag("--skip-bad-rows", f.skip_bad_rows,
-               "Leave out rows that are not conversations (counted and reported) instead of "
-               "stopping at the first");
+               "Leave out chat or preference rows that are bad (counted and reported) "
+               "instead of stopping at the first");
 }
 
 // --chat-template's options into PrepOptions; the options that do not go
 // with it (or only with it) are refused.
 void chat_options(const CLI::App& app, Flags& f) {
   if (f.chat_template.empty()) {
-    for (const char* o : {"--train-on", "--chat-date", "--skip-bad-rows"})
+    for (const char* o : {"--train-on", "--chat-date"})
       if (app.count(o) > 0) throw wireup::InputError(std::string(o) + " needs --chat-template");
     return;
   }
@@ -104,7 +104,6 @@ void chat_options(const CLI::App& app, Flags& f) {
   c.tmpl.chat_template = wireup::chat::parse_template(f.chat_template, "--chat-template");
   c.tmpl.train_on = wireup::chat::parse_train_on(f.train_on, "--train-on");
   c.tmpl.date_string = f.chat_date;
-  c.skip_bad_rows = f.skip_bad_rows;
   f.o.chat = c;
 }
 
@@ -209,6 +208,7 @@ int run_prep(const CLI::App& app, Flags& f) {
   o.add_bos = !f.no_bos;
   o.add_eos = !f.no_eos;
   chat_options(app, f);
+  o.skip_bad_rows = f.skip_bad_rows;
   o.progress = !f.quiet;
   o.log = f.quiet ? nullptr : &std::cerr;
   o.log_is_terminal = ::isatty(STDERR_FILENO) == 1;

@@ -15,11 +15,17 @@ namespace {
 Manifest sample() {
   Manifest m;
   m.token_bytes = 2;
-  m.tokenizer = {"sentencepiece", "tokenizer.model", std::string(64, 'a'), "/models/llama2.model",
-                 32000, 1, 2};
+  m.tokenizer = {"sentencepiece",
+                 "tokenizer.model",
+                 std::string(64, 'a'),
+                 "/models/llama2.model",
+                 32000,
+                 1,
+                 2};
   m.train.shards.push_back({"train-00000.bin", 4096 + 200 + 8 * 3, 100, 2, std::string(64, 'b')});
   m.train.shards.push_back({"train-00001.bin", 4096 + 100 + 8 * 2, 50, 1, std::string(64, 'c')});
-  m.validation.shards.push_back({"validation-00000.bin", 4096 + 20 + 16, 10, 1, std::string(64, 'd')});
+  m.validation.shards.push_back(
+      {"validation-00000.bin", 4096 + 20 + 16, 10, 1, std::string(64, 'd')});
   m.validation_fraction = 0.01;
   m.split_seed = 3;
   m.inputs.push_back({"corpus.jsonl.gz", 12345, 4});
@@ -50,7 +56,8 @@ TEST_CASE("manifest loads from its directory or its path", "[manifest]") {
   test::write_file(dir / "manifest.json", manifest_to_json(sample()));
   CHECK(load_manifest(dir.path()) == sample());
   CHECK(load_manifest(dir / "manifest.json") == sample());
-  CHECK_THROWS_WITH(load_manifest(dir / "nope"), Contains("nope") && Contains("cannot read manifest"));
+  CHECK_THROWS_WITH(load_manifest(dir / "nope"),
+                    Contains("nope") && Contains("cannot read manifest"));
 }
 
 TEST_CASE("corrupted manifests name the file and the field", "[manifest]") {
@@ -63,27 +70,39 @@ TEST_CASE("corrupted manifests name the file and the field", "[manifest]") {
                     Contains("m.json: not valid JSON") && Contains("number overflow"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["format"] = "megatron"; }), "m.json"),
                     Contains("m.json: field 'format'"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 3; }), "m.json"),
+  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 4; }), "m.json"),
                     Contains("field 'version'"));
   // Version 2 is a chat data set's: its shards' trained tokens are required.
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["version"] = 2; }), "m.json"),
-                    Contains("field 'splits.train.shards[0].trained_tokens'") && Contains("missing"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][1].erase("sha256"); }), "m.json"),
-                    Contains("field 'splits.train.shards[1].sha256'") && Contains("missing"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["sha256"] = "xyz"; }), "m.json"),
-                    Contains("64 lowercase hex digits"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["tokens"] = -5; }), "m.json"),
-                    Contains("'splits.train.shards[0].tokens': expected a non-negative integer"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["train"]["tokens"] = 151; }), "m.json"),
-                    Contains("'splits.train.tokens': expected the sum of its shards' tokens (150)"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["splits"]["validation"]["shards"][0]["file"] = "../etc/passwd"; }), "m.json"),
-                    Contains("plain file name"));
+  CHECK_THROWS_WITH(
+      parse_manifest(with([](J& j) { j["version"] = 2; }), "m.json"),
+      Contains("field 'splits.train.shards[0].trained_tokens'") && Contains("missing"));
+  CHECK_THROWS_WITH(
+      parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][1].erase("sha256"); }),
+                     "m.json"),
+      Contains("field 'splits.train.shards[1].sha256'") && Contains("missing"));
+  CHECK_THROWS_WITH(
+      parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["sha256"] = "xyz"; }),
+                     "m.json"),
+      Contains("64 lowercase hex digits"));
+  CHECK_THROWS_WITH(
+      parse_manifest(with([](J& j) { j["splits"]["train"]["shards"][0]["tokens"] = -5; }),
+                     "m.json"),
+      Contains("'splits.train.shards[0].tokens': expected a non-negative integer"));
+  CHECK_THROWS_WITH(
+      parse_manifest(with([](J& j) { j["splits"]["train"]["tokens"] = 151; }), "m.json"),
+      Contains("'splits.train.tokens': expected the sum of its shards' tokens (150)"));
+  CHECK_THROWS_WITH(
+      parse_manifest(
+          with([](J& j) { j["splits"]["validation"]["shards"][0]["file"] = "../etc/passwd"; }),
+          "m.json"),
+      Contains("plain file name"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["token_bytes"] = 4; }), "m.json"),
                     Contains("'token_bytes': expected 2 for vocab_size 32000"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["tokenizer"]["bos_id"] = 32000; }), "m.json"),
                     Contains("tokenizer.bos_id"));
-  CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j["split"]["validation_fraction"] = 1.5; }), "m.json"),
-                    Contains("split.validation_fraction"));
+  CHECK_THROWS_WITH(
+      parse_manifest(with([](J& j) { j["split"]["validation_fraction"] = 1.5; }), "m.json"),
+      Contains("split.validation_fraction"));
   CHECK_THROWS_WITH(parse_manifest(with([](J& j) { j.erase("splits"); }), "m.json"),
                     Contains("field 'splits'"));
 }
@@ -112,14 +131,63 @@ TEST_CASE("a chat manifest records the template, the mask rule and the counts", 
     edit(e);
     return e.dump();
   };
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["trained_tokens"] = 65; }), "m.json"),
-                    Contains("'chat.trained_tokens': expected the trained_tokens of both splits (64)"));
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["template"] = "chatml"; }), "m.json"),
-                    Contains("'chat.template'"));
+  CHECK_THROWS_WITH(
+      parse_manifest(edited([](J& e) { e["chat"]["trained_tokens"] = 65; }), "m.json"),
+      Contains("'chat.trained_tokens': expected the trained_tokens of both splits (64)"));
+  CHECK_THROWS_WITH(
+      parse_manifest(edited([](J& e) { e["chat"]["template"] = "chatml"; }), "m.json"),
+      Contains("'chat.template'"));
   CHECK(parse_manifest(edited([](J& e) { e["chat"]["template"] = "qwen3"; }), "m.json")
             .chat->chat_template == "qwen3");
   CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["train_on"] = "user"; }), "m.json"),
                     Contains("'chat.train_on'"));
   CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e.erase("chat"); }), "m.json"),
                     Contains("field 'chat'"));
+}
+
+TEST_CASE("a preference manifest: pairs, whole in each shard, skipped rows by reason",
+          "[manifest]") {
+  using J = nlohmann::json;
+  Manifest m = sample();
+  for (auto* s : {&m.train.shards[0], &m.train.shards[1], &m.validation.shards[0]}) {
+    s->documents = 2;
+    s->trained_tokens = 5;
+  }
+  m.preference =
+      PreferenceEntry{"conversational", "qwen3", "", 3, {{"missing_key", 2}, {"bad_json", 1}}};
+  const auto text = manifest_to_json(m);
+  const auto j = J::parse(text);
+  CHECK(j["version"] == 3);
+  CHECK(j["preference"]["pairs"] == 3);
+  CHECK(j["preference"]["trained_tokens"] == 15);
+  CHECK(j["preference"]["skipped_by_reason"]["missing_key"] == 2);
+  CHECK(parse_manifest(text, "m.json") == m);
+  CHECK(manifest_to_json(parse_manifest(text, "m.json")) == text);
+  const auto edited = [&](const std::function<void(J&)>& edit) {
+    auto e = J::parse(text);
+    edit(e);
+    return e.dump();
+  };
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) {
+                                     e["splits"]["train"]["shards"][1]["documents"] = 3;
+                                     e["splits"]["train"]["documents"] = 5;
+                                   }),
+                                   "m.json"),
+                    Contains("'splits.train.shards[1].documents': expected an even count"));
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["preference"]["pairs"] = 4; }), "m.json"),
+                    Contains("'preference.pairs': expected half the documents of both splits (3)"));
+  CHECK_THROWS_WITH(
+      parse_manifest(edited([](J& e) { e["preference"]["skipped_by_reason"]["bad_json"] = 2; }),
+                     "m.json"),
+      Contains("'preference.skipped_by_reason': expected counts that sum to skipped_rows (3)"));
+  CHECK_THROWS_WITH(
+      parse_manifest(edited([](J& e) { e["preference"]["template"] = ""; }), "m.json"),
+      Contains("'preference.template'"));
+  CHECK_THROWS_WITH(
+      parse_manifest(edited([](J& e) { e["preference"]["format"] = "pairs"; }), "m.json"),
+      Contains("'preference.format'"));
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e.erase("preference"); }), "m.json"),
+                    Contains("field 'preference'"));
+  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["version"] = 4; }), "m.json"),
+                    Contains("expected 1, 2 or 3"));
 }

@@ -6,9 +6,9 @@
 namespace wireup::chat {
 namespace {
 
-using nlohmann::json;
 using detail::append_messages;
 using detail::kind_of;
+using nlohmann::json;
 
 [[noreturn]] void bad(const std::string& what) { throw InputError(what); }
 

@@ -80,8 +80,8 @@ PreferencePair text_pair(const json& row, const json& chosen, const json& reject
     p.prompt = string_of(*prompt, "prompt");
   for (const auto* side : {&p.chosen, &p.rejected})
     if (side->empty())
-      fail("empty_completion",
-           std::string("'") + (side == &p.chosen ? "chosen" : "rejected") + "': an empty completion");
+      fail("empty_completion", std::string("'") + (side == &p.chosen ? "chosen" : "rejected") +
+                                   "': an empty completion");
   return p;
 }
 
@@ -187,8 +187,7 @@ PairTokens PairEncoder::encode_text(const PreferencePair& pair) const {
     if (bos >= 0) out.push_back(static_cast<std::uint32_t>(bos));
     // An EOS already spelled at the completion's end is that token (TRL
     // appends the spelling unless it is there; Hugging Face reads it as one).
-    if (end && !eos_text.empty() && text.ends_with(eos_text))
-      text.remove_suffix(eos_text.size());
+    if (end && !eos_text.empty() && text.ends_with(eos_text)) text.remove_suffix(eos_text.size());
     tokenizer_.encode(text, ids);
     for (const int id : ids) out.push_back(static_cast<std::uint32_t>(id));
     if (end) out.push_back(static_cast<std::uint32_t>(eos));
@@ -206,8 +205,7 @@ PairTokens PairEncoder::encode_text(const PreferencePair& pair) const {
 
 PairTokens PairEncoder::encode_conversation(const PreferencePair& pair) const {
   if (chat_ == nullptr)
-    fail("needs_chat_template",
-         "a conversational pair (lists of messages) needs --chat-template");
+    fail("needs_chat_template", "a conversational pair (lists of messages) needs --chat-template");
   const auto ids_of = [&](const std::vector<Message>& completion) {
     Conversation c{pair.prompt_messages};
     c.messages.insert(c.messages.end(), completion.begin(), completion.end());

@@ -174,16 +174,74 @@ ChatEntry parse_chat(const Reader& r, const json& root, const SplitEntry& train,
   return e;
 }
 
+// The counts a preference entry repeats: pairs (two documents each) over both splits.
+std::uint64_t pair_count(const Manifest& m) {
+  return (m.train.documents() + m.validation.documents()) / 2;
+}
+
+json preference_json(const Manifest& m) {
+  const auto& p = *m.preference;
+  return {{"format", p.format},
+          {"template", p.chat_template},
+          {"date_string", p.date_string},
+          {"skipped_rows", p.skipped_rows},
+          {"skipped_by_reason", p.skipped_by_reason},
+          {"pairs", pair_count(m)},
+          {"trained_tokens", m.train.trained_tokens() + m.validation.trained_tokens()}};
+}
+
+PreferenceEntry parse_preference(const Reader& r, const json& root, const Manifest& m) {
+  const auto& c = r.object(root, "preference", "preference");
+  PreferenceEntry e;
+  e.format = r.str(c, "preference.format", "format");
+  if (e.format != "conversational" && e.format != "text")
+    r.fail("preference.format", "\"conversational\" or \"text\"");
+  e.chat_template = r.str(c, "preference.template", "template");
+  if ((e.format == "text") != e.chat_template.empty())
+    r.fail("preference.template", "a chat template for conversational pairs, \"\" for text");
+  e.date_string = r.str(c, "preference.date_string", "date_string");
+  e.skipped_rows = r.u64(c, "preference.skipped_rows", "skipped_rows");
+  const auto& reasons = r.object(c, "preference.skipped_by_reason", "skipped_by_reason");
+  std::uint64_t sum = 0;
+  for (const auto& [reason, count] : reasons.items()) {
+    const auto n = r.u64(reasons, "preference.skipped_by_reason." + reason, reason.c_str());
+    e.skipped_by_reason[reason] = n;
+    sum += n;
+  }
+  if (sum != e.skipped_rows)
+    r.fail("preference.skipped_by_reason",
+           "counts that sum to skipped_rows (" + std::to_string(e.skipped_rows) + ")");
+  for (const auto* s : {&m.train, &m.validation})
+    for (std::size_t i = 0; i < s->shards.size(); ++i)
+      if (s->shards[i].documents % 2 != 0)
+        r.fail(std::string("splits.") + (s == &m.train ? "train" : "validation") + ".shards[" +
+                   std::to_string(i) + "].documents",
+               "an even count: a pair is two documents in one shard");
+  const auto trained = m.train.trained_tokens() + m.validation.trained_tokens();
+  if (r.u64(c, "preference.trained_tokens", "trained_tokens") != trained)
+    r.fail("preference.trained_tokens",
+           "the trained_tokens of both splits (" + std::to_string(trained) + ")");
+  if (r.u64(c, "preference.pairs", "pairs") != pair_count(m))
+    r.fail("preference.pairs",
+           "half the documents of both splits (" + std::to_string(pair_count(m)) + ")");
+  return e;
+}
+
+std::uint64_t manifest_version(const Manifest& m) {
+  if (m.preference) return kManifestVersionPreference;
+  return m.chat ? kManifestVersionChat : kManifestVersion;
+}
+
 }  // namespace
 
 std::string manifest_to_json(const Manifest& m) {
   json inputs = json::array();
   for (const auto& i : m.inputs)
     inputs.push_back({{"path", i.path}, {"bytes", i.bytes}, {"documents", i.documents}});
-  const bool chat = m.chat.has_value();
+  const bool chat = m.masked();
   json j = {
       {"format", kManifestFormat},
-      {"version", chat ? kManifestVersionChat : kManifestVersion},
+      {"version", manifest_version(m)},
       {"created_by", m.created_by},
       {"token_bytes", m.token_bytes},
       {"tokenizer",
@@ -200,7 +258,8 @@ std::string manifest_to_json(const Manifest& m) {
        {{"train", split_json(m.train, chat)}, {"validation", split_json(m.validation, chat)}}},
       {"inputs", inputs},
   };
-  if (chat) j["chat"] = chat_json(m);
+  if (m.chat) j["chat"] = chat_json(m);
+  if (m.preference) j["preference"] = preference_json(m);
   return j.dump(2) + "\n";
 }
 
@@ -217,11 +276,12 @@ Manifest parse_manifest(std::string_view text, const std::string& name) {
   if (r.str(root, "format", "format") != kManifestFormat)
     r.fail("format", "\"wireup-tokens\" (is this a wireup-prep manifest?)");
   const auto version = r.u64(root, "version", "version");
-  if (version != kManifestVersion && version != kManifestVersionChat)
-    r.fail("version", std::to_string(kManifestVersion) + " or " +
-                          std::to_string(kManifestVersionChat) +
+  if (version < kManifestVersion || version > kManifestVersionPreference)
+    r.fail("version", std::to_string(kManifestVersion) + ", " +
+                          std::to_string(kManifestVersionChat) + " or " +
+                          std::to_string(kManifestVersionPreference) +
                           " (written by a different wireup-prep)");
-  const bool chat = version == kManifestVersionChat;
+  const bool chat = version != kManifestVersion;  // version 2 shards, trained_tokens
   Manifest m;
   m.created_by = r.str(root, "created_by", "created_by");
   const auto width = r.u64(root, "token_bytes", "token_bytes");
@@ -260,7 +320,8 @@ Manifest parse_manifest(std::string_view text, const std::string& name) {
 
   m.train = r.split(root, "train", chat);
   m.validation = r.split(root, "validation", chat);
-  if (chat) m.chat = parse_chat(r, root, m.train, m.validation);
+  if (version == kManifestVersionChat) m.chat = parse_chat(r, root, m.train, m.validation);
+  if (version == kManifestVersionPreference) m.preference = parse_preference(r, root, m);
 
   const auto& inputs = r.array(root, "inputs", "inputs");
   for (std::size_t i = 0; i < inputs.size(); ++i) {

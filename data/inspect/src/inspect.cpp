@@ -92,6 +92,13 @@ DatasetFacts dataset_facts(const fs::path& file, const data::Manifest& m) {
                            m.train.tokens() + m.validation.tokens(),
                            m.train.trained_tokens() + m.validation.trained_tokens(),
                            m.chat->skipped_rows};
+  if (m.preference)
+    facts.preference = PreferenceFacts{m.preference->format,
+                                       m.preference->chat_template,
+                                       (m.train.documents() + m.validation.documents()) / 2,
+                                       m.train.tokens() + m.validation.tokens(),
+                                       m.train.trained_tokens() + m.validation.trained_tokens(),
+                                       m.preference->skipped_rows};
   return facts;
 }
 
@@ -108,6 +115,9 @@ DocView read_document(const InspectOptions& o, const data::Manifest& m, const Do
   v.first_token = offsets[ref.doc];
   v.tokens = offsets[ref.doc + 1] - offsets[ref.doc];
   v.ids.resize(std::min(v.tokens, o.max_tokens));
+  if (m.preference)
+    v.pair_label =
+        "pair " + std::to_string(ref.index / 2) + (ref.index % 2 == 0 ? " chosen" : " rejected");
   shard.read_tokens(v.first_token, v.ids.size(), v.ids.data());
   for (std::size_t i = 0; i < v.ids.size(); ++i)
     if (v.ids[i] >= m.tokenizer.vocab_size)

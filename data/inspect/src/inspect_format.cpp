@@ -106,6 +106,16 @@ std::string format_header(const DatasetFacts& f) {
              (c.skipped_rows > 0 ? ", " + plural(c.skipped_rows, "bad row", "bad rows") + " skipped"
                                  : std::string()));
   }
+  if (f.preference) {
+    const auto& p = *f.preference;
+    line("preference",
+         "pairs (" + p.format +
+             (p.chat_template.empty() ? "" : ", chat template " + p.chat_template) +
+             "): " + plural(p.pairs, "pair", "pairs") + ", " + plural(p.tokens, "token", "tokens") +
+             ", " + std::to_string(p.trained) + " in completions" +
+             (p.skipped_rows > 0 ? ", " + plural(p.skipped_rows, "bad row", "bad rows") + " skipped"
+                                 : std::string()));
+  }
   return s;
 }
 
@@ -155,7 +165,8 @@ std::string format_document(const DocView& d) {
                   d.shard_file + " document " + std::to_string(d.ref.doc) + ", tokens " +
                   std::to_string(d.first_token) + ".." +
                   std::to_string(d.first_token + d.tokens - (d.tokens > 0 ? 1 : 0)) + " (" +
-                  plural(d.tokens, "token", "tokens") + ")\n  ids  ";
+                  plural(d.tokens, "token", "tokens") + ")" +
+                  (d.pair_label.empty() ? "" : ": " + d.pair_label) + "\n  ids  ";
   const bool masked = d.mask.size() == d.ids.size() && !d.mask.empty();
   for (std::size_t i = 0; i < d.ids.size(); ++i)
     s += (i > 0 ? " " : "") + std::to_string(d.ids[i]) + (masked && d.mask[i] != 0 ? "*" : "");
@@ -167,8 +178,8 @@ std::string format_document(const DocView& d) {
   if (!masked) return s;
   std::uint64_t trained = 0;
   for (const auto b : d.mask) trained += b;
-  s += "  trained " + std::to_string(trained) + " of " + plural(d.ids.size(), "id", "ids") +
-       " shown (marked *)";
+  s += std::string(d.pair_label.empty() ? "  trained " : "  completion ") +
+       std::to_string(trained) + " of " + plural(d.ids.size(), "id", "ids") + " shown (marked *)";
   for (const auto& run : d.trained_runs) s += " \"" + escape_text(run) + "\"";
   return s + "\n";
 }

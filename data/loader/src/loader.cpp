@@ -103,6 +103,11 @@ TokenLoader::TokenLoader(LoaderConfig config) : impl_(std::make_unique<Impl>()) 
   d.dir = file.parent_path();
   if (d.dir.empty()) d.dir = ".";
   d.manifest = load_manifest(file);
+  if (d.manifest.preference)
+    throw InputError(file.string() +
+                     ": a preference data set (pairs of chosen and rejected completions); "
+                     "training reads token and chat data sets (wireup-prep without "
+                     "'chosen'/'rejected' rows)");
   const bool train = d.cfg.split == Split::Train;
   const auto& split = train ? d.manifest.train : d.manifest.validation;
   const std::string split_name = train ? "train" : "validation";

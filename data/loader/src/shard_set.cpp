@@ -27,11 +27,11 @@ void check_against_manifest(const ShardFile& f, const ShardEntry& e, const Manif
   if (h.token_bytes != m.token_bytes) mismatch("token width", h.token_bytes, m.token_bytes);
   if (h.vocab_size != m.tokenizer.vocab_size)
     mismatch("vocabulary size", h.vocab_size, m.tokenizer.vocab_size);
-  // A chat manifest's shards carry the loss mask (version 2), a token data
-  // set's do not (version 1).
-  const std::uint32_t version = m.chat ? kShardVersionMasked : kShardVersion;
+  // A chat or preference manifest's shards carry the loss mask (version 2),
+  // a token data set's do not (version 1).
+  const std::uint32_t version = m.masked() ? kShardVersionMasked : kShardVersion;
   if (h.version != version) mismatch("format version", h.version, version);
-  if (m.chat && h.trained_count != e.trained_tokens)
+  if (m.masked() && h.trained_count != e.trained_tokens)
     mismatch("trained token count", h.trained_count, e.trained_tokens);
 }
 

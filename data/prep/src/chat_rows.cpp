@@ -28,7 +28,7 @@ std::vector<data::InputEntry> read_conversations(const std::vector<InputFile>& f
         chunk.conversations.push_back(chat::parse_row(row.text));
       } catch (const InputError& e) {
         const std::string what = f.path.string() + ":" + std::to_string(row.line) + ": " + e.what();
-        if (!o.chat->skip_bad_rows) throw InputError(what + " (or pass --skip-bad-rows)");
+        if (!o.skip_bad_rows) throw InputError(what + " (or pass --skip-bad-rows)");
         if (bad.count++ == 0) bad.first = what;
         continue;
       }

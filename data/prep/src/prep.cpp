@@ -13,6 +13,7 @@
 #include "chat_rows.hpp"
 #include "chunk_feed.hpp"
 #include "ordered_pool.hpp"
+#include "preference_rows.hpp"
 #include "progress.hpp"
 #include "split_writer.hpp"
 #include "staging.hpp"
@@ -58,6 +59,20 @@ void check_options(const PrepOptions& o) {
         "tokenizer.json (a tokenizer trained with --vocab-size has no chat tokens)");
 }
 
+// Preference rows need a tokenizer file; --skip-bad-rows is for rows.
+void check_row_options(const PrepOptions& o, bool pairs, const std::vector<InputFile>& files) {
+  if (pairs && !o.tokenizer)
+    throw InputError(files.front().path.string() +
+                     ": preference pairs (rows with 'chosen' and 'rejected') need --tokenizer "
+                     "(the model's tokenizer.json or tokenizer.model)");
+  if (o.skip_bad_rows && !pairs && !o.chat)
+    throw InputError(
+        "--skip-bad-rows applies to chat rows (--chat-template) and preference rows (with "
+        "'chosen' and 'rejected'); " +
+        (files.empty() ? std::string("there is no input")
+                       : files.front().path.string() + "'s first row is neither"));
+}
+
 // --chat-template: the template puts its tokens, nothing is added; the
 // manifest's add_bos says whether each conversation starts with BOS (the
 // Llama 3 templates' <|begin_of_text|>; the Qwen templates have none).
@@ -89,6 +104,15 @@ struct Tokenized {
   std::uint64_t documents = 0, tokens = 0;
   std::uint64_t rough_cuts = 0;  // long documents cut outside a word boundary
   BadRows bad_rows;              // --chat-template --skip-bad-rows
+  SkippedPairs skipped_pairs;    // preference rows --skip-bad-rows left out
+  SkippedPairs unencoded_pairs;  // ... counted by the writing thread, merged at the end
+};
+
+// What the rows are and how they become ids: documents (neither encoder),
+// conversations (chat) or preference pairs (pairs).
+struct RowEncoders {
+  const chat::ChatEncoder* chat = nullptr;
+  const chat::PairEncoder* pairs = nullptr;
 };
 
 // On a pool thread: a chunk's texts to tokens, BOS and EOS added.
@@ -145,28 +169,40 @@ unsigned thread_count(const PrepOptions& o) {
 // Tokenises on every core and writes the shards in input order from one
 // thread: the output does not depend on thread timing.
 Tokenized tokenize_inputs(const PrepOptions& o, const std::vector<InputFile>& files,
-                          const RunTokenizer& tok, const chat::ChatEncoder* chat,
-                          Progress& progress, SplitWriter& train, SplitWriter& validation) {
+                          const RunTokenizer& tok, RowEncoders rows, Progress& progress,
+                          SplitWriter& train, SplitWriter& validation) {
   Tokenized out;
   const auto encode = [&](Chunk& c) {
-    if (chat != nullptr)
-      encode_conversations(c, *chat);
+    if (rows.pairs != nullptr)
+      encode_pairs(c, *rows.pairs);
+    else if (rows.chat != nullptr)
+      encode_conversations(c, *rows.chat);
     else
       encode_chunk(c, tok, o);
   };
   const auto sink = [&](Chunk& c) {
-    write_chunk(c, train, validation, out);
+    if (rows.pairs != nullptr) {
+      out.documents += 2 * write_pairs(c, train, validation, out.unencoded_pairs, o.skip_bad_rows);
+      out.tokens += c.tokens.size();
+    } else {
+      write_chunk(c, train, validation, out);
+    }
     progress.update("tokenizing", c.bytes_read, out.documents, out.tokens);
     check_stop();
   };
   std::vector<data::InputEntry> inputs;
   {
     OrderedPool pool(thread_count(o), encode, sink);
-    inputs = chat != nullptr ? read_conversations(files, o, pool, out.bad_rows)
-                             : read_documents(files, o, pool);
+    if (rows.pairs != nullptr)
+      inputs = read_pairs(files, o, pool, out.skipped_pairs);
+    else if (rows.chat != nullptr)
+      inputs = read_conversations(files, o, pool, out.bad_rows);
+    else
+      inputs = read_documents(files, o, pool);
     pool.finish();
   }
   out.inputs = std::move(inputs);
+  out.skipped_pairs.merge(out.unencoded_pairs);
   check_stop();
   train.close();
   validation.close();
@@ -192,7 +228,8 @@ void check_splits(const PrepOptions& o, std::size_t files, std::uint64_t documen
 
 data::Manifest make_manifest(const PrepOptions& o, const RunTokenizer& tok,
                              const SplitWriter& train, const SplitWriter& validation,
-                             std::vector<data::InputEntry> inputs, std::uint64_t bad_rows) {
+                             std::vector<data::InputEntry> inputs, const Tokenized& done,
+                             bool pairs) {
   data::Manifest m;
   m.token_bytes = data::token_bytes_for_vocab(tok.entry.vocab_size);
   m.tokenizer = tok.entry;
@@ -204,11 +241,17 @@ data::Manifest make_manifest(const PrepOptions& o, const RunTokenizer& tok,
   m.split_seed = o.seed;
   m.inputs = std::move(inputs);
   m.created_by = std::string("wireup-prep ") + kVersion;
-  if (o.chat) {
-    const auto& t = o.chat->tmpl;
-    m.chat = data::ChatEntry{chat::template_name(t.chat_template),
-                             t.chat_template == chat::Template::Llama31 ? t.date_string : "",
-                             chat::train_on_name(t.train_on), bad_rows};
+  const auto* t = o.chat ? &o.chat->tmpl : nullptr;
+  const std::string date =
+      t != nullptr && t->chat_template == chat::Template::Llama31 ? t->date_string : "";
+  if (pairs) {
+    m.preference =
+        data::PreferenceEntry{t != nullptr ? "conversational" : "text",
+                              t != nullptr ? chat::template_name(t->chat_template) : "", date,
+                              done.skipped_pairs.count, done.skipped_pairs.by_reason};
+  } else if (t != nullptr) {
+    m.chat = data::ChatEntry{chat::template_name(t->chat_template), date,
+                             chat::train_on_name(t->train_on), done.bad_rows.count};
   }
   return m;
 }
@@ -240,6 +283,20 @@ void log_chat(std::ostream& log, const data::Manifest& m, const BadRows& bad) {
   if (bad.count > 0)
     log << "wireup-prep: skipped " << bad.count
         << " bad row(s) (--skip-bad-rows); the first: " << bad.first << "\n";
+}
+
+// Preference pairs: their format, counts, what was skipped and why.
+void log_pairs(std::ostream& log, const data::Manifest& m, const SkippedPairs& skipped) {
+  const auto& p = *m.preference;
+  log << "wireup-prep: preference pairs (" << p.format
+      << (p.chat_template.empty() ? "" : ", chat template " + p.chat_template)
+      << "): " << (m.train.documents() + m.validation.documents()) / 2 << " pairs, "
+      << m.train.tokens() + m.validation.tokens() << " tokens, "
+      << m.train.trained_tokens() + m.validation.trained_tokens() << " in completions\n";
+  if (skipped.count == 0) return;
+  log << "wireup-prep: skipped " << skipped.count << " bad row(s) (--skip-bad-rows):";
+  for (const auto& [reason, n] : skipped.by_reason) log << " " << reason << "=" << n;
+  log << "; the first: " << skipped.first << "\n";
 }
 
 void log_summary(std::ostream& log, const PrepOptions& o, const data::Manifest& m,
@@ -287,6 +344,9 @@ data::Manifest run_prep(const PrepOptions& options) {
   check_options(options);
   PrepOptions o = normalized(options);
   const auto files = list_inputs(o.inputs, o.format, o.output);
+  const bool pairs = inputs_are_pairs(files, o);
+  check_row_options(o, pairs, files);
+  if (pairs && !o.chat) o.add_eos = true;  // text pairs: BOS (when there is one) and EOS
   std::uint64_t input_bytes = 0;
   for (const auto& f : files) input_bytes += f.bytes;
   Progress progress(o.log != nullptr ? *o.log : std::cerr, o.progress && o.log != nullptr,
@@ -300,22 +360,26 @@ data::Manifest run_prep(const PrepOptions& options) {
 
   std::optional<chat::ChatEncoder> chat;
   if (o.chat) chat.emplace(*tok.model, tok.name, o.chat->tmpl);
+  std::optional<chat::PairEncoder> pair_encoder;
+  if (pairs) pair_encoder.emplace(*tok.model, chat ? &*chat : nullptr);
   const auto vocab = tok.entry.vocab_size;
-  const bool masked = o.chat.has_value();
+  const bool masked = o.chat.has_value() || pairs;
   SplitWriter train(staging, "train", vocab, tok.bos, tok.eos, o.shard_tokens, masked);
   SplitWriter validation(staging, "validation", vocab, tok.bos, tok.eos, o.shard_tokens, masked);
-  Tokenized done =
-      tokenize_inputs(o, files, tok, chat ? &*chat : nullptr, progress, train, validation);
+  Tokenized done = tokenize_inputs(
+      o, files, tok, {chat ? &*chat : nullptr, pair_encoder ? &*pair_encoder : nullptr}, progress,
+      train, validation);
   check_splits(o, files.size(), done.documents, train, validation);
 
   const data::Manifest m =
-      make_manifest(o, tok, train, validation, std::move(done.inputs), done.bad_rows.count);
+      make_manifest(o, tok, train, validation, std::move(done.inputs), done, pairs);
   write_file(staging.file(std::string(data::kManifestName)), data::manifest_to_json(m));
   check_stop();
   staging.commit(data_files(tok, train, validation), std::string(data::kManifestName));
 
   if (o.log != nullptr) {
     if (m.chat) log_chat(*o.log, m, done.bad_rows);
+    if (m.preference) log_pairs(*o.log, m, done.skipped_pairs);
     log_summary(*o.log, o, m, input_bytes, done.rough_cuts,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }

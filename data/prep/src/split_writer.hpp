@@ -23,6 +23,9 @@ class SplitWriter {
               std::uint32_t eos, std::uint64_t shard_tokens, bool masked = false);
 
   void add(std::span<const std::uint32_t> doc, std::span<const std::uint8_t> mask = {});
+  // Two documents in one shard (a preference pair: chosen, then rejected).
+  void add_pair(std::span<const std::uint32_t> a, std::span<const std::uint8_t> a_mask,
+                std::span<const std::uint32_t> b, std::span<const std::uint8_t> b_mask);
   // Finishes the open shard (if any) and records it in split().
   void close();
 
@@ -30,6 +33,8 @@ class SplitWriter {
   const std::vector<std::string>& names() const { return names_; }
 
  private:
+  void open_if_closed();
+
   const Staging& staging_;
   std::string prefix_;
   std::uint32_t vocab_, bos_, eos_;

@@ -46,15 +46,15 @@ const char* kChatRow =
 }  // namespace
 
 TEST_CASE("preference rows: TRL's four formats", "[chat]") {
-  const auto explicit_text =
-      parse_preference_row(R"({"prompt": "The sky is", "chosen": " blue.", "rejected": " green."})");
+  const auto explicit_text = parse_preference_row(
+      R"({"prompt": "The sky is", "chosen": " blue.", "rejected": " green."})");
   CHECK_FALSE(explicit_text.conversational);
   CHECK(explicit_text.prompt == "The sky is");
   CHECK(explicit_text.chosen == " blue.");
   CHECK(explicit_text.rejected == " green.");
   // Implicit: the common prefix is the prompt, the space before the split goes to the completions.
-  CHECK(parse_preference_row(R"({"chosen": "The sky is blue.", "rejected": "The sky is green."})") ==
-        explicit_text);
+  CHECK(parse_preference_row(
+            R"({"chosen": "The sky is blue.", "rejected": "The sky is green."})") == explicit_text);
 
   const auto chat = parse_preference_row(kChatRow);
   CHECK(chat.conversational);
@@ -120,7 +120,8 @@ TEST_CASE("preference rows refused, by reason", "[chat]") {
                       "chosen": [{"role": "user", "content": "a"}],
                       "rejected": [{"role": "assistant", "content": "b"}]})") == "bad_value");
   CHECK(reason_of(R"({"prompt": [{"role": "user", "content": "q"}], "chosen": [],
-                      "rejected": [{"role": "assistant", "content": "b"}]})") == "empty_completion");
+                      "rejected": [{"role": "assistant", "content": "b"}]})") ==
+        "empty_completion");
   CHECK(reason_of(R"({"prompt": "q", "chosen": "a", "rejected": "b",
                       "tools": [{"name": "f"}]})") == "bad_value");
   try {
@@ -181,7 +182,8 @@ TEST_CASE("text pair ids: BOS, the prompt, the completion and EOS", "[chat_vocab
   const auto t = enc.encode(
       parse_preference_row(R"({"chosen": "The sky is blue.", "rejected": "The sky is green."})"));
   std::vector<std::uint32_t> want{static_cast<std::uint32_t>(tok.bos_id())};
-  for (const int id : test::ids_of(tok, "The sky is blue.")) want.push_back(static_cast<std::uint32_t>(id));
+  for (const int id : test::ids_of(tok, "The sky is blue."))
+    want.push_back(static_cast<std::uint32_t>(id));
   want.push_back(static_cast<std::uint32_t>(tok.eos_id()));
   CHECK(t.chosen == want);
   CHECK(t.prompt_tokens == 1 + test::ids_of(tok, "The sky is").size());

@@ -153,7 +153,7 @@ TEST_CASE("chat prep: bad rows are named by file and line, or skipped and counte
 
   write_rows(dir / "in" / "chats.jsonl",
              {kRows[0], R"({"messages": []})", kRows[1], "not json", kRows[2]});
-  o.chat->skip_bad_rows = true;
+  o.skip_bad_rows = true;
   std::ostringstream log;
   o.log = &log;
   const auto m = prep::run_prep(o);

@@ -31,7 +31,7 @@ class PairError : public InputError {
 // list whose first item is an object with "role", TRL's is_conversational).
 struct PreferencePair {
   bool conversational = false;
-  std::string prompt, chosen, rejected;                    // text rows
+  std::string prompt, chosen, rejected;                                      // text rows
   std::vector<Message> prompt_messages, chosen_messages, rejected_messages;  // conversational
   bool operator==(const PreferencePair&) const = default;
 };

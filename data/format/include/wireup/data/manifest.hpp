@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@ namespace wireup::data {
 inline constexpr std::string_view kManifestFormat = "wireup-tokens";
 inline constexpr std::uint32_t kManifestVersion = 1;      // token data
 inline constexpr std::uint32_t kManifestVersionChat = 2;  // conversations with loss masks
+inline constexpr std::uint32_t kManifestVersionPreference = 3;  // preference pairs
 inline constexpr std::string_view kManifestName = "manifest.json";
 // The largest manifest load_manifest reads, and the JSON shape parse_manifest
 // accepts (io::check_json_shape, before the parse): a manifest lists each
@@ -72,6 +74,19 @@ struct ChatEntry {
   bool operator==(const ChatEntry&) const = default;
 };
 
+// A preference data set (rows with "chosen" and "rejected"): each pair is two
+// documents next to each other in one shard, prompt + chosen then prompt +
+// rejected, the loss mask on each completion; shards are version 2 and the
+// manifest version 3.
+struct PreferenceEntry {
+  std::string format;         // "conversational" (chat template) or "text"
+  std::string chat_template;  // conversational: "llama3", ...; text: ""
+  std::string date_string;    // llama3.1's "Today Date"; else ""
+  std::uint64_t skipped_rows = 0;
+  std::map<std::string, std::uint64_t> skipped_by_reason;  // sums to skipped_rows
+  bool operator==(const PreferenceEntry&) const = default;
+};
+
 struct Manifest {
   std::uint32_t token_bytes = 2;
   TokenizerEntry tokenizer;
@@ -84,6 +99,9 @@ struct Manifest {
   std::vector<InputEntry> inputs;
   std::string created_by;
   std::optional<ChatEntry> chat;  // set: a chat data set (manifest version 2)
+  std::optional<PreferenceEntry> preference;  // set: preference pairs (manifest version 3)
+  // Version 2 shards with a loss mask: chat and preference data sets.
+  bool masked() const { return chat.has_value() || preference.has_value(); }
   bool operator==(const Manifest&) const = default;
 };
 

@@ -27,6 +27,12 @@ struct ChatFacts {
   std::uint64_t conversations = 0, tokens = 0, trained = 0, skipped_rows = 0;
 };
 
+// A preference data set's manifest facts (rows with "chosen" and "rejected").
+struct PreferenceFacts {
+  std::string format, chat_template;
+  std::uint64_t pairs = 0, tokens = 0, trained = 0, skipped_rows = 0;
+};
+
 struct DatasetFacts {
   std::string manifest;  // its path
   std::string created_by;
@@ -38,6 +44,7 @@ struct DatasetFacts {
   std::string decoder;  // the tokenizer file that decodes the text shown
   std::vector<SplitFacts> splits;
   std::optional<ChatFacts> chat;
+  std::optional<PreferenceFacts> preference;
 };
 
 // The header block: one "key  value" line per fact.
@@ -77,6 +84,9 @@ struct DocView {
   // text of each run of trained ids among them.
   std::vector<std::uint8_t> mask;
   std::vector<std::string> trained_runs;
+  // Preference data sets: "pair N chosen" or "pair N rejected" (the mask then
+  // marks the completion).
+  std::string pair_label;
 };
 
 // The runs of consecutive trained ids (mask 1) as [begin, end) index pairs.

@@ -19,7 +19,6 @@ namespace wireup::prep {
 // for Llama 3 (add_bos and add_eos do not apply).
 struct ChatPrepOptions {
   chat::TemplateOptions tmpl;
-  bool skip_bad_rows = false;  // count and report bad rows instead of stopping at the first
 };
 
 struct PrepOptions {
@@ -42,6 +41,9 @@ struct PrepOptions {
   std::ostream* log = nullptr;  // progress and summary; nullptr: silent
   bool log_is_terminal = false;
   std::optional<ChatPrepOptions> chat;
+  // Chat and preference rows: count and report bad rows instead of stopping
+  // at the first.
+  bool skip_bad_rows = false;
 };
 
 // The most tokenizer threads -j accepts: far more than any machine's cores,
@@ -51,7 +53,9 @@ inline constexpr unsigned kMaxThreads = 1024;
 // -j's value: a whole number from 1 to kMaxThreads, else InputError.
 unsigned parse_threads(const std::string& text);
 
-// Reads, tokenises and writes the data set; returns its manifest. On any
+// Reads, tokenises and writes the data set; returns its manifest. JSONL
+// rows with "chosen" and "rejected" make a preference data set
+// (docs/wireup-prep-preference.md): conversational pairs need `chat`. On any
 // error (InputError naming the file and line) nothing is left in `output`.
 data::Manifest run_prep(const PrepOptions& options);
 
