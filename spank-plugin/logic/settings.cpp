@@ -68,6 +68,15 @@ std::vector<std::string> parse_snapshot_dirs(std::string_view key, std::string_v
   return dirs;
 }
 
+// memory_snapshot_max_*=: a count from `min` to `max`.
+std::uint64_t parse_limit(std::string_view key, std::string_view v, std::uint64_t min,
+                          std::uint64_t max) {
+  const auto n = parse_uint(v, max);
+  if (!n || *n < min)
+    bad(key, v, "a whole number " + std::to_string(min) + ".." + std::to_string(max));
+  return *n;
+}
+
 EnvEntry parse_env_assignment(std::string_view key, std::string_view v, Mode mode) {
   const auto eq = v.find('=');
   const std::string name(v.substr(0, eq));
@@ -84,7 +93,9 @@ std::string admin_args_help() {
   return "default=on|off efa=auto|on|off port_base=1024..65535 port_range=N "
          "nccl_socket_ifname=LIST nccl_debug=VERSION|WARN|INFO|TRACE|off "
          "omp_num_threads=on|off setenv=NAME=VALUE forceenv=NAME=VALUE sysroot=PATH "
-         "ofi_nccl_prefix=PATH memory_snapshot_dirs=PATH[,PATH...]|off";
+         "ofi_nccl_prefix=PATH memory_snapshot_dirs=PATH[,PATH...]|off "
+         "memory_snapshot_max_entries=N "
+         "memory_snapshot_max_name_bytes=N memory_snapshot_max_seconds=N";
 }
 
 AdminConfig parse_admin_args(const std::vector<std::string>& args) {
@@ -143,6 +154,12 @@ AdminConfig parse_admin_args(const std::vector<std::string>& args) {
       cfg.ofi_nccl_prefix = v;
     } else if (key == "memory_snapshot_dirs") {
       cfg.memory_snapshot_dirs = parse_snapshot_dirs(key, v);
+    } else if (key == "memory_snapshot_max_entries") {
+      cfg.memory_snapshot_limits.entries = parse_limit(key, v, 1, 1000000000);
+    } else if (key == "memory_snapshot_max_name_bytes") {
+      cfg.memory_snapshot_limits.name_bytes = parse_limit(key, v, 4096, 1u << 30);
+    } else if (key == "memory_snapshot_max_seconds") {
+      cfg.memory_snapshot_limits.seconds = parse_limit(key, v, 1, 3600);
     } else {
       throw InputError("plugstack.conf argument " + shown(arg) + ": unknown key " + shown(key) +
                        " (known: " + admin_args_help() + ")");

@@ -2,7 +2,8 @@
 # The job epilog removes a finished job's memory snapshots (DIR/wireup-JOBID in each
 # of the admin's memory_snapshot_dirs) on every node, however the job ended, and
 # never anything else: another job's directory, a symlink, a file of another user,
-# or any of it when the admin turned it off. The trees are made by the jobs
+# or any of it when the admin turned it off. Names with control bytes reach slurmd's
+# log escaped, and the admin's budget (memory_snapshot_max_entries) bounds it. The trees are made by the jobs
 # themselves, with the owner marker wireup-train writes (the trainer's own run is
 # in tests/trainer/memory_on_cluster.sh).
 source "$(dirname "$0")/lib.sh"
@@ -69,6 +70,22 @@ if ((EUID == 0)); then
     fail "$(grep -h spank_wireup "$CLUSTER"/log/slurmd.*.log | tail -3)"
   [[ -f $shm/wireup-$id/n1/foreign && ! -e $shm/wireup-$id/n0 ]] &&
     pass "only it stays" || fail "after the sweep: $(find "$shm/wireup-$id")"
+
+  # A name with a newline and ESC reaches slurmd's log escaped: no forged line.
+  id=$(make_tree JOB 'f=$(printf "n1/x\nspank_wireup: forged line\033[2K"); : >"$f"; chown 65534 "$f"')
+  logged "$id" 'n1/x\nspank_wireup: forged line\x1b[2K: owned by uid 65534' &&
+    pass "a name with control bytes: logged escaped, on its own line" ||
+    fail "$(grep -h spank_wireup "$CLUSTER"/log/slurmd.*.log | tail -3)"
+  forged=$(grep -hF "spank_wireup: forged line" "$CLUSTER"/log/slurmd.*.log |
+    grep -vF 'x\nspank_wireup: forged line' || true)
+  check "no forged line in slurmd's log" "$forged" ""
+
+  # The admin's budget reaches the epilog: a tree past it stops, and says so.
+  plugstack default=off "memory_snapshot_dirs=$shm" memory_snapshot_max_entries=8
+  id=$(make_tree JOB 'for i in $(seq 40); do : >"n0/extra$i"; done')
+  logged "$id" "stopped: its budget of 8 entries (memory_snapshot_max_entries) was spent" &&
+    pass "memory_snapshot_max_entries=8: the sweep stopped at its budget, logged" ||
+    fail "$(grep -h spank_wireup "$CLUSTER"/log/slurmd.*.log | tail -3)"
 fi
 
 # Turned off: the tree of a finished job stays.

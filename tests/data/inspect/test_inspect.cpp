@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,48 +15,13 @@
 #include "wireup/inspect/inspect_format.hpp"
 #include "wireup/prep/documents.hpp"
 #include "wireup/prep/prep.hpp"
-#include "wireup/tokenizer/utf8.hpp"
+#include "wireup/text.hpp"
 
 using namespace wireup;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The inverse of escape_text, to show that it loses nothing.
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\') {
-      out += s[i];
-      continue;
-    }
-    const char k = s.at(++i);
-    if (k == 'n') {
-      out += '\n';
-    } else if (k == 't') {
-      out += '\t';
-    } else if (k == 'r') {
-      out += '\r';
-    } else if (k == 'x') {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else if (k == 'u') {
-      const auto cp = static_cast<unsigned>(std::stoi(s.substr(i + 1, 4), nullptr, 16));
-      i += 4;
-      if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-      } else {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      }
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += k;  // \\ and \"
-    }
-  }
-  return out;
-}
 
 std::string inspect(const prep::InspectOptions& o) {
   std::ostringstream out;
@@ -66,37 +30,6 @@ std::string inspect(const prep::InspectOptions& o) {
 }
 
 }  // namespace
-
-TEST_CASE("escape_text shows every byte on one line and loses nothing", "[inspect]") {
-  CHECK(prep::escape_text("plain text, 123") == "plain text, 123");
-  CHECK(prep::escape_text("a\nb\tc\r") == "a\\nb\\tc\\r");
-  CHECK(prep::escape_text("back\\slash \"q\"") == "back\\\\slash \\\"q\\\"");
-  CHECK(prep::escape_text(std::string("\x00\x01\x1b[31m\x7f", 8)) == "\\x00\\x01\\x1b[31m\\x7f");
-  CHECK(prep::escape_text("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") ==
-        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-  CHECK(prep::escape_text("\xff|\xe2\x82|\xc0\xaf|\xed\xa0\x80") ==
-        "\\xff|\\xe2\\x82|\\xc0\\xaf|\\xed\\xa0\\x80");  // invalid, cut, overlong, surrogate
-  CHECK(prep::escape_text("\xc2\x85|\xe2\x80\xae|\xe2\x80\xa8|\xe2\x81\xa6") ==
-        "\\u0085|\\u202e|\\u2028|\\u2066");  // C1, bidi override, line separator, isolate
-
-  std::mt19937 rng(7);
-  for (int round = 0; round < 3000; ++round) {
-    std::string s(rng() % 24, '\0');
-    for (auto& c : s) {
-      // Mostly the interesting bytes: controls, UTF-8 lead and continuation bytes.
-      const unsigned pick = rng() % 4;
-      c = static_cast<char>(pick == 0   ? rng() % 0x20
-                            : pick == 1 ? 0x80 + rng() % 0x80
-                                        : (pick == 2 ? "\\\"a\xe2\x80\xae"[rng() % 6] : rng()));
-    }
-    const auto e = prep::escape_text(s);
-    INFO("round " << round);
-    CHECK(unescape(e) == s);
-    CHECK_FALSE(tokenizer::invalid_utf8_at(e).has_value());
-    for (const unsigned char c : e) CHECK((c >= 0x20 && c != 0x7f));
-    CHECK(e.find("\xe2\x80\xae") == std::string::npos);
-  }
-}
 
 TEST_CASE("documents are chosen in storage order, shard by shard", "[inspect]") {
   using R = prep::DocRef;
@@ -242,7 +175,7 @@ TEST_CASE("inspect lists what wireup-prep wrote: facts, ids and text in storage 
         "\ntrain document " + std::to_string(i) + ": " + m.train.shards[shard].file + " document " +
         std::to_string(doc) + ", tokens " + std::to_string(offsets[doc]) + ".." +
         std::to_string(offsets[doc + 1] - 1) + " (" + std::to_string(ids.size()) + " tokens)\n" +
-        id_line + "\n" + "  text \"" + prep::escape_text(docs[i]) + "\"\n";
+        id_line + "\n" + "  text \"" + escape_text(docs[i]) + "\"\n";
     INFO("document " << i);
     const auto found = text.find(block, at);
     REQUIRE(found != std::string::npos);

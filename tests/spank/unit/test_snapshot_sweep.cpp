@@ -1,53 +1,19 @@
 // The job epilog's sweep on real directory trees (tmpfs or whatever TMPDIR is).
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "snapshot_sweep.hpp"
+#include "sweep_trees.hpp"
 #include "wireup/memory_snapshot_owner.hpp"
 
 namespace fs = std::filesystem;
 using wireup::spank::describe;
 using wireup::spank::sweep_job_snapshots;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "wireup-sweep.XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-// PARENT/wireup-JOB as wireup-train leaves it: two nodes, a snapshot each, a marker.
-fs::path make_tree(const fs::path& parent, const std::string& job, const std::string& marker_job) {
-  const fs::path root = parent / wireup::snapshot_dir_name_for_job(job);
-  for (const char* node : {"n0", "n1"}) {
-    fs::create_directories(root / node / "snap-00000004");
-    write(root / node / "snap-00000004" / "rank-00000.bin", std::string(1000, 'x'));
-    write(root / node / "snap-00000004" / "complete", "");
-  }
-  write(root / std::string(wireup::kSnapshotOwnerFile),
-        wireup::snapshot_owner_text(marker_job, ::getuid()));
-  return root;
-}
-
-}  // namespace
+using wireup::test::make_tree;
+using wireup::test::TempDir;
 
 TEST_CASE("the sweep removes the job's tree and counts what it removed") {
   TempDir t;
@@ -58,6 +24,7 @@ TEST_CASE("the sweep removes the job's tree and counts what it removed") {
   CHECK(r.files == 5);  // two parts, two commit markers, the owner marker
   CHECK(r.bytes == 2000 + wireup::snapshot_owner_text("77", ::getuid()).size());
   CHECK(r.left.empty());
+  CHECK(r.stopped.empty());
   CHECK_FALSE(fs::exists(root));
   CHECK_THAT(describe(r, t.path.string(), "77"),
              Catch::StartsWith("removed the memory snapshots " + root.string() + " of job 77"));
@@ -76,18 +43,18 @@ TEST_CASE("another job's, another user's or an unmarked directory stays") {
   const fs::path other = make_tree(t.path, "8", "4242");
   auto r = sweep_job_snapshots(t.path.string(), "8", ::getuid());
   CHECK_FALSE(r.removed);
-  REQUIRE(r.left.size() == 1);
-  CHECK_THAT(r.left[0], Catch::Contains("its owner marker names job 4242"));
+  REQUIRE(r.left.count() == 1);
+  CHECK_THAT(r.left.shown()[0], Catch::Contains("its owner marker names job 4242"));
   CHECK(fs::exists(other / "n0" / "snap-00000004" / "rank-00000.bin"));
 
   r = sweep_job_snapshots(t.path.string(), "8", ::getuid() + 1);
   CHECK_FALSE(r.removed);
-  CHECK_THAT(r.left.at(0), Catch::Contains("not a directory of the job's user"));
+  CHECK_THAT(r.left.shown().at(0), Catch::Contains("not a directory of the job's user"));
 
   fs::create_directories(t.path / "wireup-9" / "n0");
   r = sweep_job_snapshots(t.path.string(), "9", ::getuid());
   CHECK_FALSE(r.removed);
-  CHECK_THAT(r.left.at(0), Catch::Contains("no owner marker"));
+  CHECK_THAT(r.left.shown().at(0), Catch::Contains("no owner marker"));
   CHECK(fs::exists(t.path / "wireup-9" / "n0"));
 }
 
@@ -97,7 +64,7 @@ TEST_CASE("symlinks are never followed, at the top or inside") {
   fs::create_directory_symlink(target, t.path / "wireup-3");
   auto r = sweep_job_snapshots(t.path.string(), "3", ::getuid());
   CHECK_FALSE(r.removed);
-  CHECK_THAT(r.left.at(0), Catch::Contains("a symlink, never followed"));
+  CHECK_THAT(r.left.shown().at(0), Catch::Contains("a symlink, never followed"));
   CHECK(fs::exists(target / "owner"));
 
   // Inside the job's own tree a symlink is removed as a name; what it points to stays.
@@ -114,8 +81,8 @@ TEST_CASE("a tree deeper than a snapshot's stays, named") {
   fs::create_directories(root / "n0" / "a" / "b" / "c" / "d");
   const auto r = sweep_job_snapshots(t.path.string(), "6", ::getuid());
   CHECK_FALSE(r.removed);
-  REQUIRE(r.left.size() == 1);
-  CHECK_THAT(r.left[0], Catch::Contains("n0/a/b/c/d: deeper than a snapshot tree goes"));
+  REQUIRE(r.left.count() == 1);
+  CHECK_THAT(r.left.shown()[0], Catch::Contains("n0/a/b/c/d: deeper than a snapshot tree goes"));
   CHECK_FALSE(fs::exists(root / "n1"));  // the rest went
   CHECK(fs::exists(root / "owner"));     // and the marker stays while anything does
 }

@@ -7,6 +7,7 @@
 
 #include "wireup/env_plan.hpp"
 #include "wireup/rendezvous.hpp"
+#include "wireup/sweep_budget.hpp"
 
 namespace wireup {
 
@@ -17,15 +18,17 @@ struct AdminConfig {
   bool default_on = false;
   EfaMode efa = EfaMode::Auto;
   PortPolicy ports;
-  std::string nccl_socket_ifname;     // empty: leave NCCL's own choice
-  std::string nccl_debug;             // empty: unset
-  bool omp_threads = true;            // OMP_NUM_THREADS when several tasks share a node
-  std::string sysroot = "/";          // where /sys and /opt are read (test seam)
+  std::string nccl_socket_ifname;  // empty: leave NCCL's own choice
+  std::string nccl_debug;          // empty: unset
+  bool omp_threads = true;         // OMP_NUM_THREADS when several tasks share a node
+  std::string sysroot = "/";       // where /sys and /opt are read (test seam)
   std::string ofi_nccl_prefix = "/opt/amazon/ofi-nccl";  // aws-ofi-nccl install tree
-  std::vector<EnvEntry> extra;        // setenv= (IfUnset) and forceenv= (Force)
+  std::vector<EnvEntry> extra;                           // setenv= (IfUnset) and forceenv= (Force)
   // memory_snapshot_dirs=: where the job epilog removes a finished job's memory snapshots
   // (DIR/wireup-JOBID, wireup-train's default --memory_checkpoint_dir); empty: off.
   std::vector<std::string> memory_snapshot_dirs{"/dev/shm"};
+  // memory_snapshot_max_entries=, _max_name_bytes=, _max_seconds=: one sweep's budget.
+  SweepLimits memory_snapshot_limits;
   std::vector<std::string> warnings;  // a key given twice (the last one wins)
 };
 

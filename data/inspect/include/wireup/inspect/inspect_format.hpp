@@ -9,13 +9,6 @@
 // data set's facts, the documents to show and each document's ids and text.
 namespace wireup::prep {
 
-// `text` on one line, every byte accounted for: backslash and double quote
-// as \\ and \", newline,
-// tab and carriage return as \n \t \r, other C0 controls, DEL and bytes that
-// are not UTF-8 as \xNN, and C1 controls, line/paragraph separators and
-// bidirectional controls (which reorder a terminal's line) as \uNNNN.
-std::string escape_text(std::string_view text);
-
 struct SplitFacts {
   std::string name;  // "train", "validation"
   std::uint64_t shards = 0, documents = 0, tokens = 0;

@@ -1,6 +1,6 @@
-#include "wireup/tokenizer/utf8.hpp"
+#include "wireup/utf8.hpp"
 
-namespace wireup::tokenizer {
+namespace wireup {
 
 std::size_t utf8_sequence_length(const unsigned char* p, std::size_t n) {
   const unsigned c = p[0];
@@ -40,4 +40,4 @@ std::optional<std::size_t> invalid_utf8_at(std::string_view s) {
   return std::nullopt;
 }
 
-}  // namespace wireup::tokenizer
+}  // namespace wireup
