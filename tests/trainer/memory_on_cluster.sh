@@ -11,10 +11,10 @@
 #    plugin's job epilog removes /dev/shm/wireup-$SLURM_JOB_ID on its nodes.
 source "$(dirname "$0")/checkpoint/lib.sh"
 : "${WIREUP_TEST_CLUSTER_DIR:?}"
-# 60 steps: a step here takes ~0.1 s (4 ranks, Gloo between the nodes), so the kill in 1.,
-# which lands ~0.2 s after the first snapshot (step 5), comes seconds before the run's end even
-# on a loaded machine (300 steps, as before, spent ~80 s on steps no check needs).
-steps=60
+# 100 steps: the kill in 1. lands ~0.3 s after the first snapshot (step 5); the ~95 steps left
+# took 3 to 9 s on 2 busy cores (4 ranks, Gloo between the nodes), and would still take ~2 s
+# at 20 ms a step. 300, as before, spent most of the test on steps no check needs.
+steps=100
 final=$(printf 'step-%08d' "$steps")
 args=(--preset tiny --synthetic_data --max_steps "$steps" --num_threads 1 --train_batch_size 1)
 launch=(srun --mpi=none -N2 --ntasks-per-node=1 "$WIREUP_LAUNCH" --nproc-per-node=2 --no-prefix
