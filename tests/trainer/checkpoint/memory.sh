@@ -16,12 +16,19 @@ mem=(--memory_checkpoint_freq 3 --memory_checkpoint_dir "$WORK/mem" --resume_fro
 nodes 4 "${args[@]}" --checkpoint_dir "$WORK/ref" >"$WORK/ref.log"
 losses <"$WORK/ref.log" >"$WORK/a.loss"
 
-# stopped: a run of 7 steps (snapshots 3 and 6, durable checkpoints 2..7).
+# stopped: a run of 7 steps (snapshots 3 and 6, durable checkpoints 2..7). It runs once; its
+# checkpoint and memory directories are kept in $WORK/stopped, and each later scenario starts
+# from a copy of them (cp -a: the same modes, owner, job marker and contents as written).
 stopped() {
   rm -rf "$WORK/ck" "$WORK/mem"
+  if [[ -d $WORK/stopped ]]; then
+    cp -a "$WORK/stopped/ck" "$WORK/stopped/mem" "$WORK/"
+    return
+  fi
   nodes 4 "${args[@]}" "${mem[@]}" --checkpoint_dir "$WORK/ck" --stop_after_step 7 >"$WORK/stop.log"
   [[ -f $WORK/mem/n0/snap-00000006/complete && -f $WORK/mem/n1/snap-00000006/complete ]] ||
     fail "no complete snapshot 6 on both nodes: $(find "$WORK/mem" | head -20)"
+  mkdir "$WORK/stopped" && cp -a "$WORK/ck" "$WORK/mem" "$WORK/stopped/"
 }
 # resumed NAME EXPECTED_RESUME_LINE [WORLD]: the resumed run's losses and final weights
 # are the uninterrupted run's (world 4).

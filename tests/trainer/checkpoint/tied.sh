@@ -46,17 +46,23 @@ import hashlib, struct, sys
 b = open(sys.argv[1], "rb").read()
 print(hashlib.sha256(b[8 + struct.unpack("<Q", b[:8])[0]:]).hexdigest())' "$1"
 }
-reshard() {  # NAME FROM_STEP_DIR WORLD OUT_DIR FROM_STEP
+# reshard NAME FROM_STEP_DIR WORLD OUT_DIR FROM_STEP [FROM_EXPORT]: FROM_EXPORT, when given, is
+# FROM_STEP_DIR's export already made (the previous reshard's result), not exported again.
+reshard() {
   train "$3" "${l3[@]}" --synthetic_data --num_threads 1 --train_batch_size $((4 / $3)) \
     --lr 1e-30 --min_lr 0 --max_steps $(($5 + 1)) --checkpoint_dir "$4" --resume_from_checkpoint "$2" >"$4.log"
   grep -q "^\[resume\] step=$5 " "$4.log" || fail "$1: did not resume at step $5: $(grep resume "$4.log")"
-  "$WIREUP_TRAIN" export --checkpoint "$2" --out "$4.before" >/dev/null
+  local before=${6:-$4.before}
+  [[ -n ${6:-} ]] || "$WIREUP_TRAIN" export --checkpoint "$2" --out "$before" >/dev/null
   "$WIREUP_TRAIN" export --checkpoint "$4" --out "$4.after" >/dev/null
-  [[ $(tensor_data "$4.before/model.safetensors") == $(tensor_data "$4.after/model.safetensors") ]] &&
+  [[ $(tensor_data "$before/model.safetensors") == $(tensor_data "$4.after/model.safetensors") ]] &&
     pass "$1: weights bit-identical after resharding" || fail "$1: weights changed"
 }
 reshard "world 2 -> 1" "$WORK/a/step-00000006" 1 "$WORK/r1" 6
-reshard "world 1 -> 2" "$WORK/r1/step-00000007" 2 "$WORK/r2" 7
+# r1's newest (and only) step is 7: r1.after is r1/step-00000007's export.
+[[ $(find "$WORK/r1" -maxdepth 1 -name 'step-*' -printf '%f\n') == step-00000007 ]] ||
+  fail "r1 holds other steps than 7: $(ls "$WORK/r1")"
+reshard "world 1 -> 2" "$WORK/r1/step-00000007" 2 "$WORK/r2" 7 "$WORK/r1.after"
 
 # Other tying or rope scaling than the checkpoint's: exit 2, the reason named.
 set +e
