@@ -100,12 +100,15 @@ std::size_t split_point(const Seq& a, const Seq& b, bool& differed) {
 
 }  // namespace
 
-bool is_preference_row(std::string_view line) {
+RowKind preference_row_kind(std::string_view line) {
   try {
     const json row = detail::parse_object_row(line);
-    return row.contains("chosen") && row.contains("rejected");
+    const auto chosen = row.find("chosen"), rejected = row.find("rejected");
+    if (chosen == row.end() || rejected == row.end()) return RowKind::NotPair;
+    return conversational(*chosen) || conversational(*rejected) ? RowKind::ConversationalPair
+                                                                : RowKind::TextPair;
   } catch (const InputError&) {
-    return false;
+    return RowKind::NotPair;
   }
 }
 

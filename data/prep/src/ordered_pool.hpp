@@ -29,14 +29,14 @@ inline constexpr std::size_t kChunkDocs = 4096;
 
 struct Chunk {
   std::vector<std::string> texts;
-  std::vector<chat::Conversation> conversations;  // --chat-template: instead of texts
-  std::vector<chat::PreferencePair> pairs;         // preference rows: instead of texts
-  std::vector<std::string> pair_where;             // each pair's FILE:LINE
+  std::vector<chat::Conversation> conversations;               // --chat-template: instead of texts
+  std::vector<chat::PreferencePair> pairs;                     // preference rows: instead of texts
+  std::vector<std::string> pair_where;                         // each pair's FILE:LINE
   std::vector<std::pair<std::size_t, std::uint64_t>> pair_at;  // ... its input and line
-  std::vector<chat::PairError> pair_errors;        // pairs whose ids were refused
-  std::vector<std::size_t> pair_error_at;          // ... and their index in the chunk
-  std::vector<std::uint8_t> mask;                 // --chat-template: one a token
-  std::uint64_t rough_cuts = 0;  // piece cuts outside a word boundary
+  std::vector<chat::PairError> pair_errors;                    // pairs whose ids were refused
+  std::vector<std::size_t> pair_error_at;                      // ... and their index in the chunk
+  std::vector<std::uint8_t> mask;                              // --chat-template: one a token
+  std::uint64_t rough_cuts = 0;                                // piece cuts outside a word boundary
   std::vector<char> validation;
   std::vector<std::uint32_t> tokens;   // all documents, BOS/EOS included
   std::vector<std::uint64_t> lengths;  // tokens per document

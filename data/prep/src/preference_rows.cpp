@@ -30,15 +30,29 @@ void SkippedPairs::merge(const SkippedPairs& other) {
   for (const auto& [reason, n] : other.by_reason) by_reason[reason] += n;
 }
 
-bool inputs_are_pairs(const std::vector<InputFile>& files, const PrepOptions& o) {
-  if (files.empty() || !files.front().jsonl) return false;
+chat::RowKind first_row_kind(const std::vector<InputFile>& files, const PrepOptions& o) {
+  if (files.empty() || !files.front().jsonl) return chat::RowKind::NotPair;
   DocumentReader reader(files.front(), o.docs);
   Document row;
-  return reader.next_row(row) && chat::is_preference_row(row.text);
+  return reader.next_row(row) ? chat::preference_row_kind(row.text) : chat::RowKind::NotPair;
 }
 
+namespace {
+
+// A pair of the other format than the data set's first row.
+void check_format(const chat::PreferencePair& p, bool conversational) {
+  if (p.conversational != conversational)
+    throw chat::PairError(
+        "bad_value", std::string("a ") + (p.conversational ? "conversational" : "text") +
+                         " pair in a data set of " + (conversational ? "conversational" : "text") +
+                         " pairs (its first row's format)");
+}
+
+}  // namespace
+
 std::vector<data::InputEntry> read_pairs(const std::vector<InputFile>& files, const PrepOptions& o,
-                                         OrderedPool& pool, SkippedPairs& skipped) {
+                                         OrderedPool& pool, SkippedPairs& skipped,
+                                         bool conversational) {
   for (const auto& f : files)
     if (!f.jsonl)
       throw InputError(f.path.string() +
@@ -51,7 +65,9 @@ std::vector<data::InputEntry> read_pairs(const std::vector<InputFile>& files, co
       const std::string where = f.path.string() + ":" + std::to_string(row.line);
       const RowAt at{static_cast<std::size_t>(&f - files.data()), row.line};
       try {
-        chunk.pairs.push_back(chat::parse_preference_row(row.text));
+        auto pair = chat::parse_preference_row(row.text);
+        check_format(pair, conversational);
+        chunk.pairs.push_back(std::move(pair));
       } catch (const chat::PairError& e) {
         skipped.add(e, where, at, skip);
         continue;

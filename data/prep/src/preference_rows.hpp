@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,14 +36,17 @@ struct SkippedPairs {
   void merge(const SkippedPairs& other);
 };
 
-// Whether the inputs are preference rows: the first non-blank line of the
-// first JSONL input is an object with "chosen" and "rejected".
-bool inputs_are_pairs(const std::vector<InputFile>& files, const PrepOptions& o);
+// What the inputs hold, told by the first non-blank line of the first JSONL
+// input: preference pairs (text or conversational), or not.
+chat::RowKind first_row_kind(const std::vector<InputFile>& files, const PrepOptions& o);
 
 // Every input's rows, in input order, to the pool in chunks (each pair marked
-// train or validation as a document is); returns the manifest's inputs.
+// train or validation as a document is); returns the manifest's inputs. A
+// pair of the other format than `conversational` (the first row's) is bad
+// (bad_value).
 std::vector<data::InputEntry> read_pairs(const std::vector<InputFile>& files, const PrepOptions& o,
-                                         OrderedPool& pool, SkippedPairs& skipped);
+                                         OrderedPool& pool, SkippedPairs& skipped,
+                                         bool conversational);
 
 // On a pool thread: a chunk's pairs to ids, two documents each (chosen, then
 // rejected; a refused pair gives two empty ones and its error).

@@ -60,11 +60,17 @@ void check_options(const PrepOptions& o) {
 }
 
 // Preference rows need a tokenizer file; --skip-bad-rows is for rows.
-void check_row_options(const PrepOptions& o, bool pairs, const std::vector<InputFile>& files) {
+void check_row_options(const PrepOptions& o, chat::RowKind kind,
+                       const std::vector<InputFile>& files) {
+  const bool pairs = kind != chat::RowKind::NotPair;
   if (pairs && !o.tokenizer)
     throw InputError(files.front().path.string() +
                      ": preference pairs (rows with 'chosen' and 'rejected') need --tokenizer "
                      "(the model's tokenizer.json or tokenizer.model)");
+  if (kind == chat::RowKind::ConversationalPair && !o.chat)
+    throw InputError(files.front().path.string() +
+                     ": its first row is a conversational pair (lists of messages), which needs "
+                     "--chat-template (llama3, llama3.1, qwen2.5 or qwen3)");
   if (o.skip_bad_rows && !pairs && !o.chat)
     throw InputError(
         "--skip-bad-rows applies to chat rows (--chat-template) and preference rows (with "
@@ -194,7 +200,7 @@ Tokenized tokenize_inputs(const PrepOptions& o, const std::vector<InputFile>& fi
   {
     OrderedPool pool(thread_count(o), encode, sink);
     if (rows.pairs != nullptr)
-      inputs = read_pairs(files, o, pool, out.skipped_pairs);
+      inputs = read_pairs(files, o, pool, out.skipped_pairs, o.chat.has_value());
     else if (rows.chat != nullptr)
       inputs = read_conversations(files, o, pool, out.bad_rows);
     else
@@ -245,10 +251,17 @@ data::Manifest make_manifest(const PrepOptions& o, const RunTokenizer& tok,
   const std::string date =
       t != nullptr && t->chat_template == chat::Template::Llama31 ? t->date_string : "";
   if (pairs) {
-    m.preference =
-        data::PreferenceEntry{t != nullptr ? "conversational" : "text",
-                              t != nullptr ? chat::template_name(t->chat_template) : "", date,
-                              done.skipped_pairs.count, done.skipped_pairs.by_reason};
+    // Conversational pairs: the template's tokens only; text pairs: the
+    // tokenizer's BOS (when it has one) and EOS.
+    const bool conversational = t != nullptr;  // text pairs run without the template
+    m.preference = data::PreferenceEntry{
+        conversational ? "conversational" : "text",
+        conversational ? chat::template_name(t->chat_template) : "", conversational ? date : "",
+        done.skipped_pairs.count, done.skipped_pairs.by_reason};
+    m.add_bos = conversational ? (t->chat_template == chat::Template::Llama3 ||
+                                  t->chat_template == chat::Template::Llama31)
+                               : tok.bos != data::kNoToken;
+    m.add_eos = !conversational;
   } else if (t != nullptr) {
     m.chat = data::ChatEntry{chat::template_name(t->chat_template), date,
                              chat::train_on_name(t->train_on), done.bad_rows.count};
@@ -342,11 +355,14 @@ bool is_validation(std::uint64_t seed, std::uint64_t index, double fraction) {
 data::Manifest run_prep(const PrepOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(options);
-  PrepOptions o = normalized(options);
-  const auto files = list_inputs(o.inputs, o.format, o.output);
-  const bool pairs = inputs_are_pairs(files, o);
-  check_row_options(o, pairs, files);
-  if (pairs && !o.chat) o.add_eos = true;  // text pairs: BOS (when there is one) and EOS
+  const auto files = list_inputs(options.inputs, options.format, options.output);
+  // Text pairs are read as TRL reads them, without a chat template.
+  const chat::RowKind kind = first_row_kind(files, options);
+  const bool pairs = kind != chat::RowKind::NotPair;
+  PrepOptions o = options;
+  if (kind == chat::RowKind::TextPair) o.chat.reset();
+  o = normalized(o);
+  check_row_options(o, kind, files);
   std::uint64_t input_bytes = 0;
   for (const auto& f : files) input_bytes += f.bytes;
   Progress progress(o.log != nullptr ? *o.log : std::cerr, o.progress && o.log != nullptr,

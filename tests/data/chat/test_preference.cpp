@@ -70,9 +70,10 @@ TEST_CASE("preference rows: TRL's four formats", "[chat]") {
                        {"role": "assistant", "content": "It is green."}]})");
   CHECK(implicit_chat == chat);
 
-  CHECK(is_preference_row(kChatRow));
-  CHECK_FALSE(is_preference_row(R"({"messages": []})"));
-  CHECK_FALSE(is_preference_row("not json"));
+  CHECK(preference_row_kind(kChatRow) == RowKind::ConversationalPair);
+  CHECK(preference_row_kind(R"({"chosen": "a", "rejected": 3})") == RowKind::TextPair);
+  CHECK(preference_row_kind(R"({"messages": []})") == RowKind::NotPair);
+  CHECK(preference_row_kind("not json") == RowKind::NotPair);
 }
 
 TEST_CASE("the implicit prompt: characters, the space rule, a prefix", "[chat]") {

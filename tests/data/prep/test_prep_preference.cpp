@@ -126,7 +126,8 @@ TEST_CASE("preference prep: chat pairs, two masked documents each", "[preference
   auto text_only = options(dir, false);
   text_only.force = true;
   CHECK_THROWS_WITH(prep::run_prep(text_only),
-                    Contains("pairs.jsonl:1: ") && Contains("needs --chat-template"));
+                    Contains("pairs.jsonl: its first row is a conversational pair") &&
+                        Contains("needs --chat-template"));
 }
 
 TEST_CASE("preference prep: text pairs end with EOS", "[preference_prep]") {
@@ -139,6 +140,18 @@ TEST_CASE("preference prep: text pairs end with EOS", "[preference_prep]") {
   CHECK(m.preference->chat_template.empty());
   CHECK(m.add_eos);
   check_pairs(dir / "out", m, kTextPairs, chat::PairEncoder(test::llama3(), nullptr));
+  // --chat-template does not apply to text pairs (TRL renders only conversations).
+  auto with_template = options(dir, true);
+  with_template.force = true;
+  const auto t = prep::run_prep(with_template);
+  CHECK(t.preference->format == "text");
+  CHECK(t.preference->chat_template.empty());
+  CHECK(t.add_eos);
+  CHECK(t.train.shards[0].sha256 == m.train.shards[0].sha256);
+  // A data set is of one format, its first row's.
+  write_rows(dir / "in" / "pairs.jsonl", {kTextPairs[0], kChatPairs[0]});
+  CHECK_THROWS_WITH(prep::run_prep(with_template),
+                    Contains("pairs.jsonl:2: a conversational pair in a data set of text pairs"));
 }
 
 TEST_CASE("preference prep: a pair is never split across shards or splits", "[preference_prep]") {

@@ -36,9 +36,12 @@ struct PreferencePair {
   bool operator==(const PreferencePair&) const = default;
 };
 
-// Whether a parsed JSON row holds a pair: an object with "chosen" and
-// "rejected" (wireup-prep tells preference data from chat data by this).
-bool is_preference_row(std::string_view line);
+// What a JSONL row holds: no pair (not an object with "chosen" and
+// "rejected"), or a pair of text or of messages (chosen or rejected a list
+// whose first item is an object with "role"). wireup-prep tells a data set's
+// kind by its first row.
+enum class RowKind { NotPair, TextPair, ConversationalPair };
+RowKind preference_row_kind(std::string_view line);
 
 // {"prompt"?, "chosen", "rejected"}: strings, or lists of messages (the
 // prompt ending with a user message, the completions assistant messages).
