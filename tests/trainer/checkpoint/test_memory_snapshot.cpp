@@ -367,6 +367,11 @@ TEST_CASE("resume over real snapshots: memory, a corrupt part, a lost node, anot
     CHECK(c.step == 40);
     CHECK(c.holder == std::vector<std::string>{"a1", "a1", "a1", "a1"});
     CHECK(resume_lines(c)[0] == "[resume] step=40 source=peer");
+    // What load() checks the received replicas against: the manifest's parts.
+    REQUIRE(c.expected.size() == 4);
+    CHECK(c.expected[2].rank == 2);
+    CHECK(c.expected[2].node == "a2");
+    CHECK(c.expected[2].bytes == std::string("state of rank 2 at 40").size());
   }
   SECTION("another world size: disk, with the reason") {
     const ResumeChoice c = choose_resume_source(scan(root, "9", {"a1", "a2"}, {30}));
