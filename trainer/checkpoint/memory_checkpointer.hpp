@@ -85,6 +85,8 @@ class MemoryCheckpointer {
   // throws one naming each rank's reason.
   void agree(const std::function<void()>& step);
   std::string read_part(const ResumeChoice& c, std::string& why);
+  std::string receive_replica(int sender, const SnapshotPart& want, const std::string& holder,
+                              std::string& why);
   PartHeader layout_header() const;  // this rank's part's header, step fields empty
   std::uint64_t part_bytes_estimate() const;
 

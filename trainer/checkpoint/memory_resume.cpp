@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <stdexcept>
 
 #include "checkpoint/memory_checkpointer.hpp"
 #include "checkpoint/memory_snapshot_manifest.hpp"
@@ -15,8 +16,6 @@ namespace fs = std::filesystem;
 
 namespace wireup::train {
 namespace {
-
-constexpr std::uint64_t kMaxPartBytes = 1ull << 44;
 
 at::Tensor byte_view(std::string& s) {
   return at::from_blob(s.data(), {static_cast<std::int64_t>(s.size())}, at::kByte);
@@ -55,42 +54,69 @@ ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_st
 
 // This rank's part: from this node's memory, or (its node's memory gone) sent
 // by the rank that wrote its replica, (rank + local_world) % world. Every
-// replica transfer runs in rank order, each between its two ranks. "" when
-// it could not be had (`why` set).
+// replica transfer runs in rank order, each between its two ranks; its bytes
+// follow only a size that is the manifest's (both ends check). What is read or
+// received is checked against the manifest's size and crc32c: "" when it could
+// not be had or is not those bytes (`why` set).
 std::string MemoryCheckpointer::read_part(const ResumeChoice& c, std::string& why) {
   const fs::path snap = root_ / node_ / snapshot_dir_name(c.step);
   std::string part;
   for (int r = 0; r < w_.world; ++r) {
     if (c.holder[r] == rank_node_[r]) continue;  // in its own node's memory
     const int sender = (r + w_.local_world) % w_.world;
+    const SnapshotPart& want = c.expected[static_cast<std::size_t>(r)];
     if (w_.rank == sender) {
       std::string sent, problem;
       if (rank_node_[sender] == c.holder[r])
-        sent = read_private_text(snap / replica_file_name(r), kMaxPartBytes, problem).value_or("");
+        sent = read_checked_part(snap / replica_file_name(r), want, problem);
       at::Tensor size = at::full({1}, static_cast<std::int64_t>(sent.size()), at::kLong);
       peer_->exchange(size, r, at::Tensor(), r);
       if (!sent.empty()) peer_->exchange(byte_view(sent), r, at::Tensor(), r);
     } else if (w_.rank == r) {
-      at::Tensor size = at::zeros({1}, at::kLong);
-      peer_->exchange(at::Tensor(), sender, size, sender);
-      part.resize(static_cast<std::size_t>(size.item<std::int64_t>()));
-      if (!part.empty()) peer_->exchange(at::Tensor(), sender, byte_view(part), sender);
-      if (part.empty())
-        why = "rank " + std::to_string(sender) + " on node " + rank_node_[sender] +
-              " could not send the replica of rank " + std::to_string(r) + " (node " + c.holder[r] +
-              " holds it)";
+      part = receive_replica(sender, want, c.holder[r], why);
     }
   }
   if (c.holder[w_.rank] == rank_node_[w_.rank]) {
-    part = read_private_text(snap / part_file_name(w_.rank), kMaxPartBytes, why).value_or("");
-    if (part.empty())
-      why = (snap / part_file_name(w_.rank)).string() + ": " + (why.empty() ? "empty" : why);
+    part = read_checked_part(snap / part_file_name(w_.rank),
+                             c.expected[static_cast<std::size_t>(w_.rank)], why);
+    if (part.empty()) why = "rank " + std::to_string(w_.rank) + "'s part " + why;
+  }
+  return part;
+}
+
+// This rank's replica from `sender`: a size other than the manifest's is
+// refused before anything is allocated (the sender then sends nothing), and
+// bytes that are not the manifest's are dropped. "" with `why` set then.
+std::string MemoryCheckpointer::receive_replica(int sender, const SnapshotPart& want,
+                                                const std::string& holder, std::string& why) {
+  at::Tensor size = at::zeros({1}, at::kLong);
+  peer_->exchange(at::Tensor(), sender, size, sender);
+  const std::int64_t n = size.item<std::int64_t>();
+  const std::string from = "rank " + std::to_string(w_.rank) + "'s replica from rank " +
+                           std::to_string(sender) + " (node " + rank_node_[sender] + ")";
+  if (n == 0) {
+    why = "rank " + std::to_string(sender) + " on node " + rank_node_[sender] +
+          " could not send the replica of rank " + std::to_string(w_.rank) + " (node " + holder +
+          " holds it)";
+    return "";
+  }
+  if (const std::string bad = replica_size_problem(n, want); !bad.empty()) {
+    why = from + ": " + bad + ", refused";
+    return "";
+  }
+  std::string part(static_cast<std::size_t>(n), '\0');
+  peer_->exchange(at::Tensor(), sender, byte_view(part), sender);
+  if (const std::string bad = part_bytes_problem(part.data(), part.size(), want); !bad.empty()) {
+    why = from + ": " + bad;
+    return "";
   }
   return part;
 }
 
 std::optional<std::string> MemoryCheckpointer::load(const ResumeChoice& c, std::string& why) {
   why.clear();
+  if (c.expected.size() != static_cast<std::size_t>(w_.world))
+    throw std::logic_error("memory snapshots: a resume choice without the manifest's parts");
   std::string part = read_part(c, why);
   std::uint64_t at = 0;
   std::optional<PartHeader> h;

@@ -1,9 +1,12 @@
 #include "checkpoint/memory_snapshot_part.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/memory_snapshot_dir.hpp"
+#include "wireup/crc32c.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup::train {
@@ -161,6 +164,37 @@ std::string part_layout_mismatch(const PartHeader& saved, const PartHeader& mine
              std::to_string(b.offset) + " numel " + std::to_string(b.numel);
   }
   return "";
+}
+
+std::string part_bytes_problem(const char* bytes, std::uint64_t size,
+                               const SnapshotPart& expected) {
+  if (size != expected.bytes)
+    return std::to_string(size) + " bytes, the manifest says " + std::to_string(expected.bytes);
+  const std::string sum = wireup::crc32c_quarters_hex(bytes, static_cast<std::size_t>(size));
+  if (sum != expected.checksum)
+    return "fails its checksum: crc32c " + sum + ", the manifest says " + expected.checksum;
+  return "";
+}
+
+std::string read_checked_part(const std::filesystem::path& path, const SnapshotPart& expected,
+                              std::string& why) {
+  why.clear();
+  std::string part;
+  try {
+    part = read_private_text(path, expected.bytes, why).value_or("");
+  } catch (const std::exception& e) {  // an I/O error: this source fails, the next is tried
+    why = e.what();
+  }
+  if (why.empty()) why = part_bytes_problem(part.data(), part.size(), expected);
+  if (why.empty()) return part;
+  why = path.string() + ": " + why;
+  return "";
+}
+
+std::string replica_size_problem(std::int64_t size, const SnapshotPart& expected) {
+  if (size > 0 && static_cast<std::uint64_t>(size) == expected.bytes) return "";
+  return "announced " + std::to_string(size) + " bytes, the manifest says " +
+         std::to_string(expected.bytes);
 }
 
 }  // namespace wireup::train

@@ -1,8 +1,11 @@
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "checkpoint/memory_snapshot_manifest.hpp"
 
 // One rank's part of a memory snapshot (rank-NNNNN.bin, and the replica a
 // rank of the next node holds of it): a text header, then the tensors.
@@ -50,5 +53,20 @@ std::optional<PartHeader> parse_part_header(const char* bytes, std::uint64_t siz
 // tensors and units), else what differs ("unit layers.3: offset 512 numel 256, this run
 // offset 0 numel 512").
 std::string part_layout_mismatch(const PartHeader& saved, const PartHeader& mine);
+
+// What a resume loads is what the manifest recorded (docs/reliability.md):
+// "" when `size` bytes at `bytes` have the size and crc32c_quarters_hex that
+// `expected` records, else why not ("fails its checksum: crc32c H, the
+// manifest says H'", "N bytes, the manifest says M").
+std::string part_bytes_problem(const char* bytes, std::uint64_t size, const SnapshotPart& expected);
+// The part (or replica) file `path` as the manifest records it: its bytes,
+// read without following a symlink and never more than expected.bytes; ""
+// with `why` naming the path and the fault when it is missing, or has changed
+// since the resume's scan checked it.
+std::string read_checked_part(const std::filesystem::path& path, const SnapshotPart& expected,
+                              std::string& why);
+// "" when a replica's size a peer announces is the manifest's, else why not
+// (a negative or other size): checked before anything is allocated for it.
+std::string replica_size_problem(std::int64_t size, const SnapshotPart& expected);
 
 }  // namespace wireup::train

@@ -44,7 +44,7 @@ class StepCheck {
 
   // The holder of each rank's part, or empty with reasons_ set.
   std::vector<std::string> run() {
-    const SnapshotManifest* m = manifest();
+    const SnapshotManifest* m = manifest_ = manifest();
     if (m == nullptr || !same_run(*m) || !same_layout(*m)) return {};
     std::vector<std::string> holder(in_.rank_node.size());
     for (std::size_t r = 0; r < holder.size(); ++r) holder[r] = holder_of(static_cast<int>(r));
@@ -53,6 +53,8 @@ class StepCheck {
   }
   bool peer() const { return peer_; }
   const std::vector<std::string>& reasons() const { return reasons_; }
+  // After a run() that found a holder for every rank: the manifest's parts.
+  const std::vector<SnapshotPart>& parts() const { return manifest_->parts; }
 
  private:
   std::string prefix() const { return "memory snapshot step " + std::to_string(step_); }
@@ -144,6 +146,7 @@ class StepCheck {
   std::map<std::string, const NodeMemory*> nodes_;
   std::vector<std::string> reasons_;
   bool peer_ = false;
+  const SnapshotManifest* manifest_ = nullptr;
 };
 
 }  // namespace
@@ -165,6 +168,7 @@ ResumeChoice choose_resume_source(const ResumeInputs& in) {
       c.source = check.peer() ? ResumeSource::peer : ResumeSource::memory;
       c.step = step;
       c.holder = std::move(holder);
+      c.expected = check.parts();
       return c;
     }
     c.skipped.insert(c.skipped.end(), check.reasons().begin(), check.reasons().end());

@@ -48,6 +48,10 @@ struct ResumeChoice {
   // memory or peer: for each rank, the node whose memory holds its part (its
   // own node; for a rank of a node whose memory is gone, the replica's holder).
   std::vector<std::string> holder;
+  // memory or peer: for each rank, its part's size and checksum as the
+  // manifest records them; load() checks the bytes it reads or receives
+  // against them (a replica's are its part's).
+  std::vector<SnapshotPart> expected;
 };
 
 // Newest step wins among the states usable by every rank. Step S comes from

@@ -15,6 +15,7 @@
 
 #include "checkpoint/memory_snapshot_dir.hpp"
 #include "checkpoint/memory_snapshot_manifest.hpp"
+#include "checkpoint/memory_snapshot_part.hpp"
 #include "checkpoint/memory_snapshot_plan.hpp"
 #include "wireup/error.hpp"
 
@@ -366,6 +367,11 @@ TEST_CASE("resume over real snapshots: memory, a corrupt part, a lost node, anot
     CHECK(c.step == 40);
     CHECK(c.holder == std::vector<std::string>{"a1", "a1", "a1", "a1"});
     CHECK(resume_lines(c)[0] == "[resume] step=40 source=peer");
+    // What load() checks the received replicas against: the manifest's parts.
+    REQUIRE(c.expected.size() == 4);
+    CHECK(c.expected[2].rank == 2);
+    CHECK(c.expected[2].node == "a2");
+    CHECK(c.expected[2].bytes == std::string("state of rank 2 at 40").size());
   }
   SECTION("another world size: disk, with the reason") {
     const ResumeChoice c = choose_resume_source(scan(root, "9", {"a1", "a2"}, {30}));
@@ -385,6 +391,55 @@ TEST_CASE("resume over real snapshots: memory, a corrupt part, a lost node, anot
     const ResumeChoice c = choose_resume_source(scan(root, "9", layout, {30}));
     CHECK(c.source == ResumeSource::disk);
     CHECK_THAT(c.skipped[0], Contains("memory of node a2") && Contains("a symlink"));
+  }
+}
+
+// The scan checks every part, then load() reads it again: what it reads is
+// checked against the manifest the scan read, so a part changed in between
+// (rewritten, grown, made a symlink) is refused, naming it, and never loaded.
+TEST_CASE("a part changed after the resume's scan is refused when it is read") {
+  TempDir t;
+  const fs::path root = t.path / "wireup-9";
+  const std::vector<std::string> layout{"a1", "a1", "a2", "a2"};
+  write_snapshot(root, "9", 40, layout, {"a2", "a2", "a1", "a1"});
+  const ResumeChoice c = choose_resume_source(scan(root, "9", layout, {}));
+  REQUIRE(c.source == ResumeSource::memory);
+  REQUIRE(c.expected.size() == 4);
+  const fs::path part = root / "a2" / snapshot_dir_name(40) / part_file_name(3);
+  std::string why;
+  SECTION("unchanged: the bytes the manifest records; a replica checks as its part") {
+    CHECK(read_checked_part(part, c.expected[3], why) == "state of rank 3 at 40");
+    CHECK(why.empty());
+    const fs::path replica = root / "a1" / snapshot_dir_name(40) / replica_file_name(3);
+    CHECK(read_checked_part(replica, c.expected[3], why) == "state of rank 3 at 40");
+    CHECK(read_checked_part(replica, c.expected[2], why).empty());
+    CHECK_THAT(why, Contains("replica-rank-00003.bin: fails its checksum"));
+  }
+  SECTION("a byte flipped after the scan: refused, naming the file and both checksums") {
+    flip_byte(part);
+    CHECK(read_checked_part(part, c.expected[3], why).empty());
+    CHECK_THAT(why, Contains(part.string() + ": fails its checksum: crc32c ") &&
+                        Contains(", the manifest says " + c.expected[3].checksum));
+  }
+  SECTION("rewritten longer or shorter: refused by its size, the longer one never read") {
+    write_private_file(part, "state of rank 3 at 40 and more", 30);
+    CHECK(read_checked_part(part, c.expected[3], why).empty());
+    CHECK_THAT(why, Contains("30 bytes, more than the 21 expected"));
+    write_private_file(part, "state", 5);
+    CHECK(read_checked_part(part, c.expected[3], why).empty());
+    CHECK_THAT(why, Contains("5 bytes, the manifest says 21"));
+  }
+  SECTION("replaced by a symlink to an intact copy: not followed") {
+    fs::copy_file(part, t.path / "copy");
+    fs::remove(part);
+    fs::create_symlink(t.path / "copy", part);
+    CHECK(read_checked_part(part, c.expected[3], why).empty());
+    CHECK_THAT(why, Contains(part.string()) && Contains("symlink"));
+  }
+  SECTION("removed: refused as missing") {
+    fs::remove(part);
+    CHECK(read_checked_part(part, c.expected[3], why).empty());
+    CHECK_THAT(why, Contains("missing"));
   }
 }
 

@@ -2,11 +2,14 @@
 // and what a node found as text for the ranks' gather: written, read back,
 // and refused when cut short or when they do not fit (no files, no Torch).
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 
 #include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_part.hpp"
+#include "wireup/crc32c.hpp"
 
 using namespace wireup::train;
 using Catch::Matchers::Contains;
@@ -140,4 +143,47 @@ TEST_CASE("what a node found travels as text and back") {
   CHECK_FALSE(parse_node_memory(t + "more\n", why));
   CHECK_FALSE(parse_node_memory("node ../x\n", why));
   CHECK_THAT(why, Contains("expected node NAME"));
+}
+
+// A replica received from a peer is bytes from a socket anyone who reaches the
+// job's ports can write to: its announced size must be the manifest's before
+// anything is allocated, and its bytes must have the manifest's checksum.
+TEST_CASE("a corrupted replica stream is refused: a bad size, flipped bytes, cut short") {
+  const std::string sent = part(header());
+  const SnapshotPart want{2, "a2", sent.size(),
+                          wireup::crc32c_quarters_hex(sent.data(), sent.size())};
+  const auto n = static_cast<std::int64_t>(sent.size());
+  CHECK(replica_size_problem(n, want).empty());
+  CHECK(part_bytes_problem(sent.data(), sent.size(), want).empty());
+  SECTION("a negative, zero, other or huge size: refused, naming both") {
+    CHECK(replica_size_problem(-1, want) ==
+          "announced -1 bytes, the manifest says " + std::to_string(sent.size()));
+    CHECK_FALSE(replica_size_problem(0, want).empty());
+    CHECK_FALSE(replica_size_problem(n + 1, want).empty());
+    CHECK_FALSE(replica_size_problem(n - 1, want).empty());
+    CHECK_FALSE(replica_size_problem(std::numeric_limits<std::int64_t>::max(), want).empty());
+    CHECK_FALSE(replica_size_problem(std::numeric_limits<std::int64_t>::min(), want).empty());
+  }
+  SECTION("any one byte flipped, header or tensors: fails its checksum") {
+    for (const std::size_t at : {std::size_t{0}, sent.size() / 2, sent.size() - 1}) {
+      std::string got = sent;
+      got[at] = static_cast<char>(got[at] ^ 0x40);
+      CHECK_THAT(part_bytes_problem(got.data(), got.size(), want),
+                 Contains("fails its checksum: crc32c ") &&
+                     Contains("the manifest says " + want.checksum));
+    }
+  }
+  SECTION("a forged header with the right size but other bytes: fails its checksum") {
+    PartHeader h = header();
+    h.step = 41;  // same length, another step
+    const std::string forged = part(h);
+    REQUIRE(forged.size() == sent.size());
+    CHECK_THAT(part_bytes_problem(forged.data(), forged.size(), want),
+               Contains("fails its checksum"));
+  }
+  SECTION("cut short: refused by its size") {
+    CHECK(part_bytes_problem(sent.data(), sent.size() - 4, want) ==
+          std::to_string(sent.size() - 4) + " bytes, the manifest says " +
+              std::to_string(sent.size()));
+  }
 }
