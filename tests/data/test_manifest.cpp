@@ -39,6 +39,13 @@ std::string with(const std::function<void(nlohmann::json&)>& edit) {
   return j.dump();
 }
 
+// `text` (a manifest's JSON) with `edit` applied.
+std::string edited(const std::string& text, const std::function<void(nlohmann::json&)>& edit) {
+  auto j = nlohmann::json::parse(text);
+  edit(j);
+  return j.dump();
+}
+
 }  // namespace
 
 TEST_CASE("manifest round-trips through JSON with stable bytes", "[manifest]") {
@@ -126,22 +133,18 @@ TEST_CASE("a chat manifest records the template, the mask rule and the counts", 
   CHECK(j["splits"]["train"]["trained_tokens"] == 60);
   CHECK(parse_manifest(text, "m.json") == m);
   CHECK(manifest_to_json(parse_manifest(text, "m.json")) == text);
-  const auto edited = [&](const std::function<void(J&)>& edit) {
-    auto e = J::parse(text);
-    edit(e);
-    return e.dump();
-  };
   CHECK_THROWS_WITH(
-      parse_manifest(edited([](J& e) { e["chat"]["trained_tokens"] = 65; }), "m.json"),
+      parse_manifest(edited(text, [](J& e) { e["chat"]["trained_tokens"] = 65; }), "m.json"),
       Contains("'chat.trained_tokens': expected the trained_tokens of both splits (64)"));
   CHECK_THROWS_WITH(
-      parse_manifest(edited([](J& e) { e["chat"]["template"] = "chatml"; }), "m.json"),
+      parse_manifest(edited(text, [](J& e) { e["chat"]["template"] = "chatml"; }), "m.json"),
       Contains("'chat.template'"));
-  CHECK(parse_manifest(edited([](J& e) { e["chat"]["template"] = "qwen3"; }), "m.json")
+  CHECK(parse_manifest(edited(text, [](J& e) { e["chat"]["template"] = "qwen3"; }), "m.json")
             .chat->chat_template == "qwen3");
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["chat"]["train_on"] = "user"; }), "m.json"),
-                    Contains("'chat.train_on'"));
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e.erase("chat"); }), "m.json"),
+  CHECK_THROWS_WITH(
+      parse_manifest(edited(text, [](J& e) { e["chat"]["train_on"] = "user"; }), "m.json"),
+      Contains("'chat.train_on'"));
+  CHECK_THROWS_WITH(parse_manifest(edited(text, [](J& e) { e.erase("chat"); }), "m.json"),
                     Contains("field 'chat'"));
 }
 
@@ -163,31 +166,29 @@ TEST_CASE("a preference manifest: pairs, whole in each shard, skipped rows by re
   CHECK(j["preference"]["skipped_by_reason"]["missing_key"] == 2);
   CHECK(parse_manifest(text, "m.json") == m);
   CHECK(manifest_to_json(parse_manifest(text, "m.json")) == text);
-  const auto edited = [&](const std::function<void(J&)>& edit) {
-    auto e = J::parse(text);
-    edit(e);
-    return e.dump();
-  };
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) {
-                                     e["splits"]["train"]["shards"][1]["documents"] = 3;
-                                     e["splits"]["train"]["documents"] = 5;
-                                   }),
+  CHECK_THROWS_WITH(parse_manifest(edited(text,
+                                          [](J& e) {
+                                            e["splits"]["train"]["shards"][1]["documents"] = 3;
+                                            e["splits"]["train"]["documents"] = 5;
+                                          }),
                                    "m.json"),
                     Contains("'splits.train.shards[1].documents': expected an even count"));
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["preference"]["pairs"] = 4; }), "m.json"),
-                    Contains("'preference.pairs': expected half the documents of both splits (3)"));
   CHECK_THROWS_WITH(
-      parse_manifest(edited([](J& e) { e["preference"]["skipped_by_reason"]["bad_json"] = 2; }),
-                     "m.json"),
+      parse_manifest(edited(text, [](J& e) { e["preference"]["pairs"] = 4; }), "m.json"),
+      Contains("'preference.pairs': expected half the documents of both splits (3)"));
+  CHECK_THROWS_WITH(
+      parse_manifest(
+          edited(text, [](J& e) { e["preference"]["skipped_by_reason"]["bad_json"] = 2; }),
+          "m.json"),
       Contains("'preference.skipped_by_reason': expected counts that sum to skipped_rows (3)"));
   CHECK_THROWS_WITH(
-      parse_manifest(edited([](J& e) { e["preference"]["template"] = ""; }), "m.json"),
+      parse_manifest(edited(text, [](J& e) { e["preference"]["template"] = ""; }), "m.json"),
       Contains("'preference.template'"));
   CHECK_THROWS_WITH(
-      parse_manifest(edited([](J& e) { e["preference"]["format"] = "pairs"; }), "m.json"),
+      parse_manifest(edited(text, [](J& e) { e["preference"]["format"] = "pairs"; }), "m.json"),
       Contains("'preference.format'"));
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e.erase("preference"); }), "m.json"),
+  CHECK_THROWS_WITH(parse_manifest(edited(text, [](J& e) { e.erase("preference"); }), "m.json"),
                     Contains("field 'preference'"));
-  CHECK_THROWS_WITH(parse_manifest(edited([](J& e) { e["version"] = 4; }), "m.json"),
+  CHECK_THROWS_WITH(parse_manifest(edited(text, [](J& e) { e["version"] = 4; }), "m.json"),
                     Contains("expected 1, 2 or 3"));
 }

@@ -1,5 +1,7 @@
 #include "prep_fixtures.hpp"
 
+#include <fstream>
+
 #include "wireup/prep/documents.hpp"
 
 namespace wireup::test {
@@ -12,6 +14,11 @@ std::vector<std::string> paragraphs(const std::filesystem::path& file) {
   prep::Document d;
   while (r.next(d)) out.push_back(d.text);
   return out;
+}
+
+void write_rows(const std::filesystem::path& file, const std::vector<std::string>& rows) {
+  std::ofstream out(file);
+  for (const auto& r : rows) out << r << "\n";
 }
 
 }  // namespace wireup::test

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fixtures.hpp"
+#include "prep_fixtures.hpp"
 #include "tokenizer_fixtures.hpp"
 #include "wireup/chat/chat_encoder.hpp"
 #include "wireup/data/loader.hpp"
@@ -44,17 +45,12 @@ prep::PrepOptions chat_options(const test::TempDir& dir, chat::TrainOn train_on)
   return o;
 }
 
-void write_rows(const fs::path& p, const std::vector<std::string>& rows) {
-  std::ofstream out(p);
-  for (const auto& r : rows) out << r << "\n";
-}
-
 }  // namespace
 
 TEST_CASE("chat prep: shards hold each conversation's ids and loss mask", "[chat_prep]") {
   test::TempDir dir;
   fs::create_directories(dir / "in");
-  write_rows(dir / "in" / "chats.jsonl", kRows);
+  test::write_rows(dir / "in" / "chats.jsonl", kRows);
   for (const auto train_on : {chat::TrainOn::Assistant, chat::TrainOn::LastAssistant}) {
     auto o = chat_options(dir, train_on);
     o.force = true;
@@ -118,7 +114,7 @@ TEST_CASE("chat prep: shards hold each conversation's ids and loss mask", "[chat
 TEST_CASE("chat prep: .zst input gives the same shards as plain JSONL", "[chat_prep]") {
   test::TempDir dir;
   fs::create_directories(dir / "in");
-  write_rows(dir / "in" / "chats.jsonl", kRows);
+  test::write_rows(dir / "in" / "chats.jsonl", kRows);
   auto o = chat_options(dir, chat::TrainOn::Assistant);
   const auto plain = prep::run_prep(o);
   const std::string cmd = "zstd -q --rm " + (dir / "in" / "chats.jsonl").string();
@@ -134,7 +130,7 @@ TEST_CASE("chat prep: bad rows are named by file and line, or skipped and counte
   fs::create_directories(dir / "in");
   auto o = chat_options(dir, chat::TrainOn::Assistant);
   const auto fails = [&](const std::string& row, const std::string& what) {
-    write_rows(dir / "in" / "chats.jsonl", {kRows[0], "", row, kRows[1]});
+    test::write_rows(dir / "in" / "chats.jsonl", {kRows[0], "", row, kRows[1]});
     CAPTURE(row);
     CHECK_THROWS_WITH(prep::run_prep(o),
                       Contains("chats.jsonl:3: " + what) && Contains("(or pass --skip-bad-rows)"));
@@ -151,8 +147,8 @@ TEST_CASE("chat prep: bad rows are named by file and line, or skipped and counte
   fails(R"({"messages": [)", "bad JSON line");
   fails(R"({"text": "a pretraining row"})", "expected a JSON object with 'messages'");
 
-  write_rows(dir / "in" / "chats.jsonl",
-             {kRows[0], R"({"messages": []})", kRows[1], "not json", kRows[2]});
+  test::write_rows(dir / "in" / "chats.jsonl",
+                   {kRows[0], R"({"messages": []})", kRows[1], "not json", kRows[2]});
   o.skip_bad_rows = true;
   std::ostringstream log;
   o.log = &log;

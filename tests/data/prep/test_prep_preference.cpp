@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fixtures.hpp"
+#include "prep_fixtures.hpp"
 #include "tokenizer_fixtures.hpp"
 #include "wireup/chat/chat_encoder.hpp"
 #include "wireup/chat/preference.hpp"
@@ -35,11 +36,6 @@ const std::vector<std::string> kTextPairs = {
     R"({"prompt": "The sky is", "chosen": " blue.", "rejected": " green."})",
     R"({"chosen": "The answer is yes.", "rejected": "The answer is no."})",
 };
-
-void write_rows(const fs::path& p, const std::vector<std::string>& rows) {
-  std::ofstream out(p);
-  for (const auto& r : rows) out << r << "\n";
-}
 
 prep::PrepOptions options(const test::TempDir& dir, bool chat) {
   prep::PrepOptions o;
@@ -87,7 +83,7 @@ void check_pairs(const fs::path& out, const data::Manifest& m, const std::vector
 TEST_CASE("preference prep: chat pairs, two masked documents each", "[preference_prep]") {
   test::TempDir dir;
   fs::create_directories(dir / "in");
-  write_rows(dir / "in" / "pairs.jsonl", kChatPairs);
+  test::write_rows(dir / "in" / "pairs.jsonl", kChatPairs);
   const auto o = options(dir, true);
   std::ostringstream log;
   auto logged = o;
@@ -133,7 +129,7 @@ TEST_CASE("preference prep: chat pairs, two masked documents each", "[preference
 TEST_CASE("preference prep: text pairs end with EOS", "[preference_prep]") {
   test::TempDir dir;
   fs::create_directories(dir / "in");
-  write_rows(dir / "in" / "pairs.jsonl", kTextPairs);
+  test::write_rows(dir / "in" / "pairs.jsonl", kTextPairs);
   const auto m = prep::run_prep(options(dir, false));
   REQUIRE(m.preference.has_value());
   CHECK(m.preference->format == "text");
@@ -149,7 +145,7 @@ TEST_CASE("preference prep: text pairs end with EOS", "[preference_prep]") {
   CHECK(t.add_eos);
   CHECK(t.train.shards[0].sha256 == m.train.shards[0].sha256);
   // A data set is of one format, its first row's.
-  write_rows(dir / "in" / "pairs.jsonl", {kTextPairs[0], kChatPairs[0]});
+  test::write_rows(dir / "in" / "pairs.jsonl", {kTextPairs[0], kChatPairs[0]});
   CHECK_THROWS_WITH(prep::run_prep(with_template),
                     Contains("pairs.jsonl:2: a conversational pair in a data set of text pairs"));
 }
@@ -161,7 +157,7 @@ TEST_CASE("preference prep: a pair is never split across shards or splits", "[pr
   for (int i = 0; i < 40; ++i)
     rows.push_back(R"({"prompt": "Q)" + std::to_string(i) +
                    R"(", "chosen": " yes", "rejected": " no, not at all"})");
-  write_rows(dir / "in" / "pairs.jsonl", rows);
+  test::write_rows(dir / "in" / "pairs.jsonl", rows);
   auto o = options(dir, false);
   o.shard_tokens = 25;  // about one and a half pairs a shard
   o.validation_fraction = 0.3;
@@ -190,7 +186,7 @@ TEST_CASE("preference prep: bad rows named, or skipped and counted by reason",
   fs::create_directories(dir / "in");
   auto o = options(dir, false);
   const auto fails = [&](const std::string& row, const std::string& what) {
-    write_rows(dir / "in" / "pairs.jsonl", {kTextPairs[0], "", row, kTextPairs[1]});
+    test::write_rows(dir / "in" / "pairs.jsonl", {kTextPairs[0], "", row, kTextPairs[1]});
     CAPTURE(row);
     CHECK_THROWS_WITH(prep::run_prep(o),
                       Contains("pairs.jsonl:3: " + what) && Contains("(or pass --skip-bad-rows)"));
@@ -202,11 +198,11 @@ TEST_CASE("preference prep: bad rows named, or skipped and counted by reason",
   fails(R"({"prompt": "The sky is ", "chosen": "blue.", "rejected": "green."})",
         "the ids of prompt + chosen do not start with the prompt's ids");
 
-  write_rows(dir / "in" / "pairs.jsonl",
-             {kTextPairs[0], R"({"prompt": "q", "chosen": "a"})", "not json",
-              R"({"prompt": "q", "chosen": "", "rejected": "b"})",
-              R"({"prompt": "The sky is ", "chosen": "blue.", "rejected": "green."})",
-              R"({"messages": [{"role": "user", "content": "a chat row"}]})", kTextPairs[1]});
+  test::write_rows(dir / "in" / "pairs.jsonl",
+                   {kTextPairs[0], R"({"prompt": "q", "chosen": "a"})", "not json",
+                    R"({"prompt": "q", "chosen": "", "rejected": "b"})",
+                    R"({"prompt": "The sky is ", "chosen": "blue.", "rejected": "green."})",
+                    R"({"messages": [{"role": "user", "content": "a chat row"}]})", kTextPairs[1]});
   o.skip_bad_rows = true;
   std::ostringstream log;
   o.log = &log;
