@@ -4,17 +4,22 @@
 # targets that depended on the hidden library still build (issue #52: a missing
 # ICU skipped wireup_tokenizer, and wireup_train_generate then failed to compile).
 #
-#   optional_deps.sh SOURCE_DIR WORK_DIR [DEP...]
+#   optional_deps.sh SOURCE_DIR TREE_PREFIX [DEP...]
 #
 # DEP: sentencepiece pcre2 icu torch pmix slurm onednn catch2 nccl (default: all).
 # WIREUP_OPTDEPS_CMAKE_ARGS: more configure arguments (a build type, Torch_DIR).
-# Each tree is WORK_DIR/DEP, kept for a look after a failure and reused next time.
+# Each tree is TREE_PREFIX-DEP, kept for a look after a failure and reused next time.
+# The suite passes BUILD_DIR/../NAME-hide: each tree is a sibling of the suite's build
+# directory, at its depth, so that ccache (CCACHE_BASEDIR, as .ci/build.sh and the lane
+# roots set it) sees the same relative paths and flags as in the suite's own build, and
+# only the units that the hidden dependency changes compile again.
 set -euo pipefail
 
-src=${1:?usage: optional_deps.sh SOURCE_DIR WORK_DIR [DEP...]}
-work=${2:?usage: optional_deps.sh SOURCE_DIR WORK_DIR [DEP...]}
-mkdir -p "$work"
-work=$(cd "$work" && pwd -P)
+usage="usage: optional_deps.sh SOURCE_DIR TREE_PREFIX [DEP...]"
+src=${1:?$usage}
+prefix=${2:?$usage}
+mkdir -p "$(dirname "$prefix")"
+prefix=$(cd "$(dirname "$prefix")" && pwd -P)/$(basename "$prefix")
 shift 2
 deps=("$@")
 if [[ ${#deps[@]} -eq 0 ]]; then
@@ -60,9 +65,11 @@ fi
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  # The trees differ only in their own path: paths under WORK_DIR are hashed
-  # relative to each tree, so the trees share ccache's results.
-  export CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=$work
+  # The suite's build, these trees and each other share ccache's results: paths under
+  # CCACHE_BASEDIR (the lane's, else the source tree as .ci/build.sh has it) are hashed
+  # relative to the compiler's directory, the same in every tree of the same depth.
+  export CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=${CCACHE_BASEDIR:-$src}
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 fi
 jobs=${WIREUP_OPTDEPS_JOBS:-2}
 
@@ -70,7 +77,7 @@ failed=()
 for dep in "${deps[@]}"; do
   want_targets=$(targets_for "$dep") || { echo "unknown dependency: $dep" >&2; exit 2; }
   want_skipped=$(skipped_for "$dep")
-  tree=$work/$dep
+  tree=$prefix-$dep
   mkdir -p "$tree"
   start=$SECONDS
   echo "== $dep: configure with WIREUP_HIDE_DEPS=$dep ($tree)"
