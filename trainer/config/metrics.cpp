@@ -5,14 +5,48 @@
 #include <nlohmann/json.hpp>
 
 namespace wireup::train {
+namespace {
+
+// DPO's figures: the line's key ("" for none) and TRL's name.
+struct DpoFigure {
+  const char* line;
+  const char* trl;
+  double value;
+};
+std::vector<DpoFigure> dpo_figures(const preference::DpoMetrics& d) {
+  return {{"reward_accuracy", "rewards/accuracies", d.reward_accuracy},
+          {"reward_margin", "rewards/margins", d.reward_margin},
+          {"chosen_reward", "rewards/chosen", d.chosen_reward},
+          {"rejected_reward", "rewards/rejected", d.rejected_reward},
+          {"", "logps/chosen", d.chosen_logps},
+          {"", "logps/rejected", d.rejected_logps}};
+}
+
+// " PREFIXreward_accuracy=... PREFIXrejected_reward=..." for a line.
+std::string dpo_line_fields(const preference::DpoMetrics& d, const std::string& prefix) {
+  std::string out;
+  char buf[64];
+  for (const DpoFigure& f : dpo_figures(d)) {
+    if (*f.line == '\0') continue;
+    std::snprintf(buf, sizeof buf, "%.6f", f.value);
+    out += " " + prefix + f.line + "=" + buf;
+  }
+  return out;
+}
+
+}  // namespace
 
 StepRecord step_record(const StepMetrics& m) {
   StepRecord r{m.step, m.max_steps, {}};
   auto figure = [&](const char* key, double value, const char* format, bool integer = false,
                     const char* chart = "train/") {
-    r.figures.push_back({key, value, format, std::string(chart) + key, integer});
+    r.figures.push_back({key, key, value, format, std::string(chart) + key, integer});
   };
   figure("loss", m.loss, "%.6f");
+  if (m.dpo) {
+    for (const DpoFigure& f : dpo_figures(*m.dpo))
+      r.figures.push_back({f.line, f.trl, f.value, "%.6f", std::string("train/") + f.trl, false});
+  }
   figure("lr", m.lr, "%.3e");
   figure("grad_norm", m.grad_norm, "%.4f");
   figure("tokens_per_s", m.tokens_per_s, "%.1f");
@@ -35,6 +69,7 @@ std::string format_step_line(const StepRecord& r) {
   std::string line = "[train] step=" + std::to_string(r.step) + "/" + std::to_string(r.max_steps);
   char buf[64];
   for (const StepFigure& f : r.figures) {
+    if (f.key.empty()) continue;
     std::snprintf(buf, sizeof buf, f.line_format, f.value);
     line += " " + f.key + "=" + buf;
   }
@@ -45,25 +80,32 @@ std::string format_step_json(const StepRecord& r) {
   nlohmann::ordered_json j = {{"type", "train"}, {"step", r.step}};
   for (const StepFigure& f : r.figures) {
     if (f.integer)
-      j[f.key] = static_cast<std::int64_t>(f.value);
+      j[f.json] = static_cast<std::int64_t>(f.value);
     else
-      j[f.key] = f.value;
+      j[f.json] = f.value;
   }
   return j.dump();
 }
 
-std::string format_validation_line(std::int64_t step, double loss) {
+std::string format_validation_line(std::int64_t step, double loss,
+                                   const std::optional<preference::DpoMetrics>& dpo) {
   char buf[160];
+  if (dpo) {
+    std::snprintf(buf, sizeof buf, "[val] step=%lld val_loss=%.6f", static_cast<long long>(step),
+                  loss);
+    return buf + dpo_line_fields(*dpo, "val_");
+  }
   std::snprintf(buf, sizeof buf, "[val] step=%lld val_loss=%.6f val_ppl=%.3f",
                 static_cast<long long>(step), loss, std::exp(loss));
   return buf;
 }
 
-std::string format_validation_json(std::int64_t step, double loss) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "{\"type\":\"validation\",\"step\":%lld,\"val_loss\":%.9g}",
-                static_cast<long long>(step), loss);
-  return buf;
+std::string format_validation_json(std::int64_t step, double loss,
+                                   const std::optional<preference::DpoMetrics>& dpo) {
+  nlohmann::ordered_json j = {{"type", "validation"}, {"step", step}, {"val_loss", loss}};
+  if (dpo)
+    for (const DpoFigure& f : dpo_figures(*dpo)) j[std::string("val_") + f.trl] = f.value;
+  return j.dump();
 }
 
 double model_flops_utilization(double tokens_per_s, double flops_per_token,
@@ -114,6 +156,11 @@ std::string format_summary_line(const RunSummary& s) {
 
 std::string format_eval_line(const EvalResult& r) {
   char buf[200];
+  if (r.dpo) {
+    std::snprintf(buf, sizeof buf, "[eval] dpo_loss=%.6f", r.dpo->loss);
+    return buf + dpo_line_fields(*r.dpo, "") +
+           " pairs=" + std::to_string(static_cast<unsigned long long>(r.dpo->pairs));
+  }
   std::snprintf(buf, sizeof buf, "[eval] loss=%.6f ppl=%.4f tokens=%llu windows=%llu", r.loss,
                 std::exp(r.loss), static_cast<unsigned long long>(r.tokens),
                 static_cast<unsigned long long>(r.windows));
@@ -123,8 +170,14 @@ std::string format_eval_line(const EvalResult& r) {
 std::string format_eval_json(const EvalResult& r) {
   nlohmann::ordered_json j;
   j["type"] = "eval";
-  j["loss"] = r.loss;
-  j["ppl"] = std::exp(r.loss);
+  if (r.dpo) {
+    j["dpo_loss"] = r.dpo->loss;
+    for (const DpoFigure& f : dpo_figures(*r.dpo)) j[f.trl] = f.value;
+    j["pairs"] = r.dpo->pairs;
+  } else {
+    j["loss"] = r.loss;
+    j["ppl"] = std::exp(r.loss);
+  }
   j["tokens"] = r.tokens;
   j["windows"] = r.windows;
   j["context"] = r.context;

@@ -1,9 +1,11 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/model_config.hpp"
+#include "preference/dpo_objective.hpp"
 
 namespace wireup::train {
 
@@ -25,15 +27,20 @@ struct StepMetrics {
   // Chat data sets: the step's targets in the loss, all ranks and micro-steps
   // (-1: every target, not printed).
   std::int64_t trained_tokens = -1;
+  // Preference data (DPO): the step's pairs' metrics, all ranks and micro-steps
+  // (`loss` is then their dpo loss). TRL's names in the JSONL file and
+  // TensorBoard, shorter ones in the line (docs/dpo.md, "Metrics").
+  std::optional<preference::DpoMetrics> dpo;
 };
 
-// One figure of a logged step: its key in the [train] line and the JSONL
-// object, its value, how the line prints it, its TensorBoard tag.
+// One figure of a logged step: its key in the [train] line, its key in the
+// JSONL object, its value, how the line prints it, its TensorBoard tag.
 struct StepFigure {
-  std::string key;  // "loss"
+  std::string key;   // "loss", "chosen_reward"; "": not in the line
+  std::string json;  // "loss", "rewards/chosen"
   double value = 0;
   const char* line_format;  // printf: "%.6f"
-  std::string tag;          // "train/loss"
+  std::string tag;          // "train/loss", "train/rewards/chosen"
   bool integer = false;     // an integer in the JSONL object
 };
 // A logged step's figures, in the line's order: the one list of them, which the
@@ -55,8 +62,15 @@ std::string format_step_line(const StepRecord& r);
 // (or integer) it is: {"type":"train","step":12,"loss":3.456789123,...}.
 std::string format_step_json(const StepRecord& r);
 
-std::string format_validation_line(std::int64_t step, double loss);
-std::string format_validation_json(std::int64_t step, double loss);
+// "[val] step=20 val_loss=2.000000 val_ppl=7.389"; on preference data
+// (`dpo`): "[val] step=20 val_loss=0.693147 val_reward_accuracy=0.500000
+// val_reward_margin=... val_chosen_reward=... val_rejected_reward=..." (no
+// perplexity: a DPO loss is not a cross-entropy), and the JSON object adds
+// TRL's names with val_: "val_rewards/chosen", ..., "val_logps/rejected".
+std::string format_validation_line(std::int64_t step, double loss,
+                                   const std::optional<preference::DpoMetrics>& dpo = {});
+std::string format_validation_json(std::int64_t step, double loss,
+                                   const std::optional<preference::DpoMetrics>& dpo = {});
 
 // Model FLOP utilisation: the model's FLOP/s (global tokens/s times
 // flops_per_token, model_config.hpp) over the peak of all ranks
@@ -116,8 +130,12 @@ struct EvalResult {
   std::string split;
   std::string data;
   std::string weights;  // "hf:DIR" or "checkpoint:STEP_DIR"
+  // Preference data: every pair of the split, with --dpo_beta (`loss` unused).
+  std::optional<preference::DpoMetrics> dpo;
 };
-// "[eval] loss=2.345678 ppl=10.4402 tokens=4096 windows=64"
+// "[eval] loss=2.345678 ppl=10.4402 tokens=4096 windows=64"; on preference
+// data "[eval] dpo_loss=0.693147 reward_accuracy=0.500000 reward_margin=...
+// chosen_reward=... rejected_reward=... pairs=64"
 std::string format_eval_line(const EvalResult& r);
 // The same as one JSON object (plus context, split, data, weights), newline-terminated.
 std::string format_eval_json(const EvalResult& r);

@@ -1,4 +1,5 @@
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -128,6 +129,66 @@ TEST_CASE("metric lines are stable and regex friendly") {
   CHECK(j["loss"].get<double>() == m.loss);
   CHECK(j["tokens_per_s"].is_null());
   CHECK(format_validation_line(20, 2.0) == "[val] step=20 val_loss=2.000000 val_ppl=7.389");
+}
+
+TEST_CASE("DPO's figures: short keys in the lines, TRL's names in JSON and TensorBoard") {
+  preference::DpoMetrics d;
+  d.pairs = 64;
+  d.loss = 0.5;
+  d.reward_accuracy = 0.75;
+  d.reward_margin = 0.125;
+  d.chosen_reward = 0.0625;
+  d.rejected_reward = -0.0625;
+  d.chosen_logps = -12.5;
+  d.rejected_logps = -20.25;
+  StepMetrics m{12, 100, 0.5, 3e-4, 1.5, 680.5, 0.61, 1.5, 123.4, 0.0021};
+  m.dpo = d;
+  const StepRecord r = step_record(m);
+  CHECK(format_step_line(r) ==
+        "[train] step=12/100 loss=0.500000 reward_accuracy=0.750000 reward_margin=0.125000 "
+        "chosen_reward=0.062500 rejected_reward=-0.062500 lr=3.000e-04 grad_norm=1.5000 "
+        "tokens_per_s=680.5 mfu=0.6100 step_time_s=1.500 peak_mem_mib=123.4 "
+        "data_wait_s=0.0021");
+  const auto j = nlohmann::json::parse(format_step_json(r));
+  CHECK(j["loss"].get<double>() == 0.5);
+  CHECK(j["rewards/accuracies"].get<double>() == 0.75);
+  CHECK(j["rewards/margins"].get<double>() == 0.125);
+  CHECK(j["rewards/chosen"].get<double>() == 0.0625);
+  CHECK(j["rewards/rejected"].get<double>() == -0.0625);
+  CHECK(j["logps/chosen"].get<double>() == -12.5);
+  CHECK(j["logps/rejected"].get<double>() == -20.25);
+  CHECK_FALSE(j.contains("chosen_reward"));
+  std::vector<std::string> tags;
+  for (const StepFigure& f : r.figures) tags.push_back(f.tag);
+  CHECK(std::count(tags.begin(), tags.end(), "train/rewards/chosen") == 1);
+  CHECK(std::count(tags.begin(), tags.end(), "train/logps/rejected") == 1);
+  // Without pairs, none of them.
+  m.dpo.reset();
+  CHECK(format_step_json(step_record(m)).find("rewards/") == std::string::npos);
+
+  CHECK(format_validation_line(20, 0.5, d) ==
+        "[val] step=20 val_loss=0.500000 val_reward_accuracy=0.750000 "
+        "val_reward_margin=0.125000 val_chosen_reward=0.062500 val_rejected_reward=-0.062500");
+  const auto v = nlohmann::json::parse(format_validation_json(20, 0.5, d));
+  CHECK(v["type"] == "validation");
+  CHECK(v["val_loss"].get<double>() == 0.5);
+  CHECK(v["val_rewards/margins"].get<double>() == 0.125);
+  CHECK(v["val_logps/chosen"].get<double>() == -12.5);
+  CHECK(nlohmann::json::parse(format_validation_json(20, 2.0)) ==
+        nlohmann::json::parse(R"({"type":"validation","step":20,"val_loss":2.0})"));
+
+  EvalResult e;
+  e.dpo = d;
+  e.tokens = 640;
+  e.windows = 10;
+  CHECK(format_eval_line(e) ==
+        "[eval] dpo_loss=0.500000 reward_accuracy=0.750000 reward_margin=0.125000 "
+        "chosen_reward=0.062500 rejected_reward=-0.062500 pairs=64");
+  const auto ej = nlohmann::json::parse(format_eval_json(e));
+  CHECK(ej["dpo_loss"].get<double>() == 0.5);
+  CHECK(ej["rewards/accuracies"].get<double>() == 0.75);
+  CHECK(ej["pairs"] == 64);
+  CHECK_FALSE(ej.contains("ppl"));
 }
 
 TEST_CASE("FLOPs per token") {
