@@ -300,6 +300,8 @@ TEST_CASE("pair mode reads a wireup-prep preference data set", "[preference_load
     c.packing = data::Packing::Off;
     CHECK_THROWS_WITH(data::TokenLoader(c),
                       Contains("a preference data set") && Contains("packing off"));
+    c.packing = data::Packing::On;  // packing on is pair mode too
+    CHECK(data::TokenLoader(c).paired());
     // A row too small for any pair's prompts: nothing to read, said by name.
     c.packing = data::Packing::Auto;
     c.context = 8;
