@@ -2,12 +2,14 @@
 """Writes a wireup-tokens data set (docs/data-format.md) of random tokens, for tests.
 
   token_data.py OUT --vocab V [--train N,N,...] [--validation N,...] [--seed S] [--bad_token I]
-                [--chat MAX]
+                [--chat MAX] [--preference]
 
 Each number is one shard's token count; a shard holds documents of 1 to 40
 tokens. --chat MAX: a chat data set instead (manifest and shards version 2):
 each document is a conversation of 2 to MAX tokens whose loss mask alternates
-untrained and trained turns of 1 to 6 tokens, the first token untrained. An empty list leaves that split without shards. The manifest lists a
+untrained and trained turns of 1 to 6 tokens, the first token untrained. --preference: a preference data set instead (manifest
+version 3, shards version 2): documents in pairs, prompt + chosen then prompt +
+rejected (the same prompt of 1 to 8 tokens, completions of 1 to 12, trained). An empty list leaves that split without shards. The manifest lists a
 placeholder tokenizer file (the trainer never opens it). --bad_token I writes id V (one past
 the vocabulary) at position I of the first validation shard, with checksums that match.
 """
@@ -55,9 +57,28 @@ def conversation_mask(n, rng):
     return mask
 
 
-def write_split(out, name, sizes, vocab, width, rng, bad_token=None, chat=0):
+def pairs_shard(n, vocab, rng):
+    """Whole pairs of at most n tokens: tokens, document starts, mask."""
+    tokens, starts, mask = [], [], []
+    while True:
+        prompt = [rng.randrange(vocab) for _ in range(rng.randint(1, 8))]
+        sides = [[rng.randrange(vocab) for _ in range(rng.randint(1, 12))] for _ in range(2)]
+        if len(tokens) + 2 * len(prompt) + len(sides[0]) + len(sides[1]) > n:
+            return tokens, starts, mask
+        for side in sides:
+            starts.append(len(tokens))
+            tokens += prompt + side
+            mask += [0] * len(prompt) + [1] * len(side)
+
+
+def write_split(out, name, sizes, vocab, width, rng, bad_token=None, chat=0, preference=False):
     shards = []
     for i, n in enumerate(sizes):
+        if preference:
+            tokens, starts, mask = pairs_shard(n, vocab, rng)
+            shards.append(write_shard(os.path.join(out, "%s-%05d.bin" % (name, i)), tokens,
+                                      starts, vocab, width, mask))
+            continue
         tokens = [rng.randrange(vocab) for _ in range(n)]
         if bad_token is not None and i == 0:
             tokens[bad_token] = vocab
@@ -72,7 +93,7 @@ def write_split(out, name, sizes, vocab, width, rng, bad_token=None, chat=0):
                                   vocab, width, mask))
     split = {"tokens": sum(s["tokens"] for s in shards),
              "documents": sum(s["documents"] for s in shards), "shards": shards}
-    if chat:
+    if chat or preference:
         split["trained_tokens"] = sum(s["trained_tokens"] for s in shards)
     return split
 
@@ -86,6 +107,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bad_token", type=int)
     ap.add_argument("--chat", type=int, default=0)
+    ap.add_argument("--preference", action="store_true")
     a = ap.parse_args()
     sizes = lambda s: [int(x) for x in s.split(",") if x]
     os.makedirs(a.out, exist_ok=True)
@@ -103,9 +125,10 @@ def main():
         "documents": {"add_bos": False, "add_eos": False},
         "split": {"validation_fraction": 0.5, "seed": a.seed},
         "splits": {"train": write_split(a.out, "train", sizes(a.train), a.vocab, width, rng,
-                                        chat=a.chat),
+                                        chat=a.chat, preference=a.preference),
                    "validation": write_split(a.out, "validation", sizes(a.validation), a.vocab,
-                                             width, rng, a.bad_token, chat=a.chat)},
+                                             width, rng, a.bad_token, chat=a.chat,
+                                             preference=a.preference)},
         "inputs": [],
     }
     if a.chat:
@@ -115,6 +138,14 @@ def main():
             "template": "llama3", "date_string": "", "train_on": "assistant", "skipped_rows": 0,
             "conversations": sp["train"]["documents"] + sp["validation"]["documents"],
             "tokens": sp["train"]["tokens"] + sp["validation"]["tokens"],
+            "trained_tokens": sp["train"]["trained_tokens"] + sp["validation"]["trained_tokens"]}
+    if a.preference:
+        sp = manifest["splits"]
+        manifest["version"] = 3
+        manifest["preference"] = {
+            "format": "text", "template": "", "date_string": "", "skipped_rows": 0,
+            "skipped_by_reason": {},
+            "pairs": (sp["train"]["documents"] + sp["validation"]["documents"]) // 2,
             "trained_tokens": sp["train"]["trained_tokens"] + sp["validation"]["trained_tokens"]}
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)

@@ -77,6 +77,14 @@ std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const 
   c.batch_size = static_cast<std::uint64_t>(batch);
   c.rank = static_cast<std::uint64_t>(w.rank);
   c.world_size = static_cast<std::uint64_t>(w.world);
+  // The loader reads a preference data set as packed pairs (docs/dpo.md);
+  // training on them is DPO, which wireup-train does not do yet.
+  if (!c.dataset.empty() && wd::load_manifest(wd::manifest_path(c.dataset)).preference)
+    throw wireup::InputError(
+        o.data.dataset.string() +
+        ": a preference data set (pairs of chosen and rejected completions): wireup-train "
+        "does not train on pairs yet (DPO, docs/dpo.md); it trains on token and chat data "
+        "sets (wireup-prep without 'chosen'/'rejected' rows)");
   auto batches = std::make_unique<wt::TokenBatches>(c, o.model.vocab, o.document_masking);
   if (const wd::TokenLoader* loader = batches->source().loader()) {
     const auto vocab = loader->manifest().tokenizer.vocab_size;

@@ -29,10 +29,15 @@ void TokenLoader::Impl::fill(const Sampler::Step& step, const detail::Ahead& ahe
     b.loss_mask.resize(b.rows * b.cols);
     b.segments.resize(b.rows * b.cols);
     packed_rows->read(step.windows, b.tokens.data(), b.loss_mask.data(), b.segments.data());
+    b.pairs.clear();
+    if (pack->paired())  // a window's pieces are its pairs' chosen and rejected documents
+      for (const std::uint64_t w : step.windows)
+        b.pairs.push_back(static_cast<std::uint32_t>(pack->window(w).size() / 2));
     return;
   }
   b.loss_mask.clear();
   b.segments.clear();
+  b.pairs.clear();
   rows->read(step.windows, ahead, b.tokens.data());
   // A shard whose checksum matches can still hold ids its tokenizer lacks:
   // refused here (one vectorised pass over the batch), naming the shard,
@@ -85,6 +90,58 @@ std::unique_ptr<PackPlan> plan_packing(const ShardSet& set, const LoaderConfig& 
   return plan;
 }
 
+// Pair mode: the split's documents taken two by two (prompt + chosen, then
+// prompt + rejected; wireup-prep keeps a pair in one shard), their prompts
+// read from the loss mask where the pair is longer than a row, and the plan.
+std::unique_ptr<PackPlan> plan_pairs(const ShardSet& set, const LoaderConfig& c,
+                                     const std::string& where) {
+  const auto starts = set.doc_starts();
+  const std::uint64_t docs = starts.empty() ? 0 : starts.size() - 1, capacity = c.context + 1;
+  if (docs % 2 != 0)
+    throw InputError(where + ": " + std::to_string(docs) +
+                     " documents: expected pairs of documents (prompt + chosen, prompt + "
+                     "rejected), an even count");
+  std::vector<PackPair> pairs(docs / 2);
+  std::vector<std::uint8_t> mask;
+  const auto prompt_of = [&](std::uint64_t first, std::uint64_t length) {
+    mask.resize(length);
+    set.read_mask(first, length, mask.data());
+    return static_cast<std::uint64_t>(std::find(mask.begin(), mask.end(), std::uint8_t{1}) -
+                                      mask.begin());
+  };
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    PackPair& p = pairs[k];
+    p.first = starts[2 * k];
+    p.chosen = starts[2 * k + 1] - p.first;
+    p.rejected = starts[2 * k + 2] - starts[2 * k + 1];
+    if (p.chosen + p.rejected <= capacity) continue;  // kept whole: its prompts do not matter
+    p.chosen_prompt = prompt_of(p.first, p.chosen);
+    p.rejected_prompt = prompt_of(starts[2 * k + 1], p.rejected);
+  }
+  auto plan = std::make_unique<PackPlan>(PackPlan::for_pairs(pairs, capacity, c.overlong));
+  if (plan->windows() == 0)
+    throw InputError(where + ": no pair is left to pack into rows of " + std::to_string(capacity) +
+                     " tokens (context + 1) with overlong " + overlong_name(c.overlong) + " (" +
+                     std::to_string(plan->stats().dropped_pairs) + " of " +
+                     std::to_string(pairs.size()) +
+                     " pairs dropped: longer than a row, or their prompts leave no completion "
+                     "token); raise the context above the pairs' prompts");
+  return plan;
+}
+
+// A preference data set is read in pair mode only: the settings that do not
+// apply to pairs are refused, naming the data set.
+void check_pair_settings(const LoaderConfig& c, const std::string& file) {
+  const std::string what = file + ": a preference data set (pairs of chosen and rejected " +
+                           "completions, read as packed pairs)";
+  if (c.packing == Packing::Off)
+    throw InputError(what + " with packing off: stride windows would cut across its pairs; " +
+                     "expected packing auto or on");
+  if (c.overlong == Overlong::Split)
+    throw InputError(what + " with overlong split: a pair is kept whole in one row, never " +
+                     "cut into pieces; expected overlong truncate (keep_start) or drop");
+}
+
 }  // namespace
 
 bool TokenLoader::Impl::next_sync(Batch& b) {
@@ -103,20 +160,21 @@ TokenLoader::TokenLoader(LoaderConfig config) : impl_(std::make_unique<Impl>()) 
   d.dir = file.parent_path();
   if (d.dir.empty()) d.dir = ".";
   d.manifest = load_manifest(file);
-  if (d.manifest.preference)
-    throw InputError(file.string() +
-                     ": a preference data set (pairs of chosen and rejected completions); "
-                     "training reads token and chat data sets (wireup-prep without "
-                     "'chosen'/'rejected' rows)");
+  const bool paired = d.manifest.preference.has_value();
+  if (paired) check_pair_settings(d.cfg, file.string());
   const bool train = d.cfg.split == Split::Train;
   const auto& split = train ? d.manifest.train : d.manifest.validation;
   const std::string split_name = train ? "train" : "validation";
   d.set = std::make_unique<ShardSet>(d.dir, d.manifest, split, split_name, d.cfg.read_mode,
                                      d.cfg.verify, d.cfg.rank, d.cfg.world_size);
-  const bool pack = d.cfg.packing == Packing::On ||
+  const bool pack = paired || d.cfg.packing == Packing::On ||
                     (d.cfg.packing == Packing::Auto && d.manifest.chat.has_value());
-  if (pack) {
-    d.pack = plan_packing(*d.set, d.cfg, file.string() + " (" + split_name + " split)");
+  const std::string where = file.string() + " (" + split_name + " split)";
+  if (paired) {
+    d.pack = plan_pairs(*d.set, d.cfg, where);
+    d.windows = d.pack->windows();
+  } else if (pack) {
+    d.pack = plan_packing(*d.set, d.cfg, where);
     d.windows = d.pack->windows();
   } else {
     d.windows = window_count(d.set->tokens(), d.cfg.context);
@@ -167,6 +225,7 @@ void TokenLoader::seek(const Position& p) {
 std::uint64_t TokenLoader::tokens() const { return impl_->set->tokens(); }
 std::uint64_t TokenLoader::windows() const { return impl_->windows; }
 bool TokenLoader::packed() const { return impl_->pack != nullptr; }
+bool TokenLoader::paired() const { return impl_->pack != nullptr && impl_->pack->paired(); }
 const PackStats* TokenLoader::pack_stats() const {
   return impl_->pack ? &impl_->pack->stats() : nullptr;
 }

@@ -44,8 +44,9 @@ struct LoaderConfig {
                                 // Use ~prefetch on FSx/Lustre, where reads are round trips
   ReadMode read_mode = ReadMode::Mmap;
   Verify verify = Verify::All;
-  Packing packing = Packing::Auto;
-  Overlong overlong = Overlong::Truncate;  // packed: a document longer than a row
+  Packing packing = Packing::Auto;         // a preference data set: Auto or On, both pair mode
+  Overlong overlong = Overlong::Truncate;  // packed: a document (pair mode: a pair) longer
+                                           // than a row; Split is refused for pairs
 };
 
 // One step's rows for this rank: rows x cols tokens, row-major, cols = T+1.
@@ -72,10 +73,23 @@ struct Batch {
   // after the last. Positions restart and attention stops where it changes.
   std::vector<std::uint8_t> loss_mask;
   std::vector<std::int32_t> segments;
+  // Pair mode (TokenLoader::paired(), a preference data set; empty
+  // otherwise): pairs[i] is the number of pairs in row i, at least 1. Row i's
+  // segments 2p and 2p+1 (p < pairs[i]) are pair p's chosen and rejected
+  // documents (prompt + completion, both in this row, cut by keep_start when
+  // the pair is longer than a row); segment 2*pairs[i] is the padding.
+  // target_trained marks the completions' tokens only.
+  std::vector<std::uint32_t> pairs;
 
   // Token j of row i.
   std::uint32_t token(std::uint64_t i, std::uint64_t j) const;
   bool packed() const { return !segments.empty(); }
+  bool paired() const { return !pairs.empty(); }
+  // Pair mode: the segments of a row's pair p, chosen then rejected.
+  static std::int32_t chosen_segment(std::uint32_t p) { return static_cast<std::int32_t>(2 * p); }
+  static std::int32_t rejected_segment(std::uint32_t p) {
+    return static_cast<std::int32_t>(2 * p + 1);
+  }
   // Whether the target of input position j (< cols-1) of row i, token j+1,
   // enters the loss: it is a trained token of the same segment as token j.
   // (A row's first token, and a segment's, is never a target.)
@@ -112,8 +126,11 @@ class TokenLoader {
   std::uint64_t tokens() const;   // in the split
   std::uint64_t windows() const;  // (tokens-1)/context, or the packed windows
   bool packed() const;            // rows are packed documents (Batch::packed())
+  // Rows are packed pairs (a preference data set: Batch::paired()); implies packed().
+  bool paired() const;
   // Packed: how the split's documents went into windows (efficiency,
-  // truncated, split, dropped); nullptr when not packed.
+  // truncated, split, dropped; in pair mode also pairs, truncated_pairs and
+  // dropped_pairs); nullptr when not packed.
   const PackStats* pack_stats() const;
   std::uint64_t steps_per_epoch() const;  // windows / (B*W)
   const Manifest& manifest() const;
