@@ -110,6 +110,17 @@ ev --init_from_hf "$WORK/U" --eval_batches 24 --eval_batch_size 12 --metrics_fil
   "$WIREUP_TRAIN" eval --data "$data" --split train --max_context_width 64 --init_from_hf "$WORK/U" \
   --eval_batches 24 --eval_batch_size 6 --metrics_file "$WORK/e2.json" >/dev/null
 close "eval on 24 windows: world 2 = world 1" "$(jloss "$WORK/e2.json")" "$(jloss "$WORK/e1.json")" 1e-6
+# A preference data set is refused by name (eval on pairs is DPO's, docs/dpo.md), never
+# read as a token stream.
+python3 "$HERE/../token_data.py" "$WORK/pairs" --vocab 512 --train 300 --validation 100 --preference
+rc=0
+out=$("$WIREUP_TRAIN" eval --data "$WORK/pairs" --max_context_width 64 --init_from_hf "$WORK/U" \
+  --eval_batches 1 2>&1) || rc=$?
+if ((rc == 2)); then
+  contains "eval: a preference data set refused" "$out" "a preference data set (pairs of chosen"
+else
+  fail "eval on a preference data set: exit $rc, wanted 2: $out"
+fi
 if out=$(ev --init_from_hf "$WORK/U" --eval_batches 5 --eval_batch_size 2 2>&1); then
   fail "eval accepted 5 windows in passes of 2: $out"
 else

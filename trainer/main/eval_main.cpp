@@ -112,6 +112,11 @@ EvalData open_eval_data(const EvalOptions& o, const WorldLayout& w, const ModelC
   EvalData d;
   d.manifest_file = wd::manifest_path(o.dataset);
   d.manifest = wd::load_manifest(d.manifest_file);
+  if (d.manifest.preference)
+    throw InputError(d.manifest_file.string() +
+                     ": a preference data set (pairs of chosen and rejected completions): "
+                     "wireup-train eval does not score pairs yet (DPO, docs/dpo.md); it "
+                     "evaluates token and chat data sets");
   if (d.manifest.tokenizer.vocab_size > static_cast<std::uint64_t>(m.vocab))
     throw InputError("the model's vocab_size " + std::to_string(m.vocab) + " (" +
                      weights.describe() + ") is smaller than the vocabulary of " +
