@@ -15,6 +15,6 @@ SOURCES=("$SRC"/trainer/hf/{safetensors_header,hf_config}.cpp "$SRC"/trainer/eva
   "$SRC"/trainer/models/qwen/qwen_family.cpp "$SRC"/trainer/checkpoint/{checkpoint_format,adapter_meta,run_identity}.cpp
   "$SRC"/trainer/lora/lora_config.cpp
   "$SRC"/trainer/checkpoint/memory_snapshot_{manifest,part,dir,plan}.cpp
-  "$SRC"/common/src/{text,file_io,crc32c,memory_snapshot_owner}.cpp)
+  "$SRC"/common/src/{text,escape_text,utf8,file_io,crc32c,memory_snapshot_owner}.cpp)
 SEEDS=make_trainer_seeds
 fuzz_targets "$2" "${3:-20}" 4096
