@@ -17,8 +17,10 @@ namespace fs = std::filesystem;
 
 namespace wireup::io {
 
+std::string shown(const fs::path& p) { return escape_text(p.string()); }
+
 void throw_errno(const fs::path& p, const std::string& what) {
-  throw InputError(p.string() + ": " + what + ": " + std::strerror(errno));
+  throw InputError(shown(p) + ": " + what + ": " + std::strerror(errno));
 }
 
 Fd::~Fd() {
@@ -69,7 +71,7 @@ void pread_all(int fd, void* data, std::size_t bytes, std::uint64_t offset, cons
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno(p, "read");
     if (n == 0)
-      throw InputError(p.string() + ": ends at byte " + std::to_string(offset + done) +
+      throw InputError(shown(p) + ": ends at byte " + std::to_string(offset + done) +
                        ", expected " + std::to_string(offset + bytes) + " (truncated)");
     done += static_cast<std::size_t>(n);
   }
@@ -91,7 +93,7 @@ void fsync_parent(const fs::path& file) {
 }
 
 void rename_durably(const fs::path& from, const fs::path& to) {
-  if (std::rename(from.c_str(), to.c_str()) != 0) throw_errno(to, "rename from " + from.string());
+  if (std::rename(from.c_str(), to.c_str()) != 0) throw_errno(to, "rename from " + shown(from));
   fsync_parent(to);
 }
 
@@ -116,7 +118,7 @@ RegularFile open_regular(const fs::path& p, std::uint64_t max_bytes) {
   struct stat st {};
   if (::fstat(f.fd.get(), &st) != 0) throw_errno(p, "stat");
   if (!S_ISREG(st.st_mode))
-    throw InputError(p.string() + ": not a regular file (expected a file, found " +
+    throw InputError(shown(p) + ": not a regular file (expected a file, found " +
                      (S_ISDIR(st.st_mode)    ? "a directory"
                       : S_ISFIFO(st.st_mode) ? "a FIFO"
                       : S_ISSOCK(st.st_mode) ? "a socket"
@@ -124,7 +126,7 @@ RegularFile open_regular(const fs::path& p, std::uint64_t max_bytes) {
                      ")");
   f.size = static_cast<std::uint64_t>(st.st_size);
   if (f.size > max_bytes)
-    throw InputError(p.string() + ": " + std::to_string(f.size) + " bytes, more than the " +
+    throw InputError(shown(p) + ": " + std::to_string(f.size) + " bytes, more than the " +
                      std::to_string(max_bytes) + " expected of this file");
   return f;
 }

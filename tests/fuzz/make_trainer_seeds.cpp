@@ -38,7 +38,7 @@ std::string safetensors_file() {
 
 // A 2-node, 4-rank snapshot: its manifest, node a1's report of it, rank 2's part.
 void put_memory_snapshot(const fs::path& dir) {
-  SnapshotManifest m{"4242", 1000, 40, {"a1", "a1", "a2", "a2"}, {}, {}};
+  SnapshotManifest m{"4242", 1000, 40, {"a1", "a1", "a2", "a2"}, {}, {}, {}};
   const std::string sum = "0123456789abcdef0123456789abcdef";
   for (int r = 0; r < 4; ++r) m.parts.push_back({r, m.rank_node[r], 96, sum});
   m.replicas = {{0, "a2", 96, sum}, {2, "a1", 96, sum}};

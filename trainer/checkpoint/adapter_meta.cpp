@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wireup/error.hpp"
+#include "wireup/text.hpp"
 
 namespace wireup::train {
 
@@ -55,14 +56,15 @@ std::string adapter_mismatch(const std::optional<AdapterMeta>& saved,
                              const std::optional<AdapterMeta>& run) {
   if (!saved && !run) return "";
   if (!run)
-    return "it holds LoRA adapters (" + describe(*saved) + " on " + saved->base +
+    return "it holds LoRA adapters (" + describe(*saved) + " on " + escape_text(saved->base) +
            "), this run trains the full model: pass the same --lora_rank, --lora_alpha, "
            "--lora_targets and --init_from_hf";
   if (!saved) return "it holds a full model, this run trains LoRA adapters";
   if (saved->base_fingerprint != run->base_fingerprint)
-    return "its adapters were trained on the base " + saved->base + " (fingerprint " +
-           saved->base_fingerprint.substr(0, 16) + "), this run's base is " + run->base +
-           " (fingerprint " + run->base_fingerprint.substr(0, 16) + ")";
+    return "its adapters were trained on the base " + escape_text(saved->base) + " (fingerprint " +
+           escape_text(saved->base_fingerprint.substr(0, 16)) + "), this run's base is " +
+           escape_text(run->base) + " (fingerprint " +
+           escape_text(run->base_fingerprint.substr(0, 16)) + ")";
   if (saved->lora.rank != run->lora.rank || saved->lora.alpha != run->lora.alpha ||
       saved->lora.targets != run->lora.targets)
     return "its adapters have " + describe(*saved) + ", this run's " + describe(*run);

@@ -26,7 +26,7 @@ bool path_exists(const fs::path& p) {
   std::error_code ec;
   const fs::file_status st = fs::status(p, ec);
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
-    throw InputError(p.string() + ": cannot read: " + ec.message());
+    throw InputError(io::shown(p) + ": cannot read: " + ec.message());
   return fs::exists(st);
 }
 
@@ -85,7 +85,7 @@ int ChunkReader::file(std::size_t i) {
   // A regular file (a FIFO is refused, never waited on) of the recorded size.
   io::RegularFile f = io::open_regular(bin, UINT64_MAX);
   if (f.size != rf.bytes)
-    throw InputError(bin.string() + ": " + std::to_string(f.size) + " bytes, expected " +
+    throw InputError(io::shown(bin) + ": " + std::to_string(f.size) + " bytes, expected " +
                      std::to_string(rf.bytes) + " (truncated or replaced)");
   fds_[i] = std::move(f.fd);
   return fds_[i].get();
@@ -97,7 +97,7 @@ std::uint64_t ChunkReader::chunk_bytes(std::size_t fi, std::size_t ci) const {
   const ChunkRef& c = rf.chunks[ci];
   const auto bytes = static_cast<std::uint64_t>(c.numel) * sizeof(float);
   if (c.file_offset > rf.bytes || bytes > rf.bytes - c.file_offset)
-    throw InputError((dir_ / rf.file).string() + ": chunk of " + meta_.units.at(c.unit).name + " " +
+    throw InputError(io::shown(dir_ / rf.file) + ": chunk of " + meta_.units.at(c.unit).name + " " +
                      c.kind + " lies past the file's end (" + std::to_string(rf.bytes) + " bytes)");
   return bytes;
 }
@@ -106,7 +106,7 @@ void ChunkReader::check_digest(std::size_t fi, std::size_t ci, const std::string
   const RankFile& rf = meta_.files[fi];
   const ChunkRef& c = rf.chunks[ci];
   if (hex != c.sha256)
-    throw InputError((dir_ / rf.file).string() + ": checksum mismatch in " +
+    throw InputError(io::shown(dir_ / rf.file) + ": checksum mismatch in " +
                      meta_.units.at(c.unit).name + " " + c.kind + " (corrupted)");
   checked_[{fi, ci}] = true;
 }
@@ -179,7 +179,8 @@ bool is_step_dir_name(const std::string& name) {
 std::string verify_checkpoint(const fs::path& step_dir) {
   try {
     const fs::path meta_path = step_dir / "metadata.json";
-    const CheckpointMeta meta = checkpoint_meta_from_json(read_text(meta_path), meta_path.string());
+    const CheckpointMeta meta =
+        checkpoint_meta_from_json(read_text(meta_path), io::shown(meta_path));
     for (std::size_t u = 0; u < meta.units.size(); ++u)
       for (const std::string& kind : meta.unit_tensors)
         plan_reads(meta, static_cast<int>(u), kind, 0, meta.units[u].numel);
@@ -211,7 +212,7 @@ fs::path move_aside(const fs::path& step_dir) {
   std::error_code ec;
   for (int i = 2; fs::exists(to, ec); ++i) to = step_dir.string() + ".corrupt-" + std::to_string(i);
   if (std::rename(step_dir.c_str(), to.c_str()) != 0)
-    io::throw_errno(step_dir, "rename to " + to.string());
+    io::throw_errno(step_dir, "rename to " + io::shown(to));
   io::fsync_path(step_dir.parent_path());
   return to;
 }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "models/family_registry.hpp"
+#include "run_identity_json.hpp"
 #include "wireup/error.hpp"
 #include "wireup/file_io.hpp"
 #include "wireup/text.hpp"
@@ -31,16 +31,9 @@ json file_json(const RankFile& f) {
   return {{"file", f.file}, {"bytes", f.bytes}, {"chunks", chunks}};
 }
 
-// An integer field of type T: InputError for a fraction, a string or a value
-// outside T (a number like 4.4e89 would otherwise convert with undefined
-// behaviour).
 template <typename T>
 T integer(const json& v, const char* what) {
-  if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>()))
-    return static_cast<T>(v.get<std::uint64_t>());
-  if (v.is_number_integer() && std::in_range<T>(v.get<std::int64_t>()))
-    return static_cast<T>(v.get<std::int64_t>());
-  throw InputError(std::string(what) + " is " + v.dump() + ", not an integer in range");
+  return json_integer<T>(v, what);
 }
 
 std::vector<std::int64_t> shape_of(const json& v) {
@@ -191,38 +184,15 @@ std::string to_json(const CheckpointMeta& m) {
   }
   json files = json::array();
   for (const auto& f : m.files) files.push_back(file_json(f));
-  const auto& c = m.model;
-  const auto& rs = c.rope_scaling;
-  const json rope_scaling = rs.enabled()
-                                ? json{{"rope_type", rs.type},
-                                       {"factor", rs.factor},
-                                       {"low_freq_factor", rs.low_freq_factor},
-                                       {"high_freq_factor", rs.high_freq_factor},
-                                       {"original_max_position_embeddings", rs.original_context}}
-                                : json(nullptr);
+  json model = model_json(m.model);
+  model["preset"] = m.preset;
   json j = {
       {"format", "wireup-checkpoint"},
       {"version", m.version},
       {"wireup_version", m.wireup_version},
       {"step", m.step},
       {"seed", m.seed},
-      {"model",
-       {{"preset", m.preset},
-        {"family", c.family},
-        {"head_dim", c.head_dim()},
-        {"context", c.context},
-        {"vocab", c.vocab},
-        {"hidden", c.hidden},
-        {"layers", c.layers},
-        {"heads", c.heads},
-        {"kv_heads", c.kv_heads},
-        {"intermediate", c.intermediate},
-        {"rope_theta", c.rope_theta},
-        {"norm_eps", c.norm_eps},
-        {"rope_scaling", rope_scaling},
-        {"tie_word_embeddings", c.tied},
-        {"bos_token_id", c.bos_token_id},
-        {"eos_token_id", c.eos_token_id}}},
+      {"model", model},
       {"world",
        {{"world_size", m.world_size},
         {"shard_group_size", m.shard_group_size},
@@ -257,38 +227,7 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
     m.seed = integer<std::uint64_t>(j.at("seed"), "seed");
     const auto& mo = j.at("model");
     m.preset = mo.value("preset", "");
-    m.model.context = integer<std::int64_t>(mo.at("context"), "context");
-    m.model.vocab = integer<std::int64_t>(mo.at("vocab"), "vocab");
-    m.model.hidden = integer<std::int64_t>(mo.at("hidden"), "hidden");
-    m.model.layers = integer<std::int64_t>(mo.at("layers"), "layers");
-    m.model.heads = integer<std::int64_t>(mo.at("heads"), "heads");
-    m.model.kv_heads = integer<std::int64_t>(mo.at("kv_heads"), "kv_heads");
-    m.model.intermediate = integer<std::int64_t>(mo.at("intermediate"), "intermediate");
-    m.model.rope_theta = mo.at("rope_theta");
-    m.model.norm_eps = mo.at("norm_eps");
-    // Checkpoints of Llamas may lack these (written before there were families).
-    m.model.family = mo.value("family", ModelConfig{}.family);
-    // A family this build does not know is named; the head width is kept
-    // where the family sets it apart from hidden / heads.
-    if (model_family(m.model.family).free_head_dim)
-      m.model.head_width = integer<std::int64_t>(mo.at("head_dim"), "head_dim");
-    // Checkpoints of untied models without rope scaling may lack these.
-    if (mo.contains("rope_scaling") && !mo["rope_scaling"].is_null()) {
-      const auto& r = mo["rope_scaling"];
-      m.model.rope_scaling.type = r.at("rope_type").get<std::string>();
-      m.model.rope_scaling.factor = r.at("factor");
-      m.model.rope_scaling.low_freq_factor = r.at("low_freq_factor");
-      m.model.rope_scaling.high_freq_factor = r.at("high_freq_factor");
-      m.model.rope_scaling.original_context = integer<std::int64_t>(
-          r.at("original_max_position_embeddings"), "original_max_position_embeddings");
-    }
-    m.model.tied = mo.value("tie_word_embeddings", false);
-    m.model.bos_token_id = mo.contains("bos_token_id") && !mo["bos_token_id"].is_null()
-                               ? integer<std::int64_t>(mo["bos_token_id"], "bos_token_id")
-                               : -1;
-    m.model.eos_token_id = mo.contains("eos_token_id") && !mo["eos_token_id"].is_null()
-                               ? integer<std::int64_t>(mo["eos_token_id"], "eos_token_id")
-                               : -1;
+    m.model = model_from_json(mo);
     const auto& w = j.at("world");
     m.world_size = integer<int>(w.at("world_size"), "world_size");
     m.shard_group_size = integer<int>(w.at("shard_group_size"), "shard_group_size");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "checkpoint/adapter_meta.hpp"
+#include "checkpoint/run_identity.hpp"
 #include "models/model_config.hpp"
 
 namespace wireup::train {
@@ -62,6 +63,9 @@ struct CheckpointMeta {
   std::vector<UnitMeta> units;
   std::vector<RankFile> files;
 };
+
+// The identity a checkpoint records: its model and lora objects.
+inline RunIdentity identity_of(const CheckpointMeta& m) { return {m.model, m.lora}; }
 
 // What a unit's state is when metadata.json does not say: its parameters and
 // AdamW's two moments.

@@ -160,7 +160,7 @@ void Checkpointer::write(const std::shared_ptr<Snapshot>& snap) {
 namespace {
 // What a save's stuck file is, for the stall line (watchdog/stall_watch.hpp).
 StallWatch::Describe writing(const fs::path& file) {
-  return [f = file.string()] {
+  return [f = io::shown(file)] {
     return "writing " + f + " (--comm_init_timeout); the checkpoints saved before it are untouched";
   };
 }
@@ -178,7 +178,7 @@ StallWatch::Describe awaiting_side_files(const fs::path& step_dir, int shard_siz
       missing += (missing.empty() ? "rank " : ", rank ") + std::to_string(r) + " (" +
                  rank_name(r, "json") + ")";
     }
-    return "committing " + step_dir.string() + "; not arrived: " + missing +
+    return "committing " + io::shown(step_dir) + "; not arrived: " + missing +
            " (each shard rank writes its own; --comm_init_timeout); the checkpoints saved " +
            "before it are untouched";
   };
@@ -200,7 +200,7 @@ void Checkpointer::fail_if_a_rank_exited(const fs::path& step_dir, const fs::pat
   if (who.empty()) return;
   throw std::runtime_error("checkpoint: " + who + " exited while rank " +
                            std::to_string(groups_.world->rank()) + " waited for " +
-                           awaited.filename().string() + " committing " + step_dir.string() +
+                           io::shown(awaited.filename()) + " committing " + io::shown(step_dir) +
                            "; the checkpoints saved before it are untouched");
 }
 
@@ -239,7 +239,7 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
         fail_if_a_rank_exited(step_dir, side);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
-      meta.files.push_back(rank_file_from_json(read_text(side), side.string()));
+      meta.files.push_back(rank_file_from_json(read_text(side), io::shown(side)));
     }
   }
   {
@@ -253,7 +253,7 @@ void Checkpointer::write_files(const std::shared_ptr<Snapshot>& snap, const fs::
   const double total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - snap->started).count();
   std::printf("[checkpoint] step=%lld saved=%s bytes=%llu save_s=%.3f async=%d\n",
-              static_cast<long long>(meta.step), step_dir.c_str(),
+              static_cast<long long>(meta.step), io::shown(step_dir).c_str(),
               static_cast<unsigned long long>(bytes), total, policy_.async ? 1 : 0);
   std::fflush(stdout);
   if (policy_.keep > 0) prune();
@@ -276,7 +276,7 @@ void Checkpointer::prune() {
         std::fprintf(stderr,
                      "wireup-train: WARNING: checkpoint %s fails verification (%s): moved aside "
                      "to %s, not counted in --keep_checkpoints\n",
-                     step_dir.c_str(), fault.c_str(), aside.c_str());
+                     io::shown(step_dir).c_str(), fault.c_str(), io::shown(aside).c_str());
         continue;
       }
       verified_.insert(name);
@@ -319,18 +319,18 @@ std::optional<std::string> Checkpointer::end_of_step(std::int64_t step, bool sto
 
 void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& meta) {
   if (meta.units.size() != state_.units.size())
-    throw InputError(step_dir.string() + ": has " + std::to_string(meta.units.size()) +
+    throw InputError(io::shown(step_dir) + ": has " + std::to_string(meta.units.size()) +
                      " units, this model " + std::to_string(state_.units.size()));
   for (const std::string& name : state_.tensor_names)
     if (std::find(meta.unit_tensors.begin(), meta.unit_tensors.end(), name) ==
         meta.unit_tensors.end())
-      throw InputError(step_dir.string() + ": its units hold " + text_list(meta.unit_tensors) +
+      throw InputError(io::shown(step_dir) + ": its units hold " + text_list(meta.unit_tensors) +
                        "; this run's state also has " + name);
   ChunkReader reader(step_dir, meta);
   for (std::size_t u = 0; u < state_.units.size(); ++u) {
     UnitShard& unit = state_.units[u];
     if (meta.units[u].numel != unit.layout.numel)
-      throw InputError(step_dir.string() + ": unit " + unit.layout.name + " has " +
+      throw InputError(io::shown(step_dir) + ": unit " + unit.layout.name + " has " +
                        std::to_string(meta.units[u].numel) + " parameters, this model " +
                        std::to_string(unit.layout.numel));
     for (std::size_t k = 0; k < state_.tensor_names.size(); ++k) {
@@ -347,8 +347,8 @@ void Checkpointer::load_from(const fs::path& step_dir, const CheckpointMeta& met
   }
 }
 
-std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const ModelConfig& expect,
-                                                 const std::optional<AdapterMeta>& lora) {
+std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec,
+                                                 const RunIdentity& expect) {
   const bool automatic = spec == "auto" || spec == "latest";
   std::vector<fs::path> candidates =
       automatic ? complete_checkpoints(policy_.dir) : std::vector<fs::path>{fs::path(spec)};
@@ -359,21 +359,9 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const 
     CheckpointMeta meta;
     try {
       meta = checkpoint_meta_from_json(read_text(step_dir / "metadata.json"),
-                                       (step_dir / "metadata.json").string());
-      const auto& m = meta.model;
-      if (m.family != expect.family)
-        throw InputError(step_dir.string() + ": saved from a " + m.family + " model, this run is " +
-                         expect.family);
-      if (m.head_dim() != expect.head_dim() || m.hidden != expect.hidden ||
-          m.layers != expect.layers || m.heads != expect.heads || m.kv_heads != expect.kv_heads ||
-          m.intermediate != expect.intermediate || m.vocab != expect.vocab || m.tied != expect.tied)
-        throw InputError(step_dir.string() + ": saved from a different model shape");
-      if (m.rope_scaling != expect.rope_scaling)
-        throw InputError(step_dir.string() + ": saved with --rope_scaling " +
-                         rope_scaling_str(m.rope_scaling) + ", this run has " +
-                         rope_scaling_str(expect.rope_scaling));
-      if (const std::string why = adapter_mismatch(meta.lora, lora); !why.empty())
-        throw InputError(step_dir.string() + ": " + why);
+                                       io::shown(step_dir / "metadata.json"));
+      if (const std::string why = identity_mismatch(identity_of(meta), expect); !why.empty())
+        throw InputError(io::shown(step_dir) + ": " + why);
       touched = true;
       load_from(step_dir, meta);
     } catch (const std::exception& e) {
@@ -390,17 +378,17 @@ std::optional<CheckpointMeta> Checkpointer::load(const std::string& spec, const 
     }
     const bool mine = !error.empty();
     if (!mine && groups_.world->rank() == 0) error = verify_checkpoint(step_dir);  // say why
-    if (error.empty()) error = step_dir.string() + ": another rank could not load it";
+    if (error.empty()) error = io::shown(step_dir) + ": another rank could not load it";
     if (!automatic) throw InputError(error);
     if (groups_.world->rank() == 0 || mine)
-      std::fprintf(stderr, "wireup-train: WARNING: skipping checkpoint %s: %s\n", step_dir.c_str(),
-                   error.c_str());
-    faults += "\n  " + step_dir.filename().string() + ": " + error;
+      std::fprintf(stderr, "wireup-train: WARNING: skipping checkpoint %s: %s\n",
+                   io::shown(step_dir).c_str(), error.c_str());
+    faults += "\n  " + io::shown(step_dir.filename()) + ": " + error;
   }
   if (candidates.empty()) return std::nullopt;
   const std::string what = "--resume_from_checkpoint " + spec + ": none of the " +
                            std::to_string(candidates.size()) + " checkpoints in " +
-                           policy_.dir.string() + " loads:" + faults;
+                           io::shown(policy_.dir) + " loads:" + faults;
   if (!policy_.start_fresh_if_unloadable)
     throw InputError(what +
                      "\nrepair or remove them, or pass --start_fresh_if_unloadable to "

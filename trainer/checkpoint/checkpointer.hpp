@@ -97,10 +97,9 @@ class Checkpointer {
   // holds some but none loads: InputError (exit 2), unless
   // start_fresh_if_unloadable (then a warning and nullopt). Every rank loads
   // only the ranges its shards need, whatever the world size that wrote it.
-  // `lora`: this run's adapters and base (a LoRA run), which the checkpoint
-  // must match (adapter_meta.hpp).
-  std::optional<CheckpointMeta> load(const std::string& spec, const ModelConfig& expect,
-                                     const std::optional<AdapterMeta>& lora = std::nullopt);
+  // `expect`: this run's family, shape, rope scaling and adapters, which the
+  // checkpoint must match (identity_mismatch, run_identity.hpp).
+  std::optional<CheckpointMeta> load(const std::string& spec, const RunIdentity& expect);
 
  private:
   struct Snapshot;

@@ -15,6 +15,7 @@
 #include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_part.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/text.hpp"
 
 namespace fs = std::filesystem;
@@ -63,8 +64,9 @@ bool is_regular(const fs::path& p) {
 }  // namespace
 
 MemoryCheckpointer::MemoryCheckpointer(MemorySnapshotPolicy policy, const WorldLayout& w,
-                                       TrainingState state, const EnvLookup& env)
-    : policy_(std::move(policy)), w_(w), state_(std::move(state)) {
+                                       TrainingState state, RunIdentity identity,
+                                       const EnvLookup& env)
+    : policy_(std::move(policy)), w_(w), state_(std::move(state)), identity_(std::move(identity)) {
   root_ = memory_snapshot_root(policy_.dir, env);
   node_ = node_name(env);
   const auto job = env("SLURM_JOB_ID");
@@ -152,7 +154,7 @@ std::string MemoryCheckpointer::describe() const {
                                                " (node " + rank_node_[replica_to_] + ")"
                                          : std::string("replica=none (one node)");
   return "[memory] snapshots every " + std::to_string(policy_.freq) +
-         " steps dir=" + root_.string() + " node=" + node_ +
+         " steps dir=" + io::shown(root_) + " node=" + node_ +
          " part=" + human_bytes(part_bytes_estimate()) + " " + replica;
 }
 
@@ -304,6 +306,7 @@ SnapshotManifest MemoryCheckpointer::manifest_of(std::int64_t step,
   m.job_id = job_;
   m.uid = ::getuid();
   m.step = step;
+  m.identity = identity_;
   m.rank_node = rank_node_;
   std::vector<std::vector<std::string>> f;
   for (const auto& t : written) f.push_back(split(t, ' '));

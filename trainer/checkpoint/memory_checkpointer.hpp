@@ -37,9 +37,11 @@ class MemoryCheckpointer {
  public:
   // Collective (every rank, at start): DIR claimed for this job (InputError
   // for another job's or user's, a symlink, too little room for two
-  // snapshots), the ranks' nodes gathered, the peer group made.
+  // snapshots), the ranks' nodes gathered, the peer group made. `identity`:
+  // this run's family, shape, rope scaling and adapters, which each manifest
+  // records and a resume must match.
   MemoryCheckpointer(MemorySnapshotPolicy policy, const WorldLayout& w, TrainingState state,
-                     const EnvLookup& env);
+                     RunIdentity identity, const EnvLookup& env);
   ~MemoryCheckpointer();  // waits for a snapshot in flight
 
   // After optimizer step `step`: starts snapshot `step` every freq steps.
@@ -93,6 +95,7 @@ class MemoryCheckpointer {
   MemorySnapshotPolicy policy_;
   WorldLayout w_;
   TrainingState state_;
+  RunIdentity identity_;
   std::filesystem::path root_;
   std::string node_, job_;
   bool leader_ = false;                      // this node's first rank

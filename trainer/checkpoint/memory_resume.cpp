@@ -49,6 +49,7 @@ ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_st
   in.rank_node = rank_node_;
   in.job_id = job_;
   in.uid = ::getuid();
+  in.identity = identity_;
   return choose_resume_source(in);
 }
 

@@ -84,16 +84,16 @@ bool check_owner_marker(const fs::path& root, const std::string& job_id) {
   const std::optional<std::string> text = read_private_text(marker, kSnapshotOwnerMaxBytes, why);
   if (!text) {
     if (why == "missing") return false;
-    throw InputError(marker.string() + ": " + why);
+    throw InputError(io::shown(marker) + ": " + why);
   }
   const std::optional<SnapshotOwner> owner = parse_snapshot_owner(*text);
-  if (!owner) throw InputError(marker.string() + ": not a wireup memory snapshot owner marker");
+  if (!owner) throw InputError(io::shown(marker) + ": not a wireup memory snapshot owner marker");
   const auto& [job, uid] = *owner;
   if (job != job_id)
-    throw InputError(root.string() + " belongs to job " + job + ", this is job " + job_id +
+    throw InputError(io::shown(root) + " belongs to job " + job + ", this is job " + job_id +
                      "; memory snapshots of another job are never read or removed");
   if (uid != std::to_string(::geteuid()))
-    throw InputError(root.string() + " belongs to uid " + uid + ", not you (" +
+    throw InputError(io::shown(root) + " belongs to uid " + uid + ", not you (" +
                      std::to_string(::geteuid()) + ")");
   return true;
 }
@@ -161,10 +161,10 @@ void open_private_dir(const fs::path& path) {
   if (fd < 0) {
     struct stat st {};
     if (lstat_path(path, st) && S_ISLNK(st.st_mode))
-      throw InputError(path.string() +
+      throw InputError(io::shown(path) +
                        ": a symlink; memory snapshot directories are never "
                        "reached through one");
-    if (errno == ENOTDIR) throw InputError(path.string() + ": not a directory");
+    if (errno == ENOTDIR) throw InputError(io::shown(path) + ": not a directory");
     io::throw_errno(path, "open");
   }
   const io::Fd dir(fd);
@@ -173,7 +173,7 @@ void open_private_dir(const fs::path& path) {
   struct stat st {};
   if (::fstat(dir.get(), &st) != 0) io::throw_errno(path, "stat");
   const std::string problem = private_dir_problem(st);
-  if (!problem.empty()) throw InputError(path.string() + ": " + problem);
+  if (!problem.empty()) throw InputError(io::shown(path) + ": " + problem);
 }
 
 void claim_root(const fs::path& root, const std::string& job_id) {
@@ -215,7 +215,7 @@ MappedPrivateFile::MappedPrivateFile(const fs::path& path, std::size_t bytes)
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) io::throw_errno(tmp_, "stat");
     if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
-      throw InputError(tmp_.string() + ": not a file of yours (uid " + std::to_string(st.st_uid) +
+      throw InputError(io::shown(tmp_) + ": not a file of yours (uid " + std::to_string(st.st_uid) +
                        ")");
     if (::fchmod(fd.get(), 0600) != 0) io::throw_errno(tmp_, "chmod");
     if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) io::throw_errno(tmp_, "truncate");
@@ -353,7 +353,7 @@ std::string capacity_problem(const fs::path& dir, std::uint64_t bytes_per_snapsh
   const std::uint64_t have =
       free_bytes > UINT64_MAX - reusable_bytes ? UINT64_MAX : free_bytes + reusable_bytes;
   if (have >= need) return "";
-  return "memory snapshots: " + dir.string() + " has room for " + human_bytes(have) + " (" +
+  return "memory snapshots: " + io::shown(dir) + " has room for " + human_bytes(have) + " (" +
          std::to_string(have) + " bytes), but each snapshot of this node takes " +
          human_bytes(bytes_per_snapshot) + " (" + std::to_string(bytes_per_snapshot) +
          " bytes) and two must fit (the newest complete one and the one in progress): " +
@@ -394,7 +394,7 @@ void remove_snapshot(const fs::path& snap, std::vector<std::string>& left) {
     const std::string name = e.path().filename().string();
     if (!lstat_path(e.path(), st)) continue;
     if (!is_snapshot_file_name(name) || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
-      left.push_back(e.path().string() + " (not made by wireup)");
+      left.push_back(io::shown(e.path()) + " (not made by wireup)");
       continue;
     }
     unlink_if_present(e.path());
@@ -410,7 +410,7 @@ bool removable_dir(const fs::path& dir, std::vector<std::string>& left) {
   if (!lstat_path(dir, st)) return false;
   const std::string problem = S_ISLNK(st.st_mode) ? "a symlink" : private_dir_problem(st);
   if (problem.empty()) return true;
-  left.push_back(dir.string() + " (" + problem + ")");
+  left.push_back(io::shown(dir) + " (" + problem + ")");
   return false;
 }
 }  // namespace
@@ -455,7 +455,7 @@ std::vector<std::string> remove_snapshot_dir(const fs::path& root, const std::st
     for (const fs::directory_entry& e : fs::directory_iterator(node_dir, ec)) {
       const std::string name = e.path().filename().string();
       if (!snapshot_dir_step(name)) {
-        left.push_back(e.path().string() + " (not made by wireup)");
+        left.push_back(io::shown(e.path()) + " (not made by wireup)");
         continue;
       }
       if (removable_dir(e.path(), left)) remove_snapshot(e.path(), left);

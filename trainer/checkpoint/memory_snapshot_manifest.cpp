@@ -11,6 +11,7 @@
 #include "checkpoint/memory_snapshot_dir.hpp"
 #include "wireup/crc32c.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/text.hpp"
 
 namespace fs = std::filesystem;
@@ -19,7 +20,9 @@ namespace wireup::train {
 namespace {
 
 constexpr std::string_view kMagicName = "wireup-memory-snapshot ";
-constexpr const char* kMagic = "wireup-memory-snapshot 2";
+// Version 3 added the identity line; a manifest of version 2 is refused (its
+// snapshot is skipped, the resume falls back to disk).
+constexpr const char* kMagic = "wireup-memory-snapshot 3";
 
 std::string part_line(const char* key, const SnapshotPart& p) {
   return std::string(key) + " " + std::to_string(p.rank) + " node " + p.node + " bytes " +
@@ -68,11 +71,25 @@ struct LineReader {
   }
 };
 
+// "identity <JSON>" (run_identity.hpp).
+bool parse_identity(LineReader& r, SnapshotManifest& m) {
+  constexpr std::string_view key = "identity ";
+  if (r.at >= r.lines.size() || r.lines[r.at].rfind(key, 0) != 0)
+    return r.fail("expected identity <JSON>");
+  try {
+    m.identity = run_identity_from_json(r.lines[r.at].substr(key.size()), "identity");
+  } catch (const std::exception& e) {
+    return r.fail(e.what());
+  }
+  ++r.at;
+  return true;
+}
+
 bool parse_header(LineReader& r, SnapshotManifest& m, std::uint64_t& world) {
   if (!r.lines.empty() && r.lines[0] != kMagic && r.lines[0].rfind(kMagicName, 0) == 0)
     return r.fail("a memory snapshot manifest of version " +
                   wireup::quoted(r.lines[0].substr(kMagicName.size())) +
-                  "; this build reads version 2 (written by another wireup build)");
+                  "; this build reads version 3 (written by another wireup build)");
   if (r.lines.empty() || r.lines[0] != kMagic)
     return r.fail("not a wireup memory snapshot manifest");
   r.at = 1;
@@ -83,7 +100,7 @@ bool parse_header(LineReader& r, SnapshotManifest& m, std::uint64_t& world) {
   r.at = 2;
   std::uint64_t step = 0;
   if (!r.number("uid", UINT32_MAX, m.uid) || !r.number("step", INT64_MAX, step) ||
-      !r.number("world_size", kMaxSnapshotWorldSize, world))
+      !parse_identity(r, m) || !r.number("world_size", kMaxSnapshotWorldSize, world))
     return false;
   if (world == 0) return r.fail("world_size 0");
   m.step = static_cast<std::int64_t>(step);
@@ -128,8 +145,8 @@ bool parse_parts(LineReader& r, SnapshotManifest& m, std::uint64_t world) {
 
 std::string to_text(const SnapshotManifest& m) {
   std::string s = std::string(kMagic) + "\njob " + m.job_id + "\nuid " + std::to_string(m.uid) +
-                  "\nstep " + std::to_string(m.step) + "\nworld_size " +
-                  std::to_string(m.parts.size()) + "\n";
+                  "\nstep " + std::to_string(m.step) + "\nidentity " + to_json(m.identity) +
+                  "\nworld_size " + std::to_string(m.parts.size()) + "\n";
   for (const SnapshotPart& p : m.parts) s += part_line("rank", p);
   for (const SnapshotPart& p : m.replicas) s += part_line("replica", p);
   return s + "end\n";
@@ -285,7 +302,7 @@ NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
     open_private_dir(root);
     open_private_dir(dir);
     if (!check_root_owner(root, job_id))  // the marker must name this job and user
-      throw InputError(root.string() + ": no owner marker (not made by wireup-train)");
+      throw InputError(io::shown(root) + ": no owner marker (not made by wireup-train)");
   } catch (const InputError& e) {
     mem.problem = e.what();
     return mem;
@@ -294,7 +311,7 @@ NodeMemory scan_node_memory(const fs::path& root, const std::string& node,
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
     if (const auto step = snapshot_dir_step(e.path().filename().string())) steps.push_back(*step);
-  if (ec) mem.problem = dir.string() + ": cannot list: " + ec.message();
+  if (ec) mem.problem = io::shown(dir) + ": cannot list: " + ec.message();
   std::sort(steps.rbegin(), steps.rend());
   for (const std::int64_t step : steps)
     mem.snapshots.push_back(

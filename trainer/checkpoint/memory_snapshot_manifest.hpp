@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/run_identity.hpp"
+
 // One memory snapshot's manifest and its commit marker, and what a node finds
 // in its memory directory (docs/memory-snapshots.md). Plain C++: no Torch.
 //
@@ -17,10 +19,12 @@
 //
 // manifest (text, one record a line, fields separated by one space):
 //
-//   wireup-memory-snapshot 2
+//   wireup-memory-snapshot 3
 //   job 4242                                 SLURM_JOB_ID (digits)
 //   uid 1000                                 the user who wrote it
 //   step 40
+//   identity {"lora":null,"model":{...}}     the run's RunIdentity (run_identity.hpp): what
+//                                            a durable checkpoint records of it, one line
 //   world_size 4
 //   rank 0 node a1 bytes 1024 crc32c <hex>   world_size lines, ranks 0.. in order;
 //   ...                                      the part lives on `node` as rank-0000R.bin
@@ -48,6 +52,9 @@ struct SnapshotManifest {
   std::vector<std::string> rank_node;  // the layout: the node of each rank; world size = size
   std::vector<SnapshotPart> parts;     // one per rank, in rank order, on rank_node[rank]
   std::vector<SnapshotPart> replicas;  // on a node other than rank_node[rank]
+  // The run's family, shape, rope scaling and adapters: a resume's must be
+  // the same (identity_mismatch). The manifest's identity line.
+  RunIdentity identity;
 };
 
 // The largest manifest read (a million ranks with replicas: ~250 MB) and
@@ -56,7 +63,8 @@ constexpr std::uint64_t kMaxSnapshotManifestBytes = 256ull << 20;
 constexpr int kMaxSnapshotWorldSize = 1 << 20;
 
 std::string to_text(const SnapshotManifest& m);
-// Strict: every line as above, in order, nothing after `end`; node names
+// Strict: every line as above, in order, nothing after `end`; the identity
+// as run_identity_from_json reads it; node names
 // is_safe_node_name; crc32c 32 lowercase hex digits. nullopt with `why` set
 // ("line 6: expected rank 1, found rank 2") when anything is off.
 std::optional<SnapshotManifest> parse_snapshot_manifest(const std::string& text, std::string& why);

@@ -7,6 +7,7 @@
 #include "checkpoint/checkpoint_format.hpp"
 #include "checkpoint/memory_snapshot_dir.hpp"
 #include "wireup/crc32c.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup::train {
@@ -187,7 +188,7 @@ std::string read_checked_part(const std::filesystem::path& path, const SnapshotP
   }
   if (why.empty()) why = part_bytes_problem(part.data(), part.size(), expected);
   if (why.empty()) return part;
-  why = path.string() + ": " + why;
+  why = io::shown(path) + ": " + why;
   return "";
 }
 

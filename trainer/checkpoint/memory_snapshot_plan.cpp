@@ -92,6 +92,8 @@ class StepCheck {
     if (m.uid != in_.uid)
       skip("written by uid " + std::to_string(m.uid) + ", this run's is " +
            std::to_string(in_.uid));
+    if (const std::string why = identity_mismatch(m.identity, in_.identity); !why.empty())
+      skip(why);
     if (m.rank_node.size() != in_.rank_node.size())
       skip("world size " + std::to_string(m.rank_node.size()) + ", this run " +
            std::to_string(in_.rank_node.size()));

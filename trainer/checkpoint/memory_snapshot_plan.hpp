@@ -36,6 +36,9 @@ struct ResumeInputs {
   std::vector<std::string> rank_node;
   std::string job_id;
   std::uint64_t uid = 0;
+  // This run's family, shape, rope scaling and adapters: a snapshot whose
+  // manifest records another is not used (identity_mismatch).
+  RunIdentity identity;
 };
 
 struct ResumeChoice {
@@ -43,7 +46,8 @@ struct ResumeChoice {
   std::int64_t step = 0;
   // Every newer state passed over, and why: "memory snapshot step 40 on node
   // a1: part of rank 3 (rank-00003.bin) fails its checksum", "memory snapshot
-  // step 40: world size 4, this run 2".
+  // step 40: world size 4, this run 2", "memory snapshot step 40: saved from a
+  // different model shape: layers 2, this run 4".
   std::vector<std::string> skipped;
   // memory or peer: for each rank, the node whose memory holds its part (its
   // own node; for a rank of a node whose memory is gone, the replica's holder).
@@ -55,7 +59,7 @@ struct ResumeChoice {
 };
 
 // Newest step wins among the states usable by every rank. Step S comes from
-// memory when the snapshot's job, user, world size and layout are this run's
+// memory when the snapshot's job, user, identity, world size and layout are this run's
 // and every rank's node holds its own checked part of S, or (only for a node
 // whose DIR/<node> is missing) another node holds a checked replica of it:
 // then the source is "peer". Any node holding S incomplete or corrupt

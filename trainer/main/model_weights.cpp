@@ -162,7 +162,7 @@ void load_weights(ShardedModel& model, const Weights& weights, const CommGroups&
     load_hf_into(model, weights.hf_dir.string(), adapter ? &*adapter : nullptr);
   } else {
     Checkpointer(CheckpointPolicy{}, groups, weights_state(model.base_units()))  // moments unread
-        .load(weights.step_dir.string(), model.config());
+        .load(weights.step_dir.string(), {model.config(), std::nullopt});
     say(w, "[init] from_checkpoint=" + weights.step_dir.string());
     if (adapter) add_adapter_into(model, *adapter);
   }

@@ -9,6 +9,8 @@
 #include "main/training_state.hpp"
 #include "runtime/stop_signals.hpp"
 #include "wireup/data/batch_source.hpp"
+#include "wireup/file_io.hpp"
+#include "wireup/text.hpp"
 
 namespace wireup::train {
 namespace {
@@ -38,9 +40,9 @@ void warn_on_other_template(const TrainOptions& o, const WorldLayout& w, TokenBa
                             const std::string& saved) {
   if (const std::string now = chat_template_of(train); saved != now)
     say(w, "[resume] WARNING: the checkpoint was trained on " +
-               (saved.empty() ? std::string("text") : saved + " chat") + " data, " +
-               o.data.dataset.string() + " is " +
-               (now.empty() ? std::string("text") : now + " chat") + " data");
+               (saved.empty() ? std::string("text") : escape_text(saved) + " chat") + " data, " +
+               io::shown(o.data.dataset) + " is " +
+               (now.empty() ? std::string("text") : escape_text(now) + " chat") + " data");
 }
 
 // Memory or a peer's replica, when the choice says so and every rank's part
@@ -64,7 +66,7 @@ std::optional<std::int64_t> resume_from_memory(const WorldLayout& w, MemoryCheck
     return std::nullopt;
   }
   train.source().seek(*position);
-  say(w, lines[0] + " dir=" + mem.root().string() + load_seconds(t0));
+  say(w, lines[0] + " dir=" + io::shown(mem.root()) + load_seconds(t0));
   return c.step + 1;
 }
 
@@ -91,13 +93,13 @@ std::unique_ptr<Checkpointer> open_checkpointer(const TrainOptions& o, const Wor
   return ckpt;
 }
 
-std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(const TrainOptions& o,
-                                                             const WorldLayout& w,
-                                                             const std::vector<FlatUnit*>& units,
-                                                             ShardedAdamW& opt) {
+std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(
+    const TrainOptions& o, const WorldLayout& w, const std::vector<FlatUnit*>& units,
+    ShardedAdamW& opt, const std::optional<AdapterMeta>& lora) {
   if (o.memory_checkpoint.freq <= 0) return nullptr;
-  auto mem = std::make_unique<MemoryCheckpointer>(o.memory_checkpoint, w,
-                                                  training_state(units, opt), process_env());
+  auto mem =
+      std::make_unique<MemoryCheckpointer>(o.memory_checkpoint, w, training_state(units, opt),
+                                           RunIdentity{o.model, lora}, process_env());
   say(w, mem->describe());
   return mem;
 }
@@ -118,7 +120,7 @@ std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* c
   if (weigh_memory)
     if (const auto first = resume_from_memory(w, *mem, train, disk_steps(o), chose_disk, t0))
       return *first;
-  const auto meta = ckpt->load(o.resume_from_checkpoint, o.model, lora);
+  const auto meta = ckpt->load(o.resume_from_checkpoint, RunIdentity{o.model, lora});
   // The chosen checkpoint did not load and an older one did: a memory snapshot
   // between the two is newer than what was loaded, and replaces it.
   std::optional<std::int64_t> unused;
@@ -126,16 +128,16 @@ std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* c
     if (const auto first = resume_from_memory(w, *mem, train, {meta->step}, unused, t0))
       return *first;
   if (!meta) {
-    say(w,
-        "[resume] no loadable checkpoint in " + o.checkpoint.dir.string() + ": starting at step 1");
+    say(w, "[resume] no loadable checkpoint in " + io::shown(o.checkpoint.dir) +
+               ": starting at step 1");
     return 1;
   }
   train.source().seek(meta->data_position);
   warn_on_other_template(o, w, train, meta->chat_template);
   say(w, "[resume] step=" + std::to_string(meta->step) + " source=disk from=" +
              (newest(o.resume_from_checkpoint)
-                  ? (o.checkpoint.dir / step_dir_name(meta->step)).string()
-                  : o.resume_from_checkpoint) +
+                  ? io::shown(o.checkpoint.dir / step_dir_name(meta->step))
+                  : escape_text(o.resume_from_checkpoint)) +
              " saved_world=" + std::to_string(meta->world_size) + " sharding=" + meta->sharding +
              load_seconds(t0));
   return meta->step + 1;

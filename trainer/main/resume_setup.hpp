@@ -28,11 +28,11 @@ std::unique_ptr<Checkpointer> open_checkpointer(const TrainOptions& o, const Wor
                                                 ShardedAdamW& opt);
 
 // --memory_checkpoint_freq K > 0: the MemoryCheckpointer (collective: DIR
-// claimed, the peer group made), and its [memory] line; else nullptr.
-std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(const TrainOptions& o,
-                                                             const WorldLayout& w,
-                                                             const std::vector<FlatUnit*>& units,
-                                                             ShardedAdamW& opt);
+// claimed, the peer group made), and its [memory] line; else nullptr. Its
+// snapshots record this run's identity: o.model and `lora` (lora_identity).
+std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(
+    const TrainOptions& o, const WorldLayout& w, const std::vector<FlatUnit*>& units,
+    ShardedAdamW& opt, const std::optional<AdapterMeta>& lora);
 
 // The chat data set's template, as its manifest records it ("" for text and
 // synthetic data): checkpoints carry it to generate.

@@ -47,6 +47,7 @@
 #include "watchdog/stall_watch.hpp"
 #include "wireup/data/batch_source.hpp"
 #include "wireup/error.hpp"
+#include "wireup/file_io.hpp"
 #include "wireup/stderr_lines.hpp"
 
 namespace wt = wireup::train;
@@ -450,7 +451,7 @@ int train_steps(Run& r, std::int64_t first_step) {
                      " stall_s=" + std::to_string(r.mem->stall_seconds()) +
                      " write_s=" + std::to_string(r.mem->write_seconds()) +
                      " writer_cpu_s=" + std::to_string(r.mem->writer_cpu_seconds()) + " removed " +
-                     r.mem->root().string() + "/" + r.mem->node());
+                     wireup::io::shown(r.mem->root()) + "/" + r.mem->node());
   }
   sum.wall_s = seconds_since(t_start);
   sum.steps = std::min(step, o.max_steps);
@@ -508,7 +509,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<wt::TokenBatches> val;
   if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
   const auto ckpt = wt::open_checkpointer(o, w, groups, model, units, opt);
-  const auto mem = wt::open_memory_checkpointer(o, w, units, opt);
+  const auto mem = wt::open_memory_checkpointer(o, w, units, opt, lora);
   const std::int64_t first_step = wt::resume(o, w, ckpt.get(), mem.get(), *train, lora);
 
   wt::say(w, wt::format_config_line(run_config(o, w, model)));

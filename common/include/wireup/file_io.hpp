@@ -14,7 +14,13 @@
 // directory is fsynced after.
 namespace wireup::io {
 
-// Throws InputError "PATH: WHAT: <strerror(errno)>".
+// A path as a message shows it: escape_text (wireup/text.hpp), so a name
+// with a newline or an escape sequence stays one line and cannot forge
+// another. Every path in a message of this module, and of the trainer's
+// checkpoints and memory snapshots, goes through it.
+std::string shown(const std::filesystem::path& p);
+
+// Throws InputError "PATH: WHAT: <strerror(errno)>" (PATH shown()).
 [[noreturn]] void throw_errno(const std::filesystem::path& p, const std::string& what);
 
 // An owned file descriptor: closed exactly once, on destruction.
@@ -86,8 +92,8 @@ std::string read_text(const std::filesystem::path& p, std::uint64_t max_bytes);
 // (at byte N)". Values are counted as a parser would make them (each opening
 // bracket and each comma outside strings starts one), which bounds the tree
 // to about 100 bytes per allowed value. The syntax itself is the parser's.
-void check_json_shape(std::string_view text, const std::filesystem::path& p,
-                      std::size_t max_depth, std::uint64_t max_values);
+void check_json_shape(std::string_view text, const std::filesystem::path& p, std::size_t max_depth,
+                      std::uint64_t max_values);
 
 // A hidden directory OUTPUT/.PREFIX.PID.tmp in which a run writes its output
 // files, moved into OUTPUT only when complete, so readers never see a

@@ -3,7 +3,8 @@
 # SLURMD_NODENAME): a run stopped after step 7 resumes from its node memory,
 # from a peer's replica when n1's directory is gone, past a corrupt or
 # incomplete snapshot to the next newest state (memory or disk), from disk when
-# the world size changed, and from a snapshot written over a retired one's files;
+# the world size changed or the model's shape did (named), and from a snapshot
+# written over a retired one's files;
 # each exact to the uninterrupted run.
 # A snapshot failing on one node is not committed and training goes on. DIR of
 # another user or job, a symlink and bad flags are refused, naming them.
@@ -94,6 +95,17 @@ rm -rf "$WORK/ck/step-00000007"
 resumed world2 "[resume] skipped: memory snapshot step 6: world size 4, this run 2" 2
 grep -q '^\[resume\] step=6 source=disk' "$WORK/world2.log" && pass "world 2: disk step 6" ||
   fail "world2: $(grep '^\[resume\]' "$WORK/world2.log")"
+
+# Another shape in the same job and DIR (--num_layers 1, tiny has 2): snapshot 6 is not used,
+# the line names the field and both values; with its own (empty) --checkpoint_dir the run
+# starts at step 1 (with the old one, the durable checkpoints are refused the same way).
+stopped
+nodes 4 "${args[@]}" "${mem[@]}" --num_layers 1 --checkpoint_dir "$WORK/shape-ck" --stop_after_step 1 \
+  >"$WORK/shape.log" 2>"$WORK/shape.err" || fail "another shape: exit $?: $(tail -3 "$WORK/shape.err")"
+grep -q -F "[resume] skipped: memory snapshot step 6: saved from a different model shape: layers 2, this run 1" \
+  "$WORK/shape.log" && grep -q '^\[resume\] no loadable checkpoint in .*: starting at step 1' "$WORK/shape.log" &&
+  pass "another shape: snapshot 6 not used, named (layers 2, this run 1); step 1" ||
+  fail "another shape: $(grep '^\[resume\]' "$WORK/shape.log")"
 
 # A snapshot that fails on one node (n1 cannot make snap-00000003: a file stands there) fails
 # on every rank, is not committed, and training goes on; the next one is written.

@@ -13,10 +13,12 @@
 #include <map>
 #include <set>
 
+#include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/memory_snapshot_dir.hpp"
 #include "checkpoint/memory_snapshot_manifest.hpp"
 #include "checkpoint/memory_snapshot_part.hpp"
 #include "checkpoint/memory_snapshot_plan.hpp"
+#include "checkpoint/run_identity.hpp"
 #include "wireup/error.hpp"
 
 namespace fs = std::filesystem;
@@ -69,7 +71,7 @@ void write_snapshot(const fs::path& root, const std::string& job, std::int64_t s
                     const std::vector<std::string>& rank_node,
                     const std::vector<std::string>& replica_on) {
   claim_root(root, job);
-  SnapshotManifest m{job, ::geteuid(), step, rank_node, {}, {}};
+  SnapshotManifest m{job, ::geteuid(), step, rank_node, {}, {}, {}};
   for (std::size_t r = 0; r < rank_node.size(); ++r) {
     const std::string data = "state of rank " + std::to_string(r) + " at " + std::to_string(step);
     const fs::path dir = root / rank_node[r] / snapshot_dir_name(step);
@@ -93,7 +95,7 @@ void write_snapshot(const fs::path& root, const std::string& job, std::int64_t s
 ResumeInputs scan(const fs::path& root, const std::string& job,
                   const std::vector<std::string>& rank_node, std::vector<std::int64_t> disk,
                   HeldFiles held = HeldFiles::parts_and_replicas) {
-  ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid()};
+  ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid(), {}};
   for (const std::string& node : std::set<std::string>(rank_node.begin(), rank_node.end()))
     in.nodes.push_back(scan_node_memory(root, node, job, held));
   return in;
@@ -158,6 +160,29 @@ TEST_CASE("private directories are made 0700 whatever the umask, and refused whe
     CHECK_THAT(message_of([&] { open_private_dir(t.path / "made"); }),
                Contains("owned by uid 65534, not you (0)"));
   }
+}
+
+TEST_CASE("a path a user named is shown escaped in the messages: one line, no terminal control") {
+  // --memory_checkpoint_dir, --checkpoint_dir and the files under them reach
+  // log lines; a newline or an escape sequence in a name stays \\n, \\x1b
+  // (io::shown, escape_text) and cannot forge a line or clear the screen.
+  TempDir t;
+  const fs::path evil = t.path / "ck\n[resume] step=9 source=memory\x1b[2J";
+  fs::create_directory(t.path / "made");
+  fs::create_directory_symlink(t.path / "made", evil);
+  const std::string shown = (t.path / "ck\\n[resume] step=9 source=memory\\x1b[2J").string();
+  for (const std::string& m :
+       {message_of([&] { open_private_dir(evil); }), message_of([&] { claim_root(evil, "1"); }),
+        message_of([&] { check_capacity(evil / "missing", 1); })}) {
+    CHECK_THAT(m, Contains(shown));
+    CHECK(m.find('\n') == std::string::npos);
+    CHECK(m.find('\x1b') == std::string::npos);
+  }
+  // A durable checkpoint's files: read_text, verify_checkpoint.
+  fs::create_directory(t.path / "step\n1");
+  const std::string fault = verify_checkpoint(t.path / "step\n1");
+  CHECK_THAT(fault, Contains("step\\n1"));
+  CHECK(fault.find('\n') == std::string::npos);
 }
 
 TEST_CASE("the owner marker ties DIR to one job") {
@@ -266,7 +291,12 @@ TEST_CASE("a retired snapshot becomes the next one: markers first, strangers' fi
 }
 
 TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
-  SnapshotManifest m{"4242", 1000, 40, {"a1", "a2"}, {}, {}};
+  SnapshotManifest m{"4242", 1000, 40, {"a1", "a2"}, {}, {}, {}};
+  m.identity.model.layers = 6;
+  m.identity.model.rope_scaling = parse_rope_scaling("llama3:8,1,4,64");
+  m.identity.lora = AdapterMeta{{}, "/base/\n\x1b", std::string(64, 'f')};
+  m.identity.lora->lora.rank = 8;
+  m.identity.lora->lora.alpha = 16;
   const std::string h(32, 'a');
   m.parts = {{0, "a1", 10, h}, {1, "a2", 12, h}};
   m.replicas = {{0, "a2", 10, h}};
@@ -275,6 +305,9 @@ TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   REQUIRE(back);
   CHECK(to_text(*back) == to_text(m));
   CHECK(back->rank_node == m.rank_node);
+  CHECK(identity_mismatch(back->identity, m.identity).empty());
+  CHECK(back->identity.model.layers == 6);
+  CHECK(back->identity.lora->base == m.identity.lora->base);
 
   const auto bad = [&](std::string text) {
     why.clear();
@@ -289,13 +322,34 @@ TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   // An older build's snapshot (SHA-256 checksums): refused by its version.
   std::string v1 = t;
   v1.replace(0, 24, "wireup-memory-snapshot 1");
-  CHECK_THAT(bad(v1), Contains("version '1'; this build reads version 2"));
+  CHECK_THAT(bad(v1), Contains("version '1'; this build reads version 3"));
+  // Version 2, before the identity line: refused the same way (the resume
+  // then falls back to disk).
+  std::string v2 = t;
+  v2.replace(0, 24, "wireup-memory-snapshot 2");
+  CHECK_THAT(bad(v2), Contains("version '2'; this build reads version 3"));
+  const std::size_t id_at = t.find("identity ");
+  const std::size_t id_end = t.find('\n', id_at);
+  const auto with_identity = [&](const std::string& json) {
+    return t.substr(0, id_at) + "identity " + json + t.substr(id_end);
+  };
+  CHECK_THAT(bad(with_identity("{}")), Contains("line 5: identity: "));
+  CHECK_THAT(bad(with_identity("[[[[[[[[[[1]]]]]]]]]]")), Contains("nested deeper"));
+  std::string zero_heads = t;
+  zero_heads.replace(zero_heads.find("\"heads\":8"), 9, "\"heads\":0");
+  CHECK_THAT(bad(zero_heads), Contains("must be positive"));
+  std::string no_identity = t;
+  no_identity.erase(id_at, id_end + 1 - id_at);
+  CHECK_THAT(bad(no_identity), Contains("line 5: expected identity <JSON>"));
+  std::string no_alpha = t;
+  no_alpha.replace(no_alpha.find("\"alpha\":16.0"), 12, "\"alpha\":0.0");
+  CHECK_THAT(bad(no_alpha), Contains("line 5: identity: \"lora\": --lora_alpha 0"));
   std::string sha = t;
   sha.replace(sha.find("crc32c " + h), 7 + h.size(), "sha256 " + std::string(64, 'a'));
   CHECK_THAT(bad(sha), Contains("expected rank R node N bytes B crc32c H"));
   std::string swapped = t;
   swapped.replace(swapped.find("rank 1"), 6, "rank 2");
-  CHECK_THAT(bad(swapped), Contains("line 7: expected rank 1, found rank 2"));
+  CHECK_THAT(bad(swapped), Contains("line 8: expected rank 1, found rank 2"));
   std::string own = t;
   own.replace(own.find("replica 0 node a2"), 17, "replica 0 node a1");
   CHECK_THAT(bad(own), Contains("on its own node a1"));
@@ -305,7 +359,8 @@ TEST_CASE("a snapshot's manifest round-trips and is parsed strictly") {
   std::string node = t;
   node.replace(node.find("node a2"), 7, "node ..");
   CHECK_THAT(bad(node), Contains("is not a node name"));
-  CHECK_THAT(bad("wireup-memory-snapshot 2\njob 1\nuid 0\nstep 1\nworld_size 99999999\n"),
+  CHECK_THAT(bad("wireup-memory-snapshot 3\njob 1\nuid 0\nstep 1\nidentity " +
+                 to_json(RunIdentity{}) + "\nworld_size 99999999\n"),
              Contains("world_size"));
 }
 

@@ -112,7 +112,7 @@ TEST_CASE("a part of another layout is named") {
 }
 
 TEST_CASE("what a node found travels as text and back") {
-  SnapshotManifest m{"42", 1000, 40, {"a1", "a1", "a2", "a2"}, {}, {}};
+  SnapshotManifest m{"42", 1000, 40, {"a1", "a1", "a2", "a2"}, {}, {}, {}};
   for (int r = 0; r < 4; ++r) m.parts.push_back({r, m.rank_node[r], 64, std::string(32, 'a')});
   m.replicas.push_back({2, "a1", 64, std::string(32, 'a')});
   NodeMemory n{"a1", true, "", {}};

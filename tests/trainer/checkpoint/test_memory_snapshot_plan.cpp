@@ -1,6 +1,7 @@
 // The decisions of memory snapshots as pure functions: retention, and the
 // resume source over what each node reports (no files, no Torch).
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "checkpoint/memory_snapshot_plan.hpp"
 
@@ -13,7 +14,7 @@ const std::string kSum(32, 'e');
 
 SnapshotManifest manifest(std::int64_t step, const std::vector<std::string>& rank_node,
                           const std::string& job = "9") {
-  SnapshotManifest m{job, 1000, step, rank_node, {}, {}};
+  SnapshotManifest m{job, 1000, step, rank_node, {}, {}, {}};
   for (std::size_t r = 0; r < rank_node.size(); ++r)
     m.parts.push_back({static_cast<int>(r), rank_node[r], 8, kSum});
   return m;
@@ -35,7 +36,7 @@ NodeMemory node(const std::string& name, const std::vector<std::string>& rank_no
 
 ResumeInputs inputs(std::vector<NodeMemory> nodes, std::vector<std::string> rank_node,
                     std::vector<std::int64_t> disk) {
-  return {std::move(nodes), std::move(disk), std::move(rank_node), "9", 1000};
+  return {std::move(nodes), std::move(disk), std::move(rank_node), "9", 1000, {}};
 }
 
 const std::vector<std::string> kLayout{"a1", "a1", "a2", "a2"};
@@ -142,6 +143,43 @@ TEST_CASE("the resume source: another run's snapshot is never memory's") {
     c = choose_resume_source(in);
     CHECK(c.source == ResumeSource::none);
     CHECK_THAT(c.skipped[0], Contains("written by uid 1000"));
+  }
+  SECTION("another identity: family, shape, head split, rope scaling, adapters") {
+    // What a durable checkpoint's resume refuses (identity_mismatch), named
+    // field by field with both values; the snapshot is passed over for disk.
+    const auto why = [](const std::function<void(RunIdentity&)>& change) {
+      ResumeInputs in =
+          inputs({node("a1", kLayout, {40}), node("a2", kLayout, {40})}, kLayout, {30});
+      change(in.identity);
+      const auto c = choose_resume_source(in);
+      CHECK(c.source == ResumeSource::disk);
+      CHECK(c.step == 30);
+      REQUIRE(c.skipped.size() == 1);
+      return c.skipped[0];
+    };
+    CHECK(why([](RunIdentity& r) { r.model.layers = 2; }) ==
+          "memory snapshot step 40: saved from a different model shape: layers 4, this run 2");
+    CHECK(why([](RunIdentity& r) { r.model.hidden = 256; }) ==
+          "memory snapshot step 40: saved from a different model shape: hidden 512, this run 256");
+    CHECK_THAT(why([](RunIdentity& r) { r.model.kv_heads = 8; }),
+               Contains("kv_heads 4, this run 8"));
+    CHECK_THAT(why([](RunIdentity& r) { r.model.vocab = 9000; }),
+               Contains("vocab 8000, this run 9000"));
+    CHECK_THAT(why([](RunIdentity& r) { r.model.head_width = 32; }),
+               Contains("head_dim 64, this run 32"));
+    CHECK_THAT(why([](RunIdentity& r) { r.model.family = "qwen3"; }),
+               Contains("saved from a llama model, this run is qwen3"));
+    CHECK_THAT(
+        why([](RunIdentity& r) { r.model.rope_scaling = parse_rope_scaling("llama3:8,1,4,64"); }),
+        Contains("saved with --rope_scaling none, this run has llama3:8,1,4,64"));
+    CHECK_THAT(why([](RunIdentity& r) {
+                 r.lora = AdapterMeta{{}, "/b", "f"};
+               }),
+               Contains("it holds a full model, this run trains LoRA adapters"));
+    // The same identity: memory.
+    ResumeInputs same = inputs({node("a1", kLayout, {40}), node("a2", kLayout, {40})}, kLayout, {});
+    same.identity.model.rope_theta = 5e5;  // recorded, not compared (as on disk)
+    CHECK(choose_resume_source(same).source == ResumeSource::memory);
   }
   SECTION("nodes that disagree on the manifest") {
     NodeMemory a2 = node("a2", kLayout, {40});

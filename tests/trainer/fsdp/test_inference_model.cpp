@@ -138,7 +138,7 @@ TEST_CASE("a weights-only state loads a checkpoint's parameters and refuses to s
   std::vector<FlatUnit*> infer_units;
   for (auto& u : infer.units()) infer_units.push_back(u.get());
   Checkpointer loader(policy, solo(), weights_state(infer_units));
-  REQUIRE(loader.load("auto", m).has_value());
+  REQUIRE(loader.load("auto", {m, std::nullopt}).has_value());
   for (std::size_t i = 0; i < units.size(); ++i) {
     INFO(units[i]->name());
     CHECK(at::equal(infer.units()[i]->master(), units[i]->master()));
