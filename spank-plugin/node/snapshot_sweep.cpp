@@ -262,9 +262,9 @@ std::string counts_and_left(const SweepResult& r) {
 
 // One work directory of the job's prolog: what it holds, then itself. Only a directory
 // of root's with mode 0700 (as the prolog makes it) is entered; each entry in it is
-// removed with what its own owner owns in it, none of root's.
+// removed with what its own owner owns in it; root's only when root is the job's user.
 bool sweep_work_dir(int parent_fd, const std::string& parent, const std::string& name,
-                    Sweeper& sweeper, SweepResult& r) {
+                    uid_t job_uid, Sweeper& sweeper, SweepResult& r) {
   const std::string path = parent + "/" + name;
   struct stat st {};
   if (::fstatat(parent_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
@@ -286,8 +286,8 @@ bool sweep_work_dir(int parent_fd, const std::string& parent, const std::string&
       all_gone = false;
     } else if (::fstatat(dir.get(), n.c_str(), &e, AT_SYMLINK_NOFOLLOW) != 0) {
       all_gone = all_gone && errno == ENOENT;
-    } else if (e.st_uid == 0) {
-      r.left.add(at, "owned by root, never removed");
+    } else if (e.st_uid == 0 && job_uid != 0) {
+      r.left.add(at, "owned by root, not the job's user, never removed");
       all_gone = false;
     } else {
       all_gone = sweeper.remove_moved(dir.get(), at, n, e.st_uid, st.st_dev) && all_gone;
@@ -301,7 +301,7 @@ bool sweep_work_dir(int parent_fd, const std::string& parent, const std::string&
 
 }  // namespace
 
-SweepResult sweep_moved_aside(const std::string& parent, const std::string& job,
+SweepResult sweep_moved_aside(const std::string& parent, const std::string& job, uid_t uid,
                               const SweepOptions& options) {
   SweepResult r;
   const Fd parent_fd(open_parent(parent));
@@ -314,7 +314,7 @@ SweepResult sweep_moved_aside(const std::string& parent, const std::string& job,
   for (const std::string& n : names) {
     if (!is_prolog_work_dir_name(n, job)) continue;
     r.found = true;
-    all_gone = sweep_work_dir(parent_fd.get(), parent, n, sweeper, r) && all_gone;
+    all_gone = sweep_work_dir(parent_fd.get(), parent, n, uid, sweeper, r) && all_gone;
   }
   if (!unread.empty() && r.found) r.left.add(parent, unread);
   sweeper.finish();

@@ -51,8 +51,9 @@ std::string describe(const SweepResult& r, const std::string& parent, const std:
 // its work directories PARENT/.wireup-prolog-JOB-* (root's, 0700) and what they hold,
 // each entry removed as its owner's tree would be (only what that owner owns, on the
 // same file system, no deeper than a snapshot tree, never following a symlink), within
-// the budget; nothing of root's. `found` when there was any.
-SweepResult sweep_moved_aside(const std::string& parent, const std::string& job,
+// the budget; nothing of root's unless root is the job's user `uid`. `found` when
+// there was any.
+SweepResult sweep_moved_aside(const std::string& parent, const std::string& job, uid_t uid,
                               const SweepOptions& options = {});
 
 // Its line for the log, names escaped: "" when there was nothing.

@@ -38,7 +38,7 @@ void sweep_memory_snapshots(spank_t sp, const AdminConfig& admin) {
   for (const std::string& parent : admin.memory_snapshot_dirs) {
     for (const bool moved : {false, true}) {
       const SweepResult r =
-          moved ? sweep_moved_aside(parent, job_id, options)
+          moved ? sweep_moved_aside(parent, job_id, static_cast<uid_t>(*uid), options)
                 : sweep_job_snapshots(parent, job_id, static_cast<uid_t>(*uid), options);
       const std::string line =
           moved ? describe_moved_aside(r, parent, job_id) : describe(r, parent, job_id);

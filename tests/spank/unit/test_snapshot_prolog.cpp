@@ -90,7 +90,7 @@ fs::path moved_entry(const fs::path& parent, const std::string& job) {
 }
 
 void epilog_removes_moved(const fs::path& parent, const std::string& job) {
-  const auto r = sweep_moved_aside(parent.string(), job);
+  const auto r = sweep_moved_aside(parent.string(), job, kUser);
   CHECK(r.found);
   CHECK(r.removed);
   CHECK(r.left.empty());
@@ -146,7 +146,7 @@ TEST_CASE("the prolog makes the job's directory for its user, private, with the 
   // The epilog then removes it as it removes what wireup-train leaves.
   const auto s = wireup::spank::sweep_job_snapshots(t.path.string(), "31", kUser);
   CHECK(s.removed);
-  CHECK(sweep_moved_aside(t.path.string(), "31").found == false);
+  CHECK(sweep_moved_aside(t.path.string(), "31", kUser).found == false);
 }
 
 TEST_CASE("a squatter's directory is moved aside unchanged, never chowned or entered") {
@@ -277,4 +277,31 @@ TEST_CASE("a parent another user owns without the sticky bit gets nothing, and s
   const auto none = prepare_job_snapshot_dir((t.path / "none").string(), "38", kUser, kGroup);
   CHECK(none.error.empty());
   CHECK(describe(none, (t.path / "none").string(), "38").empty());
+}
+
+TEST_CASE(
+    "the epilog removes from a work directory only what is not root's, and only from root's") {
+  if (!as_root()) return;
+  TempDir t;
+  // Root's file in a work directory of the prolog: left (the job's user is not root).
+  const fs::path work = t.path / wireup::prolog_work_dir_name("39", 1);
+  fs::create_directory(work);
+  REQUIRE(::chmod(work.c_str(), 0700) == 0);
+  write(work / "moved-0", "root's");
+  auto r = sweep_moved_aside(t.path.string(), "39", kUser);
+  CHECK_FALSE(r.removed);
+  CHECK_THAT(describe_moved_aside(r, t.path.string(), "39"),
+             Catch::Contains("moved-0: owned by root, not the job's user, never removed"));
+  CHECK(read(work / "moved-0") == "root's");
+  // A name like a work directory that another user made: never entered.
+  const fs::path fake = t.path / wireup::prolog_work_dir_name("39", 2);
+  fs::create_directory(fake);
+  write(fake / "f", "nobody's");
+  REQUIRE(::chown((fake / "f").c_str(), kNobody, kNobody) == 0);
+  REQUIRE(::chown(fake.c_str(), kNobody, kNobody) == 0);
+  REQUIRE(::chmod(fake.c_str(), 0700) == 0);
+  r = sweep_moved_aside(t.path.string(), "39", kUser);
+  CHECK_THAT(describe_moved_aside(r, t.path.string(), "39"),
+             Catch::Contains("not a work directory of the job prolog (root's, 0700), left"));
+  CHECK(read(fake / "f") == "nobody's");
 }
