@@ -30,12 +30,17 @@ std::uint64_t random64() {
   return static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(::getpid()) << 32);
 }
 
-// A directory `name` made under `dir_fd` by root with exactly `mode`, opened: -1 and
-// errno when it cannot be (EEXIST when the name is taken).
+// A directory `name` made under `dir_fd` by this process (root) with exactly `mode`,
+// opened: -1 and errno when it cannot be (EEXIST when the name is taken, EPERM when
+// what is there by then is not this process's: a root-owned parent anyone may write to).
 int make_dir(int dir_fd, const std::string& name, mode_t mode) {
   if (::mkdirat(dir_fd, name.c_str(), mode) != 0) return -1;
   struct stat st {};
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  if (st.st_uid != ::geteuid()) {
+    errno = EPERM;
+    return -1;
+  }
   const int fd = open_seen_dir(dir_fd, name, st);
   if (fd >= 0 && ::fchmod(fd, mode) != 0) {  // mkdir's mode went through the umask
     const int saved = errno;

@@ -273,7 +273,10 @@ bool sweep_work_dir(int parent_fd, const std::string& parent, const std::string&
     return false;
   }
   const Fd dir(open_seen_dir(parent_fd, name, st));
-  if (!dir) return errno == ENOENT || (r.left.add(path, "changed while it was opened"), false);
+  if (!dir) {
+    if (errno != ENOENT) r.left.add(path, "changed while it was opened");
+    return errno == ENOENT;
+  }
   std::vector<std::string> names;
   const std::string unread = sweeper.read(dir.get(), names);
   bool all_gone = unread.empty();
@@ -294,9 +297,9 @@ bool sweep_work_dir(int parent_fd, const std::string& parent, const std::string&
     }
   }
   if (!all_gone) return false;
-  if (::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-    return r.left.add(path, errno_text("rmdir")), false;
-  return true;
+  if (::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return true;
+  r.left.add(path, errno_text("rmdir"));
+  return false;
 }
 
 }  // namespace
