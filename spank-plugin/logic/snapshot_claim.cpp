@@ -13,8 +13,8 @@ bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= '
 }  // namespace
 
 std::string squat_reason(const FoundEntry& e, std::uint32_t job_uid) {
-  if (e.kind == FoundEntry::Kind::Symlink) return "a symlink (never followed)";
-  if (e.kind != FoundEntry::Kind::Directory) return "not a directory";
+  if (e.kind == FoundEntry::Kind::Symlink) return "a symlink, never followed";
+  if (e.kind != FoundEntry::Kind::Directory) return "a file or other non-directory";
   if (e.uid != job_uid)
     return "a directory of uid " + std::to_string(e.uid) + ", not the job's user (uid " +
            std::to_string(job_uid) + ")";

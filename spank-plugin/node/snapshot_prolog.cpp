@@ -159,7 +159,8 @@ class Prolog {
   void move_aside(const std::string& why) {
     const std::string to = moved_entry_name(moved_++);
     if (::renameat2(parent_fd_, name_.c_str(), work_fd_, to.c_str(), RENAME_NOREPLACE) == 0)
-      r_.moved.push_back(why + "; moved to " + shown_text(parent_ + "/" + work_name_ + "/" + to));
+      r_.moved.push_back("moved aside what held the name (" + why + ") to " +
+                         shown_text(parent_ + "/" + work_name_ + "/" + to));
     else if (errno != ENOENT)  // ENOENT: gone meanwhile, look again
       fail(shown_text(path_) + ": " + why + "; " + errno_text("rename"));
   }
@@ -219,7 +220,7 @@ std::string describe(const PrologResult& r, const std::string& parent, const std
   line += r.created ? ": made for the job's user"
           : r.kept  ? ": kept (already the job's)"
                     : ": not made";
-  for (const std::string& m : r.moved) line += "; it held " + m;
+  for (const std::string& m : r.moved) line += "; " + m;
   if (!r.error.empty()) line += "; " + r.error;
   return line;
 }

@@ -17,7 +17,7 @@ namespace wireup::spank {
 struct PrologResult {
   bool created = false;            // PARENT/wireup-JOBID made for the job's user
   bool kept = false;               // it was there already, exactly as it should be
-  std::vector<std::string> moved;  // what held the name: "why; moved to PATH", escaped
+  std::vector<std::string> moved;  // "moved aside what held the name (WHY) to PATH", escaped
   std::string error;               // "" or why the directory is not there (escaped)
 };
 

@@ -44,7 +44,7 @@ prolog_did() {
   marker="0 700 directory wireup-memory-snapshot-owner 1|job $id|uid 0|"
   check "job $id: both tasks found a private directory of the job's user with its marker" \
     "$(cat "$WORK/out.$id")" "$(printf '%s\n%s' "$marker" "$marker")"
-  logged "$id" "it held $2; moved to $shm/.wireup-prolog-$id-" &&
+  logged "$id" "moved aside what held the name ($2) to $shm/.wireup-prolog-$id-" &&
     pass "job $id: the prolog logged: $2" ||
     fail "job $id: $(grep -h spank_wireup "$CLUSTER"/log/slurmd.*.log | tail -3)"
   logged "$id" "removed what the job prolog moved aside in $shm for job $id" &&
@@ -66,13 +66,13 @@ mkdir -m 0755 "$WORK/victim"
 echo keep >"$WORK/victim/keep"
 chown -R 65534:65534 "$WORK/victim"
 id=$(squatted_job 'ln -s "$WORK/victim" "$d"; chown -h 65534:65534 "$d"')
-prolog_did "$id" "a symlink (never followed)"
+prolog_did "$id" "a symlink, never followed"
 check "the symlink's target: its owner, mode and content as they were" \
   "$(stat -c '%u %a' "$WORK/victim"; ls -A "$WORK/victim"; cat "$WORK/victim/keep")" \
   "$(printf '65534 755\nkeep\nkeep')"
 
 id=$(squatted_job 'echo squat >"$d"; chown 65534 "$d"')
-prolog_did "$id" "not a directory"
+prolog_did "$id" "a file or other non-directory"
 
 id=$(squatted_job 'mkdir -m 0755 "$d"; printf "wireup-memory-snapshot-owner 1\njob %s\nuid 0\n" "$id" >"$d/owner"')
 prolog_did "$id" "mode 0755, not 0700"

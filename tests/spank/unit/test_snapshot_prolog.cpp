@@ -116,9 +116,9 @@ TEST_CASE("the prolog's rules: only the exact private directory is kept") {
   CHECK(wireup::squat_reason(e, kUser) ==
         "a directory of uid 65534, not the job's user (uid 4242)");
   e.kind = FoundEntry::Kind::Symlink;
-  CHECK(wireup::squat_reason(e, kUser) == "a symlink (never followed)");
+  CHECK(wireup::squat_reason(e, kUser) == "a symlink, never followed");
   e.kind = FoundEntry::Kind::Other;
-  CHECK(wireup::squat_reason(e, kUser) == "not a directory");
+  CHECK(wireup::squat_reason(e, kUser) == "a file or other non-directory");
 }
 
 TEST_CASE("the prolog's work directory names are not predictable and only its job's match") {
@@ -165,8 +165,8 @@ TEST_CASE("a squatter's directory is moved aside unchanged, never chowned or ent
   CHECK(r.created);
   CHECK(r.error.empty());
   const std::string line = describe(r, t.path.string(), "32");
-  CHECK_THAT(line, Catch::Contains("made for the job's user; it held a directory of uid 65534, "
-                                   "not the job's user (uid 4242); moved to "));
+  CHECK_THAT(line, Catch::Contains("made for the job's user; moved aside what held the name (a "
+                                   "directory of uid 65534, not the job's user (uid 4242)) to "));
   check_job_dir(t.path, "32");
   const fs::path moved = moved_entry(t.path, "32");
   const struct stat after = lstat_of(moved);
@@ -193,7 +193,7 @@ TEST_CASE("a squatter's symlink is moved aside, its target never followed or cha
   const auto r = prepare_job_snapshot_dir(t.path.string(), "33", kUser, kGroup);
   CHECK(r.created);
   CHECK_THAT(describe(r, t.path.string(), "33"),
-             Catch::Contains("it held a symlink (never followed); moved to "));
+             Catch::Contains("moved aside what held the name (a symlink, never followed) to "));
   check_job_dir(t.path, "33");
   CHECK(fs::is_symlink(moved_entry(t.path, "33")));
   // The target: not chowned, not chmodded, nothing made or removed in it.
@@ -213,7 +213,8 @@ TEST_CASE("a squatter's file is moved aside unchanged") {
   REQUIRE(::chown((t.path / "wireup-34").c_str(), kNobody, kNobody) == 0);
   const auto r = prepare_job_snapshot_dir(t.path.string(), "34", kUser, kGroup);
   CHECK(r.created);
-  CHECK_THAT(describe(r, t.path.string(), "34"), Catch::Contains("it held not a directory"));
+  CHECK_THAT(describe(r, t.path.string(), "34"),
+             Catch::Contains("(a file or other non-directory) to "));
   check_job_dir(t.path, "34");
   const fs::path moved = moved_entry(t.path, "34");
   CHECK(read(moved) == "a file, not a directory");
@@ -235,7 +236,7 @@ TEST_CASE("the job user's own directory with another mode or marker is moved asi
   SECTION("mode 0755: others could read the snapshots") {
     make("35", 0755, "35");
     const auto r = prepare_job_snapshot_dir(t.path.string(), "35", kUser, kGroup);
-    CHECK_THAT(describe(r, t.path.string(), "35"), Catch::Contains("it held mode 0755, not 0700"));
+    CHECK_THAT(describe(r, t.path.string(), "35"), Catch::Contains("(mode 0755, not 0700) to "));
     check_job_dir(t.path, "35");
     epilog_removes_moved(t.path, "35");
   }
@@ -243,7 +244,7 @@ TEST_CASE("the job user's own directory with another mode or marker is moved asi
     make("36", 0700, "9");
     const auto r = prepare_job_snapshot_dir(t.path.string(), "36", kUser, kGroup);
     CHECK_THAT(describe(r, t.path.string(), "36"),
-               Catch::Contains("it held its owner marker names job 9"));
+               Catch::Contains("(its owner marker names job 9) to "));
     check_job_dir(t.path, "36");
     epilog_removes_moved(t.path, "36");
   }
