@@ -43,7 +43,11 @@ void sweep_memory_snapshots(spank_t sp, const AdminConfig& admin) {
       const std::string line =
           moved ? describe_moved_aside(r, parent, job_id) : describe(r, parent, job_id);
       if (line.empty()) continue;
-      if (r.left.empty() && r.stopped.empty())
+      // Only the marker: the prolog's directory, unused. Every job has one: debug level.
+      const bool unused = !moved && r.removed && r.files == 1 && r.dirs_entered == 1;
+      if (unused)
+        slurm_debug("spank_wireup: %s", line.c_str());
+      else if (r.left.empty() && r.stopped.empty())
         slurm_info("spank_wireup: %s", line.c_str());
       else
         slurm_error("spank_wireup: %s", line.c_str());
