@@ -13,7 +13,9 @@
 #include <optional>
 #include <vector>
 
+#include "snapshot_fs.hpp"
 #include "wireup/memory_snapshot_owner.hpp"
+#include "wireup/snapshot_claim.hpp"
 #include "wireup/text.hpp"
 
 namespace wireup::spank {
@@ -22,34 +24,11 @@ namespace {
 // DIR/node/snap-S/part: the deepest thing wireup-train makes is 3 levels down.
 constexpr int kMaxDepth = 4;
 
-// A descriptor closed on scope exit. Not wireup_file_io's io::Fd: linking that library
-// (std::filesystem) into the plugin adds 680 KB that srun and every slurmstepd load.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
 std::uint64_t now_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
          static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-bool same_inode(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 // Reads the names in an open directory (without "." and ".."), each charged to the
@@ -131,6 +110,21 @@ class Sweeper {
     return all_gone && i == names.size();
   }
 
+  // What the job prolog moved aside into a work directory (`dir_fd`): removed as the
+  // tree of its owner `uid` would be. True when it is gone.
+  bool remove_moved(int dir_fd, const std::string& path, const std::string& name, uid_t uid,
+                    dev_t dev) {
+    uid_ = uid;
+    root_dev_ = dev;
+    return remove_entry(dir_fd, path, name, 0);
+  }
+
+  // The names in `dir_fd`, charged to the budget: "" when all were read, else why not.
+  std::string read(int dir_fd, std::vector<std::string>& names) {
+    return read_names(dir_fd, budget_, names);
+  }
+  bool time_left() { return budget_.time_left(now_ns()); }
+
   void finish() {
     r_.entries = budget_.entries();
     r_.stopped = budget_.reason();
@@ -187,101 +181,6 @@ class Sweeper {
   VisitedDirs visited_;
 };
 
-// Why the owner marker, as fstat or fstatat saw it, is not read: "" when it may be.
-std::string marker_refusal(const struct stat& st, uid_t uid) {
-  if (S_ISLNK(st.st_mode)) return "the owner marker is a symlink, not followed";
-  if (S_ISFIFO(st.st_mode)) return "the owner marker is a FIFO, not opened";
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-    return "the owner marker is a device node, not opened";
-  if (!S_ISREG(st.st_mode)) return "the owner marker is not a regular file, not opened";
-  if (st.st_uid != uid)
-    return "the owner marker is owned by uid " + std::to_string(st.st_uid) + ", not the job's user";
-  if (st.st_nlink != 1)
-    return "the owner marker has " + std::to_string(st.st_nlink) + " hard links, not read";
-  if (static_cast<std::uint64_t>(st.st_size) > kSnapshotOwnerMaxBytes)
-    return "the owner marker is " + std::to_string(st.st_size) + " bytes (at most " +
-           std::to_string(kSnapshotOwnerMaxBytes) + "), not read";
-  return "";
-}
-
-// The owner marker's text: its type, owner, links and size are checked before it is
-// opened (fstatat, then an O_PATH descriptor), and it is opened through that
-// descriptor, so what is read is the inode checked. nullopt and `why` when refused.
-std::optional<std::string> read_marker(int dir_fd, uid_t uid, std::string& why) {
-  const std::string name(kSnapshotOwnerFile);
-  struct stat seen {};
-  if (::fstatat(dir_fd, name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) != 0) {
-    why = errno == ENOENT ? "no owner marker" : errno_text("owner marker");
-    return std::nullopt;
-  }
-  if (why = marker_refusal(seen, uid); !why.empty()) return std::nullopt;
-  const Fd path_fd(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  struct stat st {};
-  if (!path_fd || ::fstat(path_fd.get(), &st) != 0) {
-    why = errno_text("owner marker");
-    return std::nullopt;
-  }
-  if (why = marker_refusal(st, uid); !why.empty()) return std::nullopt;
-  if (!same_inode(st, seen)) {
-    why = "the owner marker was replaced while it was checked";
-    return std::nullopt;
-  }
-  char proc_path[64];
-  std::snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", path_fd.get());
-  const Fd fd(::open(proc_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  struct stat opened {};
-  if (!fd || ::fstat(fd.get(), &opened) != 0 || !same_inode(opened, st)) {
-    why = fd ? "the owner marker was replaced while it was opened" : errno_text("owner marker");
-    return std::nullopt;
-  }
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  if (::pread(fd.get(), text.data(), text.size(), 0) != st.st_size) {
-    why = "the owner marker cannot be read";
-    return std::nullopt;
-  }
-  return text;
-}
-
-// The owner marker's problem, or "" when it names `job` and `uid`.
-std::string marker_problem(int dir_fd, const std::string& job, uid_t uid) {
-  std::string why;
-  const std::optional<std::string> text = read_marker(dir_fd, uid, why);
-  if (!text) return why;
-  const std::optional<SnapshotOwner> owner = parse_snapshot_owner(*text);
-  if (!owner) return "not a wireup memory snapshot owner marker";
-  if (owner->job != job) return "its owner marker names job " + shown_text(owner->job, 64);
-  if (owner->uid != std::to_string(uid))
-    return "its owner marker names uid " + shown_text(owner->uid, 64);
-  return "";
-}
-
-// PARENT opened one component at a time, never through a symlink: -1 and errno
-// (ELOOP or ENOTDIR for a symlink) when it cannot be.
-int open_parent(const std::string& parent) {
-  int fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  for (const std::string& part : split(parent, '/')) {
-    if (fd < 0 || part.empty()) continue;
-    const int next = ::openat(fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    fd = next;
-  }
-  return fd;
-}
-
-// Why PARENT's owner and mode let another user swap what the sweep opens: "" when it
-// is root's or sticky (like /dev/shm).
-std::string parent_refusal(int parent_fd) {
-  struct stat st {};
-  if (::fstat(parent_fd, &st) != 0) return errno_text("stat");
-  if (st.st_uid == 0 || (st.st_mode & S_ISVTX) != 0) return "";
-  char mode[8];
-  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return "owned by uid " + std::to_string(st.st_uid) + " and not sticky (mode " + mode +
-         "), so never swept";
-}
-
 // The job's directory `name`, checked and opened: its descriptor, or -1 when the
 // sweep stops here (with what it left in `r`, or nothing when it is simply gone).
 int open_job_dir(int parent_fd, const std::string& name, const std::string& path, uid_t uid,
@@ -294,14 +193,9 @@ int open_job_dir(int parent_fd, const std::string& name, const std::string& path
     r.left.add(path, "not a directory of the job's user (uid " + std::to_string(uid) + ")");
     return -1;
   }
-  const int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = open_seen_dir(parent_fd, name, st);
   if (fd < 0 && errno == ENOENT) return -1;  // another node's epilog (a shared parent)
-  struct stat opened {};
-  if (fd < 0 || ::fstat(fd, &opened) != 0 || !same_inode(opened, st)) {
-    if (fd >= 0) ::close(fd);
-    r.left.add(path, "changed while it was being opened");
-    return -1;
-  }
+  if (fd < 0) r.left.add(path, "changed while it was being opened");
   return fd;
 }
 
@@ -326,7 +220,7 @@ SweepResult sweep_job_snapshots(const std::string& parent, const std::string& jo
   if (::fstatat(parent_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return r;
   r.found = true;
   if (const std::string why = parent_refusal(parent_fd.get()); !why.empty()) {
-    r.left.add(parent, why);
+    r.left.add(parent, why + ", so never swept");
     return r;
   }
   const Fd dir(open_job_dir(parent_fd.get(), name, path, uid, st, r));
@@ -351,20 +245,102 @@ SweepResult sweep_job_snapshots(const std::string& parent, const std::string& jo
   return r;
 }
 
+namespace {
+
+// " (N files, B bytes removed[; stopped: WHY])[: the first left; ...][; and K more]".
+std::string counts_and_left(const SweepResult& r) {
+  std::string text =
+      " (" + std::to_string(r.files) + " files, " + std::to_string(r.bytes) + " bytes removed";
+  if (!r.stopped.empty()) text += "; stopped: " + r.stopped;
+  text += ")";
+  const std::vector<std::string>& shown = r.left.shown();
+  for (std::size_t i = 0; i < shown.size(); ++i) text += (i == 0 ? ": " : "; ") + shown[i];
+  if (r.left.count() > shown.size())
+    text += "; and " + std::to_string(r.left.count() - shown.size()) + " more";
+  return text;
+}
+
+// One work directory of the job's prolog: what it holds, then itself. Only a directory
+// of root's with mode 0700 (as the prolog makes it) is entered; each entry in it is
+// removed with what its own owner owns in it; root's only when root is the job's user.
+bool sweep_work_dir(int parent_fd, const std::string& parent, const std::string& name,
+                    uid_t job_uid, Sweeper& sweeper, SweepResult& r) {
+  const std::string path = parent + "/" + name;
+  struct stat st {};
+  if (::fstatat(parent_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 07777) != 0700) {
+    r.left.add(path, "not a work directory of the job prolog (root's, 0700), left");
+    return false;
+  }
+  const Fd dir(open_seen_dir(parent_fd, name, st));
+  if (!dir) {
+    if (errno != ENOENT) r.left.add(path, "changed while it was opened");
+    return errno == ENOENT;
+  }
+  std::vector<std::string> names;
+  const std::string unread = sweeper.read(dir.get(), names);
+  bool all_gone = unread.empty();
+  if (!unread.empty()) r.left.add(path, unread);
+  for (const std::string& n : names) {
+    struct stat e {};
+    const std::string at = path + "/" + n;
+    if (!sweeper.time_left()) {
+      r.left.add(at, "not reached in time");
+      all_gone = false;
+    } else if (::fstatat(dir.get(), n.c_str(), &e, AT_SYMLINK_NOFOLLOW) != 0) {
+      all_gone = all_gone && errno == ENOENT;
+    } else if (e.st_uid == 0 && job_uid != 0) {
+      r.left.add(at, "owned by root, not the job's user, never removed");
+      all_gone = false;
+    } else {
+      all_gone = sweeper.remove_moved(dir.get(), at, n, e.st_uid, st.st_dev) && all_gone;
+    }
+  }
+  if (!all_gone) return false;
+  if (::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return true;
+  r.left.add(path, errno_text("rmdir"));
+  return false;
+}
+
+}  // namespace
+
+SweepResult sweep_moved_aside(const std::string& parent, const std::string& job, uid_t uid,
+                              const SweepOptions& options) {
+  SweepResult r;
+  const Fd parent_fd(open_parent(parent));
+  // A parent refused or missing is the job directory's sweep's to report.
+  if (!parent_fd || !parent_refusal(parent_fd.get()).empty()) return r;
+  Sweeper sweeper(0, 0, options, r);
+  std::vector<std::string> names;
+  const std::string unread = sweeper.read(parent_fd.get(), names);
+  bool all_gone = true;
+  for (const std::string& n : names) {
+    if (!is_prolog_work_dir_name(n, job)) continue;
+    r.found = true;
+    all_gone = sweep_work_dir(parent_fd.get(), parent, n, uid, sweeper, r) && all_gone;
+  }
+  if (!unread.empty() && r.found) r.left.add(parent, unread);
+  sweeper.finish();
+  r.removed = r.found && all_gone && unread.empty();
+  return r;
+}
+
+std::string describe_moved_aside(const SweepResult& r, const std::string& parent,
+                                 const std::string& job) {
+  if (!r.found) return "";
+  std::string line = (r.removed ? "removed what the job prolog moved aside in "
+                                : "left some of what the job prolog moved aside in ") +
+                     shown_text(parent) + " for job " + shown_text(job, 64);
+  return line + counts_and_left(r);
+}
+
 std::string describe(const SweepResult& r, const std::string& parent, const std::string& job) {
   if (!r.found) return "";
   const std::string path = shown_text(parent + "/" + snapshot_dir_name_for_job(job));
   std::string line =
       r.removed ? "removed the memory snapshots " + path : "left the memory snapshots " + path;
-  line += " of job " + shown_text(job, 64) + " (" + std::to_string(r.files) + " files, " +
-          std::to_string(r.bytes) + " bytes removed";
-  if (!r.stopped.empty()) line += "; stopped: " + r.stopped;
-  line += ")";
-  const std::vector<std::string>& shown = r.left.shown();
-  for (std::size_t i = 0; i < shown.size(); ++i) line += (i == 0 ? ": " : "; ") + shown[i];
-  if (r.left.count() > shown.size())
-    line += "; and " + std::to_string(r.left.count() - shown.size()) + " more";
-  return line;
+  line += " of job " + shown_text(job, 64);
+  return line + counts_and_left(r);
 }
 
 }  // namespace wireup::spank

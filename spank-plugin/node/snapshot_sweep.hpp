@@ -47,4 +47,17 @@ SweepResult sweep_job_snapshots(const std::string& parent, const std::string& jo
 // was there.
 std::string describe(const SweepResult& r, const std::string& parent, const std::string& job);
 
+// What the job prolog (snapshot_prolog.hpp) moved aside for `job` in PARENT: each of
+// its work directories PARENT/.wireup-prolog-JOB-* (root's, 0700) and what they hold,
+// each entry removed as its owner's tree would be (only what that owner owns, on the
+// same file system, no deeper than a snapshot tree, never following a symlink), within
+// the budget; nothing of root's unless root is the job's user `uid`. `found` when
+// there was any.
+SweepResult sweep_moved_aside(const std::string& parent, const std::string& job, uid_t uid,
+                              const SweepOptions& options = {});
+
+// Its line for the log, names escaped: "" when there was nothing.
+std::string describe_moved_aside(const SweepResult& r, const std::string& parent,
+                                 const std::string& job);
+
 }  // namespace wireup::spank

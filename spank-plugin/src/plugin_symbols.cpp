@@ -68,6 +68,23 @@ void load_admin_config(int ac, char** av) {
   }
 }
 
+// Slurm runs a job script's callbacks without init: the admin arguments are read
+// here. Bad ones were logged when slurmd started; here they only disable the callback.
+template <typename F>
+int job_script(const char* where, int ac, char** av, F&& body) noexcept {
+  return guarded(where, 0, [&] {
+    wireup::AdminConfig admin;
+    try {
+      admin = wireup::parse_admin_args(std::vector<std::string>(av, av + ac));
+    } catch (const wireup::InputError& e) {
+      slurm_debug("spank_wireup: %s: disabled: %s", where, e.what());
+      return 0;
+    }
+    body(admin);
+    return 0;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -114,19 +131,16 @@ WIREUP_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
   return guarded("task_init", 0, [&] { return wireup::spank::wire_task(sp); });
 }
 
-// Slurm runs a job script's callbacks without init: the admin arguments are read
-// here. Bad ones were logged when slurmd started; here they only disable the sweep.
+// Before any task of the job: its memory snapshot directory, made for its user.
+WIREUP_EXPORT int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
+  return job_script("job_prolog", ac, av, [&](const wireup::AdminConfig& admin) {
+    wireup::spank::prepare_memory_snapshots(sp, admin);
+  });
+}
+
 WIREUP_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
-  return guarded("job_epilog", 0, [&] {
-    wireup::AdminConfig admin;
-    try {
-      admin = wireup::parse_admin_args(std::vector<std::string>(av, av + ac));
-    } catch (const wireup::InputError& e) {
-      slurm_debug("spank_wireup: job_epilog: disabled: %s", e.what());
-      return 0;
-    }
+  return job_script("job_epilog", ac, av, [&](const wireup::AdminConfig& admin) {
     wireup::spank::sweep_memory_snapshots(sp, admin);
-    return 0;
   });
 }
 

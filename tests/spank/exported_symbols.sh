@@ -12,7 +12,7 @@ echo "$syms"
 bad=$(grep -Ev '^(slurm_spank_[a-z_]+|plugin_(name|type|version))$' <<<"$syms" || true)
 check "no unexpected exports" "$bad" ""
 for need in plugin_name plugin_type plugin_version slurm_spank_init slurm_spank_task_init \
-  slurm_spank_job_epilog; do
+  slurm_spank_job_prolog slurm_spank_job_epilog; do
   check "$need exported" "$(grep -cx "$need" <<<"$syms")" 1
 done
 mode_line=$(nm -D --defined-only -S "$so" | awk '$4 == "slurm_spank_init_failure_mode"')

@@ -5,7 +5,8 @@
 # or any of it when the admin turned it off. Names with control bytes reach slurmd's
 # log escaped, and the admin's budget (memory_snapshot_max_entries) bounds it. The trees are made by the jobs
 # themselves, with the owner marker wireup-train writes (the trainer's own run is
-# in tests/trainer/memory_on_cluster.sh).
+# in tests/trainer/memory_on_cluster.sh), after removing the directory the job prolog
+# made (snapshot_prolog.sh): the epilog must be safe whatever the user leaves there.
 source "$(dirname "$0")/lib.sh"
 shm=$WORK/shm
 mkdir -m 1777 "$shm"
@@ -18,7 +19,7 @@ trap 'plugstack default=off; rm -rf "$WORK"' EXIT
 make_tree() {
   timeout 60 srun -N2 -n2 bash -c '
     [ "$SLURM_PROCID" = 0 ] || exit 3
-    d='"$shm"'/wireup-$SLURM_JOB_ID
+    d='"$shm"'/wireup-$SLURM_JOB_ID; rm -rf "$d"
     job='"$1"'; [ "$job" = JOB ] && job=$SLURM_JOB_ID
     mkdir -m 0700 "$d" "$d/n0" "$d/n1" "$d/n0/snap-00000004" "$d/n1/snap-00000004"
     printf "wireup-memory-snapshot-owner 1\njob %s\nuid %s\n" "$job" "$(id -u)" >"$d/owner"
@@ -55,7 +56,8 @@ logged "$id" "its owner marker names job 4242" && pass "another job's marker: le
 
 # A symlink named wireup-JOBID, to a tree whose marker names the job: never followed.
 mkdir -m 0700 "$WORK/target"
-id=$(timeout 60 srun -N1 -n1 bash -c 'printf "wireup-memory-snapshot-owner 1\njob %s\nuid %s\n" \
+id=$(timeout 60 srun -N1 -n1 bash -c 'rm -rf '"$shm"'/wireup-$SLURM_JOB_ID
+  printf "wireup-memory-snapshot-owner 1\njob %s\nuid %s\n" \
   "$SLURM_JOB_ID" "$(id -u)" >'"$WORK"'/target/owner
   ln -s '"$WORK"'/target '"$shm"'/wireup-$SLURM_JOB_ID; echo "$SLURM_JOB_ID"')
 logged "$id" "wireup-$id: a symlink, never followed" && pass "a symlink: left, and said why" ||

@@ -96,11 +96,13 @@ MemoryCheckpointer::MemoryCheckpointer(MemorySnapshotPolicy policy, const WorldL
   // DIR and its owner marker: world rank 0 first (a DIR that nodes share,
   // emulated ones, is claimed once), then every node's first rank; then the
   // room for two snapshots of each node. Every rank stops on a refusal.
+  // The default DIR's refusal names the fixes (a squatter took the name first).
+  const auto claim = policy_.dir.empty() ? claim_default_root : claim_root;
   agree([&] {
-    if (w.rank == 0) claim_root(root_, job_);
+    if (w.rank == 0) claim(root_, job_);
   });
   agree([&] {
-    if (leader_ && w.rank != 0) claim_root(root_, job_);
+    if (leader_ && w.rank != 0) claim(root_, job_);
   });
   const auto sizes = gather_text(std::to_string(part_bytes_estimate()));
   std::uint64_t node_bytes = 0;  // this node's parts and the replicas it holds

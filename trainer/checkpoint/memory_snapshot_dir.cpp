@@ -185,6 +185,18 @@ void claim_root(const fs::path& root, const std::string& job_id) {
   write_private_file(root / kOwnerName, text.data(), text.size());
 }
 
+void claim_default_root(const fs::path& root, const std::string& job_id) {
+  try {
+    claim_root(root, job_id);
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + " (" + root.string() +
+                     " is the default directory, a name anyone on this node can take before "
+                     "the job starts: the admin's fix is spank_wireup's job prolog, which makes "
+                     "it for the job's user before any task starts (docs/snapshot-epilog.md); "
+                     "yours is --memory_checkpoint_dir naming a directory of your own)");
+  }
+}
+
 bool check_root_owner(const fs::path& root, const std::string& job_id) {
   return check_owner_marker(root, job_id);
 }

@@ -49,6 +49,11 @@ void open_private_dir(const std::filesystem::path& path);
 // this user naming this job and uid, else InputError naming both job ids
 // ("ROOT belongs to job 111, this is job 222") or both uids.
 void claim_root(const std::filesystem::path& root, const std::string& job_id);
+// claim_root for the default directory (no --memory_checkpoint_dir): /dev/shm/wireup-JOBID
+// is a name anyone can take before the job starts, so a refusal also names the fixes:
+// spank_wireup's job prolog, which makes it for the job's user first, or a directory of
+// the user's own with --memory_checkpoint_dir.
+void claim_default_root(const std::filesystem::path& root, const std::string& job_id);
 // The check claim_root makes of an existing marker, without writing one:
 // false when root has no owner marker; InputError as claim_root.
 bool check_root_owner(const std::filesystem::path& root, const std::string& job_id);

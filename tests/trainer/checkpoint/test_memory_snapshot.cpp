@@ -202,6 +202,25 @@ TEST_CASE("the owner marker ties DIR to one job") {
   }
 }
 
+TEST_CASE("a squatter's default directory is refused, naming the fixes") {
+  if (::geteuid() != 0) {
+    WARN("not root: cannot make a directory of another user; skipped");
+    return;
+  }
+  TempDir t;
+  const fs::path root = t.path / "wireup-333";
+  fs::create_directory(root);
+  REQUIRE(::chown(root.c_str(), 65534, 65534) == 0);
+  // Without the plugin's prolog, another user took the predictable name first: refused
+  // as before (never chowned or entered), and the message says what fixes it.
+  const std::string why = message_of([&] { claim_default_root(root, "333"); });
+  CHECK_THAT(why, Contains(root.string() + ": owned by uid 65534, not you (0)") &&
+                      Contains("spank_wireup's job prolog") && Contains("--memory_checkpoint_dir"));
+  CHECK_THAT(message_of([&] { claim_root(root, "333"); }),
+             !Contains("spank_wireup"));  // a DIR the user named: the user's to fix
+  CHECK_FALSE(fs::exists(root / "owner"));
+}
+
 TEST_CASE("private files are 0600, replace atomically and never write through a symlink") {
   TempDir t;
   open_private_dir(t.path / "d");
