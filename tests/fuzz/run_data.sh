@@ -9,7 +9,7 @@ SRC=$1
 TARGETS=(fuzz_tokenizer_json fuzz_tiktoken fuzz_manifest fuzz_shard)
 INCLUDES=(-I"$SRC/common/include" -I"$SRC/data/format/include" -I"$SRC/data/tokenizer/include")
 LIBS=(-lpcre2-8 -licuuc -lcrypto)
-SOURCES=("$SRC"/common/src/{text,sha256,file_io,utf8}.cpp
+SOURCES=("$SRC"/common/src/{text,sha256,file_io,escape_text,utf8}.cpp
   "$SRC"/data/format/src/{shard_format,shard_file,manifest}.cpp
   "$SRC"/data/tokenizer/src/{text_pieces,byte_level,tiktoken_file,known_vocabularies}.cpp
   "$SRC"/data/tokenizer/src/{hf_tokenizer_json,bpe_model,pretokenizer,added_tokens,unicode_nfc,bpe_tokenizer}.cpp)

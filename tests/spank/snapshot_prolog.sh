@@ -19,6 +19,7 @@ squatted_job() {
   local id d
   id=$(sbatch --parsable --hold -N2 -o "$WORK/out.%j" --wrap "srun -N2 -n2 bash -c '
     d=$shm/wireup-\$SLURM_JOB_ID; echo \$(stat -c \"%u %a %F\" \"\$d\") \$(tr \"\\n\" \"|\" <\"\$d/owner\")'")
+  # shellcheck disable=SC2034 # read by SETUP, which eval runs
   d=$shm/wireup-$id
   eval "$1"
   scontrol release "$id"
