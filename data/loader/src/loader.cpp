@@ -170,11 +170,8 @@ TokenLoader::TokenLoader(LoaderConfig config) : impl_(std::make_unique<Impl>()) 
   const bool pack = paired || d.cfg.packing == Packing::On ||
                     (d.cfg.packing == Packing::Auto && d.manifest.chat.has_value());
   const std::string where = file.string() + " (" + split_name + " split)";
-  if (paired) {
-    d.pack = plan_pairs(*d.set, d.cfg, where);
-    d.windows = d.pack->windows();
-  } else if (pack) {
-    d.pack = plan_packing(*d.set, d.cfg, where);
+  if (pack) {
+    d.pack = paired ? plan_pairs(*d.set, d.cfg, where) : plan_packing(*d.set, d.cfg, where);
     d.windows = d.pack->windows();
   } else {
     d.windows = window_count(d.set->tokens(), d.cfg.context);
