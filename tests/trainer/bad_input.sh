@@ -36,11 +36,13 @@ expect_error "negative thread count" "--num_threads -1: expected 0" 2 "${base[@]
 expect_error "two data sources" "--dataset and --synthetic_data exclude each other" 2 "${base[@]}" \
   --dataset "$WORK/nowhere"
 expect_error "negative readahead" "--data_readahead -3" 2 "${base[@]}" --data_readahead -3
-# A preference data set: the loader reads its pairs, but training on them is DPO, not yet here.
+# A preference data set trains DPO, its pairs' documents masked from each other.
 python3 "$(dirname "$0")/token_data.py" "$WORK/pairs" --vocab 512 --train 300 --validation 100 \
   --preference
-expect_error "preference data set" "a preference data set (pairs of chosen and rejected" 2 \
-  --preset tiny --max_steps 2 --dataset "$WORK/pairs"
+expect_error "pairs without document masking" "trains with --document_masking 1" 2 \
+  --preset tiny --max_steps 2 --dataset "$WORK/pairs" --document_masking 0
+expect_error "a bad DPO loss type" "--dpo_loss 'foo': expected sigmoid, robust, hinge or ipo" 2 \
+  --preset tiny --max_steps 2 --dataset "$WORK/pairs" --dpo_loss foo
 expect_error "start fresh without auto" "--start_fresh_if_unloadable applies to" 2 "${base[@]}" \
   --start_fresh_if_unloadable
 

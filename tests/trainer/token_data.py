@@ -2,14 +2,16 @@
 """Writes a wireup-tokens data set (docs/data-format.md) of random tokens, for tests.
 
   token_data.py OUT --vocab V [--train N,N,...] [--validation N,...] [--seed S] [--bad_token I]
-                [--chat MAX] [--preference]
+                [--chat MAX] [--preference [--learnable]]
 
 Each number is one shard's token count; a shard holds documents of 1 to 40
 tokens. --chat MAX: a chat data set instead (manifest and shards version 2):
 each document is a conversation of 2 to MAX tokens whose loss mask alternates
 untrained and trained turns of 1 to 6 tokens, the first token untrained. --preference: a preference data set instead (manifest
 version 3, shards version 2): documents in pairs, prompt + chosen then prompt +
-rejected (the same prompt of 1 to 8 tokens, completions of 1 to 12, trained). An empty list leaves that split without shards. The manifest lists a
+rejected (the same prompt of 1 to 8 tokens, completions of 1 to 12, trained).
+--learnable: a preference a model can learn and carry to unseen pairs: chosen
+completions of ids below V/2, rejected ones of ids at or above V/2. An empty list leaves that split without shards. The manifest lists a
 placeholder tokenizer file (the trainer never opens it). --bad_token I writes id V (one past
 the vocabulary) at position I of the first validation shard, with checksums that match.
 """
@@ -57,12 +59,14 @@ def conversation_mask(n, rng):
     return mask
 
 
-def pairs_shard(n, vocab, rng):
+def pairs_shard(n, vocab, rng, learnable=False):
     """Whole pairs of at most n tokens: tokens, document starts, mask."""
     tokens, starts, mask = [], [], []
+    half = vocab // 2
+    ranges = [(0, half), (half, vocab)] if learnable else [(0, vocab), (0, vocab)]
     while True:
         prompt = [rng.randrange(vocab) for _ in range(rng.randint(1, 8))]
-        sides = [[rng.randrange(vocab) for _ in range(rng.randint(1, 12))] for _ in range(2)]
+        sides = [[rng.randrange(*r) for _ in range(rng.randint(1, 12))] for r in ranges]
         if len(tokens) + 2 * len(prompt) + len(sides[0]) + len(sides[1]) > n:
             return tokens, starts, mask
         for side in sides:
@@ -71,11 +75,12 @@ def pairs_shard(n, vocab, rng):
             mask += [0] * len(prompt) + [1] * len(side)
 
 
-def write_split(out, name, sizes, vocab, width, rng, bad_token=None, chat=0, preference=False):
+def write_split(out, name, sizes, vocab, width, rng, bad_token=None, chat=0, preference=False,
+                learnable=False):
     shards = []
     for i, n in enumerate(sizes):
         if preference:
-            tokens, starts, mask = pairs_shard(n, vocab, rng)
+            tokens, starts, mask = pairs_shard(n, vocab, rng, learnable)
             shards.append(write_shard(os.path.join(out, "%s-%05d.bin" % (name, i)), tokens,
                                       starts, vocab, width, mask))
             continue
@@ -108,6 +113,7 @@ def main():
     ap.add_argument("--bad_token", type=int)
     ap.add_argument("--chat", type=int, default=0)
     ap.add_argument("--preference", action="store_true")
+    ap.add_argument("--learnable", action="store_true")
     a = ap.parse_args()
     sizes = lambda s: [int(x) for x in s.split(",") if x]
     os.makedirs(a.out, exist_ok=True)
@@ -125,10 +131,11 @@ def main():
         "documents": {"add_bos": False, "add_eos": False},
         "split": {"validation_fraction": 0.5, "seed": a.seed},
         "splits": {"train": write_split(a.out, "train", sizes(a.train), a.vocab, width, rng,
-                                        chat=a.chat, preference=a.preference),
+                                        chat=a.chat, preference=a.preference,
+                                        learnable=a.learnable),
                    "validation": write_split(a.out, "validation", sizes(a.validation), a.vocab,
                                              width, rng, a.bad_token, chat=a.chat,
-                                             preference=a.preference)},
+                                             preference=a.preference, learnable=a.learnable)},
         "inputs": [],
     }
     if a.chat:

@@ -44,6 +44,13 @@ void add_document_layout(ModelBatch& mb, const data::Batch& b, bool document_mas
   const auto trained = trained_targets(b.loss_mask.data(), b.segments.data(), b.rows, b.cols);
   mb.trained = trained.empty() ? at::empty({0}, at::kLong)
                                : host_tensor(trained, 1, at::kLong).reshape({-1});
+  if (b.paired()) {
+    const auto sides =
+        pair_sides(b.loss_mask.data(), b.segments.data(), b.pairs.data(), b.rows, b.cols);
+    mb.sides =
+        sides.empty() ? at::empty({0}, at::kLong) : host_tensor(sides, 1, at::kLong).reshape({-1});
+    for (const std::uint32_t p : b.pairs) mb.pair_count += p;
+  }
   if (!document_masking) return;
   mb.positions =
       host_tensor(positions_from_segments(b.segments.data(), b.rows, b.cols), rows, at::kLong);

@@ -2,6 +2,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -27,7 +28,19 @@ struct ModelBatch {
   at::Tensor segments;          // [B, T] int32 conversation of each input (with document masking)
   at::Tensor cu_seqlens;        // [n+1] int32: varlen_layout of `segments` (with document masking)
   std::int64_t max_seqlen = 0;  // its longest sequence
+  // Pair mode (a preference data set; document_layout.hpp's pair_sides):
+  // the completion side of each trained target, [n] int64 aligned with
+  // `trained` (2q chosen, 2q+1 rejected of the micro-batch's pair q).
+  at::Tensor sides;
+  std::int64_t pair_count = 0;
+  // Pair mode: the loss as a function of the sides' summed log-probs
+  // ([2*pair_count] fp32, with autograd when training). The model sums its
+  // trained targets' log-probs per side and returns this function's scalar.
+  std::function<at::Tensor(const at::Tensor& side_logps)> side_objective;
+  // The base model alone, LoRA's adapters off (DPO's reference pass).
+  bool adapters_off = false;
   bool masked() const { return trained.defined(); }
+  bool paired() const { return pair_count > 0; }
   // Targets in the loss: the trained ones, or all B*T.
   std::int64_t trained_count() const {
     return masked() ? trained.numel() : tokens.size(0) * (tokens.size(1) - 1);

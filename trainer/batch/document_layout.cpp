@@ -96,6 +96,27 @@ std::vector<std::int64_t> trained_targets(const std::uint8_t* loss_mask,
   return out;
 }
 
+std::vector<std::int64_t> pair_sides(const std::uint8_t* loss_mask, const std::int32_t* segments,
+                                     const std::uint32_t* pairs, std::uint64_t rows,
+                                     std::uint64_t cols) {
+  const std::uint64_t T = cols > 0 ? cols - 1 : 0;
+  std::vector<std::int64_t> out;
+  std::int64_t first_pair = 0;  // the micro-batch's number of row i's pair 0
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    for (std::uint64_t j = 0; j < T; ++j) {
+      const std::uint64_t t = i * cols + j + 1;
+      if (loss_mask[t] == 0 || segments[t] != segments[t - 1]) continue;
+      if (segments[t] < 0 || static_cast<std::uint64_t>(segments[t]) >= 2ULL * pairs[i])
+        throw std::invalid_argument(
+            "pair_sides: row " + std::to_string(i) + " has a trained token in segment " +
+            std::to_string(segments[t]) + ", outside its " + std::to_string(pairs[i]) + " pair(s)");
+      out.push_back(2 * first_pair + segments[t]);
+    }
+    first_pair += pairs[i];
+  }
+  return out;
+}
+
 LossScaling raw_text_scaling(std::int64_t accum, std::int64_t world) {
   return {0.0, 1.0 / static_cast<double>(accum * world)};
 }

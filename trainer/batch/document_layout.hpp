@@ -64,6 +64,16 @@ std::vector<std::int64_t> trained_targets(const std::uint8_t* loss_mask,
                                           const std::int32_t* segments, std::uint64_t rows,
                                           std::uint64_t cols);
 
+// Pair mode (a preference data set: data::Batch::pairs, pairs[i] pairs in row
+// i, row i's segments 2p and 2p+1 its pair p's chosen and rejected
+// documents): the completion each trained target (trained_targets' order)
+// belongs to, as a side of the micro-batch's pairs numbered row by row: 2q
+// for pair q's chosen completion, 2q+1 for its rejected one. A trained
+// target outside a row's pairs throws std::invalid_argument naming the row.
+std::vector<std::int64_t> pair_sides(const std::uint8_t* loss_mask, const std::int32_t* segments,
+                                     const std::uint32_t* pairs, std::uint64_t rows,
+                                     std::uint64_t cols);
+
 // How an optimizer step's micro-batch losses are scaled. The gradient
 // collectives sum over ranks and each rank adds its micro-steps, so:
 // - raw text (every target trained, the same count in every micro-batch):

@@ -93,4 +93,23 @@ void add_lora_flags(CLI::App& app, lora::LoraConfig& l) {
       "LoRA: the projections adapted (default q,k,v,o,gate,up,down)");
 }
 
+void add_dpo_flags(CLI::App& app, preference::DpoSettings& d) {
+  app.add_option("--dpo_beta", d.beta,
+                 "DPO (a preference data set): the implicit reward's scale beta (default 0.1; "
+                 "ipo: its tau)");
+  app.add_option_function<std::string>(
+      "--dpo_loss",
+      [&d](const std::string& v) { d.loss = preference::parse_dpo_loss(v, "--dpo_loss"); },
+      "DPO: the loss type, sigmoid (default), robust, hinge or ipo");
+  app.add_option("--dpo_label_smoothing", d.label_smoothing,
+                 "DPO: robust loss's label smoothing, in [0, 0.5)");
+  app.add_option("--dpo_sft_weight", d.sft_weight,
+                 "DPO: the weight of the chosen completions' NLL added to the loss (0: none)");
+}
+
+void check_dpo_flags(const preference::DpoSettings& d) {
+  if (const std::string problem = preference::dpo_settings_problem(d); !problem.empty())
+    throw InputError(problem);
+}
+
 }  // namespace wireup::train

@@ -3,6 +3,7 @@
 
 #include "config/component_configs.hpp"
 #include "lora/lora_config.hpp"
+#include "preference/dpo_objective.hpp"
 #include "wireup/data/batch_source.hpp"
 
 namespace CLI {
@@ -33,5 +34,10 @@ void check_data_flags(const data::BatchSourceConfig& d, bool synthetic);
 // targets against the model's family and of the base weights is
 // check_train_options'.
 void add_lora_flags(CLI::App& app, lora::LoraConfig& l);
+
+// --dpo_beta, --dpo_loss, --dpo_label_smoothing, --dpo_sft_weight (a
+// preference data set's objective); the check: dpo_settings_problem's.
+void add_dpo_flags(CLI::App& app, preference::DpoSettings& d);
+void check_dpo_flags(const preference::DpoSettings& d);
 
 }  // namespace wireup::train

@@ -107,6 +107,7 @@ void add_run_flags(CLI::App& app, TrainOptions& o) {
   add_checkpoint_flags(app, o.checkpoint, o.memory_checkpoint, o.resume_from_checkpoint);
   add_data_flags(app, o.data, o.synthetic_data, o.document_masking);
   add_lora_flags(app, o.lora);
+  add_dpo_flags(app, o.dpo);
   app.add_option("--seed", o.seed, "seed for init and data order");
   app.add_option("--metrics_file", o.metrics_file, "JSONL metrics output");
   app.add_option("--tensorboard_dir", o.tensorboard_dir,
@@ -222,6 +223,7 @@ void check_train_options(const TrainOptions& o, std::int64_t world, std::int64_t
              "in bf16); leave it out to measure it");
   check_checkpoint_flags(o.checkpoint, o.memory_checkpoint, o.resume_from_checkpoint);
   check_data_flags(o.data, o.synthetic_data);
+  check_dpo_flags(o.dpo);
   check_observability_options(o);
   need(o.init_from_hf.empty() || o.init_from_checkpoint.empty(),
        "--init_from_hf and --init_from_checkpoint exclude each other: pass one of them");

@@ -11,6 +11,7 @@
 #include "config/sharding.hpp"
 #include "lora/lora_config.hpp"
 #include "models/model_config.hpp"
+#include "preference/dpo_objective.hpp"
 #include "wireup/data/batch_source.hpp"
 
 namespace wireup::train {
@@ -65,6 +66,9 @@ struct TrainOptions {
   // --lora_rank, --lora_alpha, --lora_dropout, --lora_targets: LoRA adapters
   // trained on the frozen initial weights (rank 0: off; docs/lora.md).
   lora::LoraConfig lora;
+  // --dpo_beta, --dpo_loss, --dpo_label_smoothing, --dpo_sft_weight: the DPO
+  // objective a preference data set trains (docs/dpo.md).
+  preference::DpoSettings dpo;
 
   // The training split's loader: --dataset (manifest.json or its directory
   // from wireup-prep; empty: synthetic tokens), --epochs (0: until

@@ -24,6 +24,7 @@
 #include "config/train_options.hpp"
 #include "hf/hf_import.hpp"
 #include "main/breakdown_main.hpp"
+#include "main/dpo_step.hpp"
 #include "main/eval_main.hpp"
 #include "main/export_main.hpp"
 #include "main/generate_main.hpp"
@@ -31,6 +32,7 @@
 #include "main/resume_setup.hpp"
 #include "main/run_setup.hpp"
 #include "main/straggler_report.hpp"
+#include "main/train_batches.hpp"
 #include "main/training_state.hpp"
 #include "models/family_registry.hpp"
 #include "models/sharded_model.hpp"
@@ -67,56 +69,6 @@ double seconds_since(Clock::time_point t) {
 std::atomic<int> g_stop_signal{0};
 
 // ------------------------------------------------------------ before the first step
-
-// Batches for one rank: from wireup-prep shards, or deterministic random
-// tokens (the same global batch for every world size: rank r takes rows r*B..).
-std::unique_ptr<wt::TokenBatches> open_batches(const wt::TrainOptions& o, const wt::WorldLayout& w,
-                                               wd::Split split, std::int64_t batch) {
-  wd::BatchSourceConfig c = o.data;  // --dataset, --epochs, --data_readahead, --seed
-  c.split = split;
-  c.context = static_cast<std::uint64_t>(o.model.context);
-  c.batch_size = static_cast<std::uint64_t>(batch);
-  c.rank = static_cast<std::uint64_t>(w.rank);
-  c.world_size = static_cast<std::uint64_t>(w.world);
-  // The loader reads a preference data set as packed pairs (docs/dpo.md);
-  // training on them is DPO, which wireup-train does not do yet.
-  if (!c.dataset.empty() && wd::load_manifest(wd::manifest_path(c.dataset)).preference)
-    throw wireup::InputError(
-        o.data.dataset.string() +
-        ": a preference data set (pairs of chosen and rejected completions): wireup-train "
-        "does not train on pairs yet (DPO, docs/dpo.md); it trains on token and chat data "
-        "sets (wireup-prep without 'chosen'/'rejected' rows)");
-  auto batches = std::make_unique<wt::TokenBatches>(c, o.model.vocab, o.document_masking);
-  if (const wd::TokenLoader* loader = batches->source().loader()) {
-    const auto vocab = loader->manifest().tokenizer.vocab_size;
-    if (vocab > static_cast<std::uint64_t>(o.model.vocab))
-      throw wireup::InputError("--vocab_size " + std::to_string(o.model.vocab) +
-                               " is smaller than the vocabulary of " + o.data.dataset.string() +
-                               " (" + std::to_string(vocab) + " tokens): pass --vocab_size " +
-                               std::to_string(vocab) + " or more");
-    // Chat data (wireup-prep --chat-template): packed conversations, each
-    // batch with its loss mask and segments (model/document_layout.hpp).
-    if (const wd::PackStats* p = loader->pack_stats(); p && split == wd::Split::Train) {
-      char eff[32];
-      std::snprintf(eff, sizeof eff, "%.4f", p->efficiency());
-      wt::say(w, "[data] chat data set: packed windows=" + std::to_string(p->windows) +
-                     " conversations=" + std::to_string(p->documents) + " efficiency=" + eff +
-                     " truncated=" + std::to_string(p->truncated) +
-                     " untrained=" + std::to_string(p->untrained) +
-                     " document_masking=" + std::to_string(o.document_masking ? 1 : 0) +
-                     " template=" + loader->manifest().chat->chat_template);
-      // Cut to the window, a conversation whose prompt fills it trains nothing.
-      if (p->documents > 0 && p->untrained == p->documents)
-        throw wireup::InputError(
-            o.data.dataset.string() +
-            ": every conversation is longer than a window (--max_context_width " +
-            std::to_string(o.model.context) + " + 1 tokens) and keeps no trained token once " +
-            "cut to it: nothing would be trained; raise --max_context_width above the " +
-            "conversations' prompts");
-    }
-  }
-  return batches;
-}
 
 // --tensorboard_dir: rank 0 checks at start that it can write there, and opens
 // its event file once the first step is known (a resume's START record makes
@@ -182,6 +134,7 @@ struct Run {
   std::ofstream& metrics;               // rank 0's --metrics_file, when open
   double peak_flops = 0;                // one rank's, for MFU
   std::optional<wt::AdapterMeta> lora;  // a LoRA run's adapters and base
+  wt::DpoReference* dpo;                // preference data: DPO's reference; nullptr otherwise
   // rank 0's --tensorboard_dir event file, when set
   std::unique_ptr<tb::EventFileWriter> tensorboard = nullptr;
   // The ranks' compute times on logged steps, the straggler warnings.
@@ -249,6 +202,7 @@ struct StepResult {
   double seconds = 0;
   double data_wait = 0;  // this rank's time in train.next(): the loader plus widening
   double compute = 0;    // seconds less data_wait and the time waiting in collectives
+  std::optional<wt::preference::DpoMetrics> dpo;  // preference data: the step's pairs
 };
 
 // The step's micro-batches, read before any forward (a chat set's loss needs
@@ -287,7 +241,7 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
   const auto batches = read_step_batches(r, step, s.data_wait);
   if (!batches) return std::nullopt;
   const std::vector<wt::ModelBatch>& micro = *batches;
-  const bool masked = micro.front().masked();
+  const bool masked = micro.front().masked() && !r.dpo;
   wt::LossScaling scaling = wt::raw_text_scaling(o.grad_accum, r.w.world);
   if (masked) {
     double trained = 0;
@@ -297,8 +251,11 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
     scaling = wt::masked_scaling(s.trained_tokens);
   }
   double loss_sum = 0;
-  for (const auto& b : micro)
-    loss_sum += r.model.step(b, true, scaling.grad_scale, scaling.loss_divisor);
+  if (r.dpo)
+    s.dpo = wt::dpo_pass(r.model, *r.dpo, micro, o.dpo, *r.groups.world, true).metrics;
+  else
+    for (const auto& b : micro)
+      loss_sum += r.model.step(b, true, scaling.grad_scale, scaling.loss_divisor);
   {
     const wt::TraceSpan span("optimizer");
     s.grad_norm = wt::global_grad_norm(r.units, *r.groups.shard);
@@ -312,9 +269,10 @@ std::optional<StepResult> optimizer_step(Run& r, std::int64_t step) {
     if (r.mem) r.mem->before_update();  // a snapshot may still be copying them
     r.opt.step(s.lr, clip);
   }
-  s.loss = masked ? world_sum(*r.groups.world, loss_sum, r.model.device())
-                  : world_mean(*r.groups.world, loss_sum / static_cast<double>(o.grad_accum),
-                               r.model.device());
+  s.loss = s.dpo    ? s.dpo->loss
+           : masked ? world_sum(*r.groups.world, loss_sum, r.model.device())
+                    : world_mean(*r.groups.world, loss_sum / static_cast<double>(o.grad_accum),
+                                 r.model.device());
   s.seconds = seconds_since(t0);
   s.compute = s.seconds - s.data_wait - (wt::collective_seconds() - in_collectives);
   return s;
@@ -327,6 +285,7 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
                      0,          s.seconds,     wt::peak_mem_mib(r.model.device()),
                      s.data_wait};
   sm.trained_tokens = s.trained_tokens;
+  sm.dpo = s.dpo;
   sm.mfu = wt::model_flops_utilization(sm.tokens_per_s, wt::flops_per_token(r.o.model),
                                        r.peak_flops, r.w.world);
   const auto ranks = r.stragglers->logged_step(step, s.compute);  // every rank: a collective
@@ -342,13 +301,28 @@ void log_step(Run& r, std::int64_t step, const StepResult& s, std::int64_t token
   to_tensorboard(r, step, scalars);
 }
 
+// Preference data: DPO's loss and metrics over the validation batches' pairs.
+wt::preference::DpoMetrics validation_dpo(Run& r) {
+  std::vector<wt::ModelBatch> batches;
+  for (std::int64_t n = 0; n < r.o.validation_batches; ++n) {
+    auto b = r.val->next();
+    if (!b) break;
+    batches.push_back(std::move(*b));
+  }
+  return wt::dpo_pass(r.model, *r.dpo, batches, r.o.dpo, *r.groups.world, false).metrics;
+}
+
 // Every --validation_freq steps: the validation loss on the same batches.
 void log_validation_loss(Run& r, std::int64_t step) {
   if (!r.val || step % r.o.validation_freq != 0) return;
   r.val->source().rewind();
-  const double vl = validation_loss(r.model, *r.val, r.o.validation_batches, *r.groups.world);
-  wt::say(r.w, wt::format_validation_line(step, vl));
-  if (r.metrics.is_open()) r.metrics << wt::format_validation_json(step, vl) << "\n" << std::flush;
+  std::optional<wt::preference::DpoMetrics> dpo;
+  if (r.dpo) dpo = validation_dpo(r);
+  const double vl =
+      dpo ? dpo->loss : validation_loss(r.model, *r.val, r.o.validation_batches, *r.groups.world);
+  wt::say(r.w, wt::format_validation_line(step, vl, dpo));
+  if (r.metrics.is_open())
+    r.metrics << wt::format_validation_json(step, vl, dpo) << "\n" << std::flush;
   to_tensorboard(r, step, tb::validation_scalars(vl));
 }
 
@@ -466,6 +440,17 @@ int train_steps(Run& r, std::int64_t first_step) {
 
 // ------------------------------------------------------------ wireup-train
 
+// Preference data: DPO's settings and reference, once.
+std::string dpo_line(const wt::TrainOptions& o, const wt::DpoReference& ref) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "[dpo] loss_type=%s beta=%g label_smoothing=%g sft_weight=%g reference=%s "
+                "reference_bytes_per_rank=%lld",
+                wt::preference::dpo_loss_name(o.dpo.loss), o.dpo.beta, o.dpo.label_smoothing,
+                o.dpo.sft_weight, ref.kind(), static_cast<long long>(ref.state_bytes()));
+  return line;
+}
+
 // Chat data with --document_masking 1: which attention runs it, once.
 void say_document_attention(const wt::TrainOptions& o, const wt::WorldLayout& w,
                             wt::ShardedModel& model, wt::TokenBatches& train) {
@@ -504,10 +489,16 @@ int run(int argc, char** argv) {
   wt::ShardedAdamW opt(units, o.adamw);
   wt::load_start_weights(model, o, groups, w);  // a resume overrides it
   const auto lora = wt::lora_identity(o, w, model);
-  const auto train = open_batches(o, w, wd::Split::Train, o.train_batch_size);
+  const auto train = wt::open_batches(o, w, wd::Split::Train, o.train_batch_size);
   say_document_attention(o, w, model, *train);
   std::unique_ptr<wt::TokenBatches> val;
-  if (o.validation_freq > 0) val = open_batches(o, w, wd::Split::Validation, o.val_batch_size);
+  if (o.validation_freq > 0) val = wt::open_batches(o, w, wd::Split::Validation, o.val_batch_size);
+  // Preference data: DPO against the reference (main/dpo_step.hpp).
+  std::unique_ptr<wt::DpoReference> dpo;
+  if (train->source().loader() && train->source().loader()->paired()) {
+    dpo = wt::training_reference(o, w, groups, model);
+    wt::say(w, dpo_line(o, *dpo));
+  }
   const auto ckpt = wt::open_checkpointer(o, w, groups, model, units, opt);
   const auto mem = wt::open_memory_checkpointer(o, w, units, opt, lora);
   const std::int64_t first_step = wt::resume(o, w, ckpt.get(), mem.get(), *train, lora);
@@ -521,8 +512,8 @@ int run(int argc, char** argv) {
     metrics.open(o.metrics_file, std::ios::app);
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
-  Run r{o,         w,       groups,           model, units, opt, *train, val.get(), ckpt.get(),
-        mem.get(), metrics, peak.flops_per_s, lora};
+  Run r{o,         w,       groups,           model, units,    opt, *train, val.get(), ckpt.get(),
+        mem.get(), metrics, peak.flops_per_s, lora,  dpo.get()};
   r.tensorboard = open_tensorboard(o, w, first_step);
   r.stragglers = std::make_unique<wt::StragglerReport>(
       *groups.world, model.device(), wt::this_host(), o.straggler_ratio, o.straggler_steps);

@@ -214,6 +214,59 @@ struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
   }
 };
 
+// Each row's loss, lse[r] - logits[r, t_r]; backward scales row r's
+// (softmax - one-hot) by its own incoming gradient. fp32 on the CPU: the
+// kernels of cross_entropy_kernel.cpp, one row at a time in backward.
+struct CrossEntropyRows : public torch::autograd::Function<CrossEntropyRows> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
+                            const at::Tensor& targets_in) {
+    const auto N = logits.size(0), V = logits.size(1);
+    const at::Tensor targets = targets_in.to(at::kLong).contiguous();
+    at::Tensor lse = at::empty({N}, logits.options());
+    if (fp32_cpu(logits) && logits.is_contiguous()) {
+      const float* pl = logits.data_ptr<float>();
+      const std::int64_t* pt = targets.data_ptr<std::int64_t>();
+      float* plse = lse.data_ptr<float>();
+      at::parallel_for(0, N, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+        cross_entropy_forward(pl + r0 * V, pt + r0, plse + r0, static_cast<std::size_t>(r1 - r0),
+                              static_cast<std::size_t>(V));
+      });
+      ctx->saved_data["kernel"] = true;
+    } else {
+      for (std::int64_t r = 0; r < N; r += CrossEntropy::kDeviceRows) {
+        const auto n = std::min(CrossEntropy::kDeviceRows, N - r);
+        lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
+      }
+    }
+    ctx->save_for_backward({logits, targets, lse});
+    return lse - logits.gather(1, targets.unsqueeze(1)).squeeze(1);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    at::Tensor g = saved[0];  // the logits: nothing else reads them after this
+    const at::Tensor& targets = saved[1];
+    const at::Tensor& lse = saved[2];
+    const auto N = g.size(0), V = g.size(1);
+    const at::Tensor row_grad = grads[0].to(at::kFloat).contiguous();
+    if (ctx->saved_data.count("kernel")) {
+      float* pg = g.data_ptr<float>();
+      const std::int64_t* pt = targets.data_ptr<std::int64_t>();
+      const float *pl = lse.data_ptr<float>(), *ps = row_grad.data_ptr<float>();
+      at::parallel_for(0, N, kGrainRows, [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r)
+          cross_entropy_backward(pg + r * V, pt + r, pl + r, ps[r], 1, static_cast<std::size_t>(V));
+      });
+      return {g, at::Tensor()};
+    }
+    g.sub_(lse.unsqueeze(1)).exp_();
+    g.scatter_add_(1, targets.unsqueeze(1), at::full({N, 1}, -1.0, g.options()));
+    g.mul_(row_grad.to(g.scalar_type()).unsqueeze(1));
+    return {g, at::Tensor()};
+  }
+};
+
 // y = x W^T through cpu_sgemm (fp32 CPU, oneDNN built in): the three GEMMs
 // ATen's linear and MmBackward would make, on the faster library. x [..., in]
 // and W [out, in] are kept for backward, as ATen keeps them.
@@ -277,6 +330,10 @@ at::Tensor swiglu(const at::Tensor& gate_up) {
 
 at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets) {
   return CrossEntropy::apply(logits, targets);
+}
+
+at::Tensor cross_entropy_rows(const at::Tensor& logits, const at::Tensor& targets) {
+  return CrossEntropyRows::apply(logits, targets);
 }
 
 }  // namespace wireup::train::ops

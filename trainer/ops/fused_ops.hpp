@@ -17,5 +17,8 @@ at::Tensor swiglu(const at::Tensor& gate_up);
 // The mean over rows of fp32 logits [N, V] against targets [N] (ids checked
 // against V by the caller, on the host).
 at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& targets);
+// Each row's cross-entropy, [N] (the negated log-prob of its target): the
+// rows' losses weighted one by one in backward (DPO's per-completion sums).
+at::Tensor cross_entropy_rows(const at::Tensor& logits, const at::Tensor& targets);
 
 }  // namespace wireup::train::ops

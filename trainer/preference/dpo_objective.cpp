@@ -72,6 +72,56 @@ double dpo_pair_loss(const DpoSettings& s, const PairLogps& p) {
   return 0.0;
 }
 
+namespace {
+double sigmoid(double x) { return std::exp(log_sigmoid(x)); }
+}  // namespace
+
+PairGradient dpo_pair_gradient(const DpoSettings& s, const PairLogps& p) {
+  const double chosen = p.policy_chosen - p.ref_chosen;
+  const double rejected = p.policy_rejected - p.ref_rejected;
+  const double z = s.beta * (chosen - rejected);
+  double dz = 0;  // d loss / d z, z = beta h
+  switch (s.loss) {
+    case DpoLoss::Sigmoid:
+      dz = -sigmoid(-z);
+      break;
+    case DpoLoss::Robust: {
+      const double e = s.label_smoothing;
+      dz = (-(1.0 - e) * sigmoid(-z) - e * sigmoid(z)) / (1.0 - 2.0 * e);
+      break;
+    }
+    case DpoLoss::Hinge:
+      dz = z < 1.0 ? -1.0 : 0.0;
+      break;
+    case DpoLoss::Ipo: {
+      const double lc = static_cast<double>(std::max<std::uint64_t>(p.chosen_tokens, 1));
+      const double lr = static_cast<double>(std::max<std::uint64_t>(p.rejected_tokens, 1));
+      const double d = chosen / lc - rejected / lr - 1.0 / (2.0 * s.beta);
+      return {2.0 * d / lc, -2.0 * d / lr};
+    }
+  }
+  return {dz * s.beta, -dz * s.beta};
+}
+
+MicroBatchObjective dpo_micro_batch(const DpoSettings& s, const std::vector<PairLogps>& pairs,
+                                    double step_pairs, double step_chosen_tokens) {
+  if (!(step_pairs > 0) || (s.sft_weight > 0 && !(step_chosen_tokens > 0)))
+    throw std::invalid_argument("dpo_micro_batch: the step's pairs (" + std::to_string(step_pairs) +
+                                ") and chosen tokens (" + std::to_string(step_chosen_tokens) +
+                                ") must be above 0");
+  MicroBatchObjective out;
+  out.gradient.resize(2 * pairs.size());
+  const double sft = s.sft_weight > 0 ? s.sft_weight / step_chosen_tokens : 0.0;
+  for (std::size_t q = 0; q < pairs.size(); ++q) {
+    const PairLogps& p = pairs[q];
+    out.loss += dpo_pair_loss(s, p) / step_pairs - sft * p.policy_chosen;
+    const PairGradient g = dpo_pair_gradient(s, p);
+    out.gradient[2 * q] = g.chosen / step_pairs - sft;
+    out.gradient[2 * q + 1] = g.rejected / step_pairs;
+  }
+  return out;
+}
+
 void DpoSums::add(const DpoSettings& s, const PairLogps& p) {
   const double chosen = s.beta * (p.policy_chosen - p.ref_chosen);
   const double rejected = s.beta * (p.policy_rejected - p.ref_rejected);

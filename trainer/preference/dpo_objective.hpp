@@ -44,6 +44,29 @@ double log_sigmoid(double x);
 // At h = 0 (policy == reference): ln 2 for sigmoid and robust, 1 for hinge.
 double dpo_pair_loss(const DpoSettings& s, const PairLogps& p);
 
+// The pair loss's derivatives with respect to the policy's summed log-probs
+// of each completion (the reference's are constants). Where the loss has a
+// kink (hinge at beta h = 1) the derivative is autograd's: 0.
+struct PairGradient {
+  double chosen = 0, rejected = 0;
+};
+PairGradient dpo_pair_gradient(const DpoSettings& s, const PairLogps& p);
+
+// One micro-batch's part of an optimizer step's DPO objective. The step's
+// loss is the mean pair loss over every pair of the step (all micro-batches,
+// all ranks: `step_pairs`) plus sft_weight times the chosen completions' NLL
+// over their tokens (`step_chosen_tokens`, the step's). So each pair adds
+// loss/step_pairs, each chosen completion -sft_weight*logp/step_chosen_tokens,
+// and the micro-batches' parts sum to the step's loss whatever the split.
+// `gradient` holds d(part)/d(policy log-prob) of each side: [2q] the chosen
+// and [2q+1] the rejected completion of pairs[q].
+struct MicroBatchObjective {
+  double loss = 0;
+  std::vector<double> gradient;
+};
+MicroBatchObjective dpo_micro_batch(const DpoSettings& s, const std::vector<PairLogps>& pairs,
+                                    double step_pairs, double step_chosen_tokens);
+
 // TRL's metrics: means over pairs of the implicit rewards beta (policy -
 // reference) of each side, their margin, the fraction of pairs whose chosen
 // reward is strictly above the rejected one (ties count 0), and the policy's

@@ -138,3 +138,26 @@ TEST_CASE("document attention: varlen flash only for half precision on CUDA with
   CHECK(std::string(document_attention_name(A::SdpaMask)) == "sdpa_mask");
   CHECK(std::string(document_attention_name(A::Blocked)) == "blocked_mask");
 }
+
+TEST_CASE("pair mode: each trained target's side, pairs numbered row by row") {
+  // Row 0 holds one pair (chosen: segment 0, rejected: 1) and padding (2);
+  // row 1 two pairs (segments 0..3), cols = 9.
+  const std::vector<std::int32_t> seg = {0, 0, 0, 1, 1, 1, 1, 2, 2,  //
+                                         0, 0, 1, 1, 2, 2, 3, 3, 3};
+  const std::vector<std::uint8_t> mask = {0, 1, 1, 0, 1, 1, 1, 0, 0,  //
+                                          0, 1, 0, 1, 0, 1, 0, 1, 1};
+  const std::vector<std::uint32_t> pairs = {1, 2};
+  const auto sides = pair_sides(mask.data(), seg.data(), pairs.data(), 2, 9);
+  // Aligned with trained_targets: row 0's inputs 0, 1 (pair 0's chosen), 3,
+  // 4, 5 (its rejected); row 1's inputs 0 (pair 1's chosen), 2 (pair 1's
+  // rejected), 4 (pair 2's chosen), 6 and 7 (pair 2's rejected).
+  CHECK(trained_targets(mask.data(), seg.data(), 2, 9) ==
+        std::vector<std::int64_t>{0, 1, 3, 4, 5, 8, 10, 12, 14, 15});
+  CHECK(sides == std::vector<std::int64_t>{0, 0, 1, 1, 1, 2, 3, 4, 5, 5});
+  // A trained token in the padding's segment is refused, naming the row.
+  std::vector<std::uint8_t> bad = mask;
+  bad[8] = 1;
+  bad[7] = 1;
+  CHECK_THROWS_WITH(pair_sides(bad.data(), seg.data(), pairs.data(), 2, 9),
+                    Catch::Matchers::Contains("row 0 has a trained token in segment 2"));
+}

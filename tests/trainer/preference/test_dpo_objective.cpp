@@ -118,3 +118,57 @@ TEST_CASE("DPO settings: names and errors naming the flag", "[dpo]") {
   CHECK_THAT(dpo_settings_problem({0.1, DpoLoss::Sigmoid, 0.0, -1.0}),
              Contains("--dpo_sft_weight"));
 }
+
+TEST_CASE("DPO's derivatives match central differences of the loss", "[dpo]") {
+  // A central difference of step d has error ~ d^2 |f'''| / 6 plus the loss's
+  // rounding, ~1e-16 / d: with d = 1e-4 and |f'''| <= beta^3 / 4 (sigmoid)
+  // or 0 (ipo, a quadratic), both are far below 1e-7.
+  constexpr double d = 1e-4, tol = 1e-7;
+  const auto p = pair(-20.0, -31.0, -21.5, -29.0, 6, 11);
+  const DpoSettings cases[] = {{0.1, DpoLoss::Sigmoid},
+                               {0.7, DpoLoss::Sigmoid},
+                               {0.3, DpoLoss::Robust, 0.15},
+                               {0.05, DpoLoss::Hinge},
+                               {0.4, DpoLoss::Ipo}};
+  for (const auto& s : cases) {
+    INFO("loss " << dpo_loss_name(s.loss) << " beta " << s.beta);
+    const PairGradient g = dpo_pair_gradient(s, p);
+    auto at = [&](double dc, double dr) {
+      return dpo_pair_loss(s, pair(p.policy_chosen + dc, p.policy_rejected + dr, p.ref_chosen,
+                                   p.ref_rejected, 6, 11));
+    };
+    CHECK(g.chosen == Approx((at(d, 0) - at(-d, 0)) / (2 * d)).margin(tol));
+    CHECK(g.rejected == Approx((at(0, d) - at(0, -d)) / (2 * d)).margin(tol));
+  }
+  // At h = 0 the sigmoid's derivative is -beta/2 on the chosen side.
+  const auto same = pair(-5.0, -7.0, -5.0, -7.0);
+  CHECK(dpo_pair_gradient({0.1}, same).chosen == Approx(-0.05).epsilon(kTol));
+  CHECK(dpo_pair_gradient({0.1}, same).rejected == Approx(0.05).epsilon(kTol));
+  // Past the hinge: nothing to learn.
+  const auto far = pair(0.0, -100.0, 0.0, 0.0);
+  CHECK(dpo_pair_gradient({0.1, DpoLoss::Hinge}, far).chosen == 0.0);
+}
+
+TEST_CASE("A step's micro-batch parts sum to the step's loss, however it is split", "[dpo]") {
+  DpoSettings s{0.2, DpoLoss::Sigmoid, 0.0, 0.5};
+  const std::vector<PairLogps> all = {pair(-3, -5, -3.5, -4.5, 3, 4), pair(-9, -2, -8, -2.5, 7, 2),
+                                      pair(-1, -1, -1, -1, 1, 1)};
+  double tokens = 0;
+  DpoSums sums;
+  for (const auto& p : all) {
+    tokens += static_cast<double>(p.chosen_tokens);
+    sums.add(s, p);
+  }
+  const double whole = dpo_micro_batch(s, all, 3, tokens).loss;
+  const auto first = dpo_micro_batch(s, {all[0]}, 3, tokens);
+  const auto rest = dpo_micro_batch(s, {all[1], all[2]}, 3, tokens);
+  // A few additions of terms below 10: ~1e-15 apart.
+  CHECK(first.loss + rest.loss == Approx(whole).margin(1e-13));
+  CHECK(whole == Approx(sums.mean(s).loss).margin(1e-13));
+  REQUIRE(rest.gradient.size() == 4);
+  // The chosen side: the pair's derivative over 3 pairs, less the sft term's 0.5/11.
+  CHECK(rest.gradient[0] ==
+        Approx(dpo_pair_gradient(s, all[1]).chosen / 3 - 0.5 / 11).epsilon(kTol));
+  CHECK(rest.gradient[1] == Approx(dpo_pair_gradient(s, all[1]).rejected / 3).epsilon(kTol));
+  CHECK_THROWS_WITH(dpo_micro_batch(s, all, 0, tokens), Contains("must be above 0"));
+}

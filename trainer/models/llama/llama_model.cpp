@@ -134,4 +134,25 @@ at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
   return mean * (static_cast<double>(n) / divisor);
 }
 
+at::Tensor head_pair_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                          const at::Tensor& targets, const ModelConfig& m,
+                          const at::Tensor& trained, const at::Tensor& sides, std::int64_t pairs,
+                          const std::function<at::Tensor(const at::Tensor&)>& objective) {
+  const HeadParams head(p.at(0), p.at(1));
+  const at::Tensor rows = x.reshape({-1, x.size(-1)}), all_targets = targets.reshape({-1});
+  const bool none = trained.numel() == 0;
+  // No trained target: row 0 with a weight of zero, so that every parameter
+  // still gets its (zero) gradient.
+  const at::Tensor pick = none ? at::zeros({1}, trained.options()) : trained;
+  at::Tensor logits =
+      ops::linear(ops::rms_norm(rows.index_select(0, pick), head.norm, m.norm_eps), head.output);
+  at::Tensor logps =
+      -ops::cross_entropy_rows(logits.to(at::kFloat), all_targets.index_select(0, pick));
+  if (none) logps = logps * 0.0;
+  const at::Tensor at_side = none ? at::zeros({1}, sides.options()) : sides;
+  const at::Tensor side_logps = at::zeros({2 * pairs}, logps.options().dtype(at::kDouble))
+                                    .index_add(0, at_side, logps.to(at::kDouble));
+  return objective(side_logps);
+}
+
 }  // namespace wireup::train::llama

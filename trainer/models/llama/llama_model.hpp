@@ -138,5 +138,12 @@ at::Tensor block(const std::vector<at::Tensor>& p, const at::Tensor& x, const op
 at::Tensor head_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
                      const at::Tensor& targets, const ModelConfig& m,
                      const at::Tensor& trained = at::Tensor(), double divisor = 0);
+// Pair mode: the `trained` targets' log-probs summed per completion side
+// (`sides`, aligned with `trained`) into [2*pairs] doubles, and `objective`
+// of them (the loss; DPO's: main/dpo_step.hpp).
+at::Tensor head_pair_loss(const std::vector<at::Tensor>& p, const at::Tensor& x,
+                          const at::Tensor& targets, const ModelConfig& m,
+                          const at::Tensor& trained, const at::Tensor& sides, std::int64_t pairs,
+                          const std::function<at::Tensor(const at::Tensor&)>& objective);
 
 }  // namespace wireup::train::llama

@@ -84,17 +84,25 @@ ModelCompute::Step DecoderCompute::prepare(const ModelBatch& batch, double loss_
   }
   const std::size_t head = static_cast<std::size_t>(cfg_.layers) + 1;
   const std::uint64_t seed = dropout_seed(lora_, host_tokens, training);
-  UnitCompute compute = [this, docs, targets, trained, loss_divisor, head, seed](
-                            std::size_t unit, const std::vector<at::Tensor>& p,
-                            const at::Tensor& x) {
+  const bool adapters = lora_.enabled() && !batch.adapters_off;
+  // Pair mode: per-side sums of the trained targets' log-probs, into the objective.
+  const at::Tensor sides = batch.paired() ? batch.sides.to(device_) : at::Tensor();
+  const std::int64_t pairs = batch.pair_count;
+  const auto objective = batch.side_objective;
+  UnitCompute compute = [this, docs, targets, trained, loss_divisor, head, seed, adapters, sides,
+                         pairs, objective](std::size_t unit, const std::vector<at::Tensor>& p,
+                                           const at::Tensor& x) {
     if (unit == 0) return embed(p, x);
     if (unit < head && !lora_.enabled()) return block(p, x, rope_, cfg_, float8_, docs, recipe_);
     if (unit < head) {  // the block's parameters, then its adapters (a held unit it borrows)
       const auto n = static_cast<std::ptrdiff_t>(p.size() - 2 * lora_.targets.size());
-      const lora::BlockAdapters adapters(lora_, cfg_, {p.begin() + n, p.end()},
-                                         seed == 0 ? 0 : seed ^ (unit * 0x9E3779B97F4A7C15ULL));
-      return block({p.begin(), p.begin() + n}, x, rope_, cfg_, float8_, docs, recipe_, &adapters);
+      const std::vector<at::Tensor> base(p.begin(), p.begin() + n);
+      if (!adapters) return block(base, x, rope_, cfg_, float8_, docs, recipe_);
+      const lora::BlockAdapters adapted(lora_, cfg_, {p.begin() + n, p.end()},
+                                        seed == 0 ? 0 : seed ^ (unit * 0x9E3779B97F4A7C15ULL));
+      return block(base, x, rope_, cfg_, float8_, docs, recipe_, &adapted);
     }
+    if (pairs > 0) return head_pair_loss(p, x, targets, cfg_, trained, sides, pairs, objective);
     return head_loss(p, x, targets, cfg_, trained, loss_divisor);
   };
   return {tokens.narrow(1, 0, T), std::move(compute)};
