@@ -95,7 +95,7 @@ void write_snapshot(const fs::path& root, const std::string& job, std::int64_t s
 ResumeInputs scan(const fs::path& root, const std::string& job,
                   const std::vector<std::string>& rank_node, std::vector<std::int64_t> disk,
                   HeldFiles held = HeldFiles::parts_and_replicas) {
-  ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid(), {}};
+  ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid(), {}, {}};
   for (const std::string& node : std::set<std::string>(rank_node.begin(), rank_node.end()))
     in.nodes.push_back(scan_node_memory(root, node, job, held));
   return in;
