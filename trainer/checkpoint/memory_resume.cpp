@@ -63,6 +63,7 @@ ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_st
   in.job_id = job_;
   in.uid = ::getuid();
   in.identity = identity_;
+  in.failed_steps = inputs_.failed_steps;  // a step whose load failed stays passed over
   inputs_ = in;
   return choose_resume_source(in);
 }
