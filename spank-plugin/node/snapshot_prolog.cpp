@@ -105,7 +105,8 @@ class Prolog {
   }
 
   // WORK/new: the job's directory as wireup-train's claim_root leaves it (0700, the
-  // owner marker 0600), made by root where nobody else can reach, then given to the user.
+  // owner marker 0600, which also says the prolog made it), made by root where nobody else can
+  // reach, then given to the user.
   bool stage() {
     const std::string where = shown_text(parent_ + "/" + work_name_ + "/new");
     const std::string name(kPrologNewEntry);
@@ -115,8 +116,8 @@ class Prolog {
     const Fd m(::openat(dir.get(), marker.c_str(),
                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!m) return fail(where + "/owner: " + errno_text("create"));
-    if (!write_all(m.get(), snapshot_owner_text(job_, uid_)) || ::fchmod(m.get(), 0600) != 0 ||
-        ::fchown(m.get(), uid_, gid_) != 0)
+    if (!write_all(m.get(), snapshot_owner_text(job_, uid_, SnapshotDirMaker::prolog)) ||
+        ::fchmod(m.get(), 0600) != 0 || ::fchown(m.get(), uid_, gid_) != 0)
       return fail(where + "/owner: " + errno_text("write"));
     if (::fchown(dir.get(), uid_, gid_) != 0) return fail(where + ": " + errno_text("chown"));
     return true;

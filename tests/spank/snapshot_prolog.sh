@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The job prolog makes each job's memory snapshot directory (DIR/wireup-JOBID in each
 # of the admin's memory_snapshot_dirs) for the job's user before any task starts:
-# 0700, the user's, with the owner marker wireup-train writes. Whatever another user
-# (nobody) put at that predictable name first (a directory, a symlink, a file), or the
-# user's own directory with mode 0755, is moved aside unfollowed and unchanged, logged,
-# and removed by the job's epilog; the node is never drained for it. Each job is
-# submitted held, so that its id is known before the squatter takes its name.
+# 0700, the user's, with the owner marker wireup-train writes and a line saying the
+# prolog made it. Whatever another user (nobody) put at that predictable name first (a
+# directory, a symlink, a file), or the user's own directory with mode 0755, is moved
+# aside unfollowed and unchanged, logged, and removed by the job's epilog; the node is
+# never drained for it. Each job is submitted held, so that its id is known before the
+# squatter takes its name.
 source "$(dirname "$0")/lib.sh"
 shm=$WORK/shm
 mkdir -m 1777 "$shm"
@@ -42,7 +43,7 @@ logged() {  # logged JOB TEXT: waits (60 s at most) for a slurmd log line of JOB
 # its marker: logged at debug level, not in this cluster's log) and what was moved aside.
 prolog_did() {
   local id=$1 marker
-  marker="0 700 directory wireup-memory-snapshot-owner 1|job $id|uid 0|"
+  marker="0 700 directory wireup-memory-snapshot-owner 1|job $id|uid 0|made_by prolog|"
   check "job $id: both tasks found a private directory of the job's user with its marker" \
     "$(cat "$WORK/out.$id")" "$(printf '%s\n%s' "$marker" "$marker")"
   logged "$id" "moved aside what held the name ($2) to $shm/.wireup-prolog-$id-" &&

@@ -6,7 +6,9 @@
 #    losses and final weights, and the finished run removes its snapshots;
 # 2. two sruns of one allocation, the default DIR (/dev/shm/wireup-$SLURM_JOB_ID):
 #    the first stops after step 10, one node's DIR/<node> is removed (a
-#    replaced node), the second resumes from the replicas its peer holds;
+#    replaced node), the second resumes from the replicas its peer holds; the
+#    job prolog's DIR outlives the second's success (only its marker left), and
+#    the job's epilog removes it;
 # 3. a job that ends with its snapshots kept (stopped at step 10): the SPANK
 #    plugin's job epilog removes /dev/shm/wireup-$SLURM_JOB_ID on its nodes.
 source "$(dirname "$0")/checkpoint/lib.sh"
@@ -64,14 +66,30 @@ ls "\$dir" >"$WORK/nodes.txt"
 second=\$(ls "\$dir" | grep -v '^owner\$' | sort | tail -1)
 rm -rf "\${dir:?}/\$second"
 run >"$WORK/second.log" 2>&1 || exit 13
-[ ! -e "\$dir" ] || { ls -R "\$dir"; exit 14; }
+# What the successful run left at DIR: nothing, or (the job prolog made it) DIR itself.
+{ stat -c '%u %a' "\$dir" && ls -A "\$dir"; } >"$WORK/after_success" 2>/dev/null
+exit 0
 EOS
 set +e
 timeout 300 salloc -N2 bash "$WORK/alloc.sh" >"$WORK/alloc.out" 2>&1
 rc=$?
 set -e
-[[ -s $WORK/shm_dir ]] && rm -rf "$(cat "$WORK/shm_dir")"  # left only by a failed run
 ((rc == 0)) || fail "allocation: exit $rc: $(tail -5 "$WORK/alloc.out") $(tail -3 "$WORK"/*.log)"
+# The successful second run removed only what it wrote. Where spank_wireup's job prolog
+# made DIR (the cluster's plugstack.conf has the plugin), DIR stays between the job's sruns,
+# the job user's (root here), 0700, holding only the prolog's marker, so that nobody can
+# take its name before a next srun; the job's epilog removes it. Without the plugin, the
+# run removed DIR itself.
+dir=$(cat "$WORK/shm_dir")
+if grep -q spank_wireup "$WIREUP_TEST_CLUSTER_DIR/plugstack.conf"; then
+  check "after the successful srun, the prolog's DIR stays, 0700, holding only its marker" \
+    "$(tr '\n' ' ' <"$WORK/after_success")" "0 700 owner "
+  for _ in $(seq 300); do [[ -e $dir ]] || break; sleep 0.2; done
+  [[ ! -e $dir ]] && pass "the job epilog removed $dir" || fail "$dir outlived its job: $(find "$dir" | head -5)"
+else
+  check "after the successful srun, DIR (the run's own) is gone" "$(cat "$WORK/after_success")" ""
+fi
+[[ -n $dir ]] && rm -rf "$dir"  # left only by a failed run
 grep -q '^\[resume\] step=10 source=peer' "$WORK/second.log" && pass "the second srun resumed from the peer" ||
   fail "second srun: $(grep '^\[resume\]' "$WORK/second.log")"
 sed -n '/^\[resume\] step=/,$p' "$WORK/second.log" >"$WORK/second.resumed"

@@ -76,6 +76,7 @@ MemoryCheckpointer::MemoryCheckpointer(MemorySnapshotPolicy policy, const WorldL
         "SLURM_JOB_ID is not set: run under sbatch, salloc or srun, or set "
         "--memory_checkpoint_freq 0");
   job_ = *job;
+  after_scan_ = env("WIREUP_TEST_AFTER_MEMORY_SCAN").value_or("");
   leader_ = w.local_rank == 0;
   if (w.world % w.local_world != 0)
     throw InputError("memory snapshots: WORLD_SIZE " + std::to_string(w.world) +

@@ -56,10 +56,23 @@ class MemoryCheckpointer {
   // the newest state usable by every rank among memory, a peer's replica and
   // the durable checkpoints' steps `disk_steps` (rank 0's list counts).
   ResumeChoice choose(const std::vector<std::int64_t>& disk_steps);
-  // Loads memory or peer choice `c` into the state (collective). nullopt
-  // with `why` set, and the state untouched, when a rank's part turns out
-  // unusable; else the data position to seek to.
-  std::optional<std::string> load(const ResumeChoice& c, std::string& why);
+  // Loads memory or peer choice `c` into the state (collective). Every byte
+  // loaded is checked against the manifest's size and CRC-32C; a part that
+  // fails where c.holder places it (changed since the scan, unreadable, a
+  // transfer refused) is taken from its replica on another node instead
+  // (replica_fallback, a note saying so). The state is untouched when a rank
+  // still has no usable part: then `why` names every rank's reason.
+  struct Loaded {
+    std::optional<std::string> data_position;  // loaded: where the data resumes
+    ResumeSource source = ResumeSource::none;  // memory, or peer where a replica stood in
+    std::vector<std::string> notes;            // "[memory] ..." lines: a part that failed
+    std::string why;                           // not loaded: why
+  };
+  Loaded load(const ResumeChoice& c);
+  // After a load of step `failed` that did not succeed: the choice again over
+  // what the last choose() gathered, that step passed over (no new scan; the
+  // same on every rank).
+  ResumeChoice choose_again(std::int64_t failed);
   // The run trained every step: this node's snapshots removed (its first
   // rank), after every rank got here.
   void remove_on_success();
@@ -86,7 +99,15 @@ class MemoryCheckpointer {
   // Runs `step` on every rank; when it throws InputError on any, every rank
   // throws one naming each rank's reason.
   void agree(const std::function<void()>& step);
-  std::string read_part(const ResumeChoice& c, std::string& why);
+  // This rank's part when need[rank], from where c.holder places it; the
+  // transfers of every rank r with need[r] run on the ranks that send them.
+  // `sender_why`: a replica this rank could not send, and why.
+  std::string read_part(const ResumeChoice& c, const std::vector<bool>& need, std::string& why,
+                        std::string& sender_why);
+  // Gathered: every rank's reasons into `all`; the ranks without a part (`why` set).
+  std::vector<int> failed_ranks(const std::string& why, const std::string& sender_why,
+                                std::string& all);
+  void pause_after_scan() const;  // WIREUP_TEST_AFTER_MEMORY_SCAN (tests only)
   std::string receive_replica(int sender, const SnapshotPart& want, const std::string& holder,
                               std::string& why);
   PartHeader layout_header() const;  // this rank's part's header, step fields empty
@@ -102,6 +123,8 @@ class MemoryCheckpointer {
   int replica_to_ = -1, replica_from_ = -1;  // -1: one node, no replica
   std::vector<std::string> rank_node_;
   std::unique_ptr<PeerComm> peer_;
+  ResumeInputs inputs_;     // what the last choose() gathered
+  std::string after_scan_;  // WIREUP_TEST_AFTER_MEMORY_SCAN: a test's pause before the load
   std::thread writer_;
   std::future<void> copied_;
   std::vector<char> part_;  // reused from snapshot to snapshot

@@ -4,8 +4,12 @@
 #include <ATen/ATen.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include "checkpoint/memory_checkpointer.hpp"
 #include "checkpoint/memory_snapshot_manifest.hpp"
@@ -19,6 +23,15 @@ namespace {
 
 at::Tensor byte_view(std::string& s) {
   return at::from_blob(s.data(), {static_cast<std::int64_t>(s.size())}, at::kByte);
+}
+
+// "rank 1's replica on node n1, rank 3's on node n0".
+std::string replica_list(const ResumeChoice& c, const std::vector<int>& ranks) {
+  std::string s;
+  for (const int r : ranks)
+    s += (s.empty() ? "" : ", ") + ("rank " + std::to_string(r)) +
+         (s.empty() ? "'s replica" : "'s") + " on node " + c.holder[static_cast<std::size_t>(r)];
+  return s;
 }
 
 }  // namespace
@@ -50,26 +63,37 @@ ResumeChoice MemoryCheckpointer::choose(const std::vector<std::int64_t>& disk_st
   in.job_id = job_;
   in.uid = ::getuid();
   in.identity = identity_;
+  in.failed_steps = inputs_.failed_steps;  // a step whose load failed stays passed over
+  inputs_ = in;
   return choose_resume_source(in);
 }
 
-// This rank's part: from this node's memory, or (its node's memory gone) sent
-// by the rank that wrote its replica, (rank + local_world) % world. Every
-// replica transfer runs in rank order, each between its two ranks; its bytes
-// follow only a size that is the manifest's (both ends check). What is read or
-// received is checked against the manifest's size and crc32c: "" when it could
-// not be had or is not those bytes (`why` set).
-std::string MemoryCheckpointer::read_part(const ResumeChoice& c, std::string& why) {
+// This rank's part, where c.holder places it, for the ranks r with need[r]:
+// from this node's memory, or (its holder another node: its node's memory
+// gone, or its own part failed at the load) sent by the rank that wrote its
+// replica, (rank + local_world) % world. Every replica transfer runs in rank
+// order, each between its two ranks; its bytes follow only a size that is the
+// manifest's (both ends check). What is read or received is checked against
+// the manifest's size and crc32c: "" when it could not be had or is not those
+// bytes (`why` set); a replica this rank could not send: `sender_why`.
+std::string MemoryCheckpointer::read_part(const ResumeChoice& c, const std::vector<bool>& need,
+                                          std::string& why, std::string& sender_why) {
+  why.clear();
+  sender_why.clear();
   const fs::path snap = root_ / node_ / snapshot_dir_name(c.step);
   std::string part;
   for (int r = 0; r < w_.world; ++r) {
-    if (c.holder[r] == rank_node_[r]) continue;  // in its own node's memory
+    if (!need[r] || c.holder[r] == rank_node_[r]) continue;  // in its own node's memory
     const int sender = (r + w_.local_world) % w_.world;
     const SnapshotPart& want = c.expected[static_cast<std::size_t>(r)];
     if (w_.rank == sender) {
       std::string sent, problem;
       if (rank_node_[sender] == c.holder[r])
         sent = read_checked_part(snap / replica_file_name(r), want, problem);
+      if (!problem.empty())  // the receiver names the rank that had nothing to send; this says why
+        sender_why += (sender_why.empty() ? "" : "; ") +
+                      ("rank " + std::to_string(sender) + "'s replica of rank " +
+                       std::to_string(r) + " " + problem);
       at::Tensor size = at::full({1}, static_cast<std::int64_t>(sent.size()), at::kLong);
       peer_->exchange(size, r, at::Tensor(), r);
       if (!sent.empty()) peer_->exchange(byte_view(sent), r, at::Tensor(), r);
@@ -77,7 +101,7 @@ std::string MemoryCheckpointer::read_part(const ResumeChoice& c, std::string& wh
       part = receive_replica(sender, want, c.holder[r], why);
     }
   }
-  if (c.holder[w_.rank] == rank_node_[w_.rank]) {
+  if (need[w_.rank] && c.holder[w_.rank] == rank_node_[w_.rank]) {
     part = read_checked_part(snap / part_file_name(w_.rank),
                              c.expected[static_cast<std::size_t>(w_.rank)], why);
     if (part.empty()) why = "rank " + std::to_string(w_.rank) + "'s part " + why;
@@ -114,40 +138,90 @@ std::string MemoryCheckpointer::receive_replica(int sender, const SnapshotPart& 
   return part;
 }
 
-std::optional<std::string> MemoryCheckpointer::load(const ResumeChoice& c, std::string& why) {
-  why.clear();
-  if (c.expected.size() != static_cast<std::size_t>(w_.world))
+std::vector<int> MemoryCheckpointer::failed_ranks(const std::string& why,
+                                                  const std::string& sender_why, std::string& all) {
+  std::vector<int> failed;
+  const std::string mine = (why.empty() ? "0" : "1") + why +
+                           (!why.empty() && !sender_why.empty() ? "; " : "") + sender_why;
+  const std::vector<std::string> reasons = gather_text(mine);
+  for (std::size_t r = 0; r < reasons.size(); ++r) {
+    if (reasons[r].size() > 1) all += (all.empty() ? "" : "; ") + reasons[r].substr(1);
+    if (reasons[r].rfind('1', 0) == 0) failed.push_back(static_cast<int>(r));
+  }
+  return failed;
+}
+
+// WIREUP_TEST_AFTER_MEMORY_SCAN=PATH (tests only): between the resume's scan
+// and its load, world rank 0 creates PATH.scanned and every rank waits until
+// PATH exists (300 s at most), so that a test can change what the scan passed.
+void MemoryCheckpointer::pause_after_scan() const {
+  if (after_scan_.empty()) return;
+  if (w_.rank == 0) std::ofstream(after_scan_ + ".scanned").put('\n');
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (!fs::exists(after_scan_)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("WIREUP_TEST_AFTER_MEMORY_SCAN: " + after_scan_ +
+                               " did not appear within 300 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+MemoryCheckpointer::Loaded MemoryCheckpointer::load(const ResumeChoice& chosen) {
+  if (chosen.expected.size() != static_cast<std::size_t>(w_.world) ||
+      chosen.holder.size() != static_cast<std::size_t>(w_.world))
     throw std::logic_error("memory snapshots: a resume choice without the manifest's parts");
-  std::string part = read_part(c, why);
+  pause_after_scan();
+  Loaded out;
+  ResumeChoice c = chosen;
+  std::vector<bool> need(static_cast<std::size_t>(w_.world), true);
+  std::string why, sender_why;
+  std::string part = read_part(c, need, why, sender_why);
+  std::vector<int> failed = failed_ranks(why, sender_why, out.why);
+  if (!failed.empty()) {
+    // What failed where the scan found it: its replica on another node next.
+    const std::optional<ResumeChoice> next = replica_fallback(c, failed);
+    if (!next) return out;
+    out.notes.push_back("[memory] snapshot step " + std::to_string(c.step) + ": " + out.why +
+                        "; falling back to " + replica_list(*next, failed));
+    out.why.clear();
+    for (int r = 0; r < w_.world; ++r) need[r] = std::count(failed.begin(), failed.end(), r) != 0;
+    c = *next;
+    std::string again = read_part(c, need, why, sender_why);
+    if (need[w_.rank]) part = std::move(again);
+    if (!failed_ranks(why, sender_why, out.why).empty()) return out;
+  }
   std::uint64_t at = 0;
   std::optional<PartHeader> h;
+  why.clear();
   if (!part.empty()) {
     std::string bad;
     h = parse_part_header(part.data(), part.size(), at, bad);
-    const PartHeader mine = layout_header();
+    const std::string me = "rank " + std::to_string(w_.rank) + "'s part";
     if (!h)
-      why = "rank " + std::to_string(w_.rank) + "'s part: " + bad;
+      why = me + ": " + bad;
     else if (h->step != c.step)
-      why = "rank " + std::to_string(w_.rank) + "'s part is of step " + std::to_string(h->step);
-    else if (const std::string d = part_layout_mismatch(*h, mine); !d.empty())
-      why = "rank " + std::to_string(w_.rank) + "'s part: " + d;
+      why = me + " is of step " + std::to_string(h->step);
+    else if (const std::string d = part_layout_mismatch(*h, layout_header()); !d.empty())
+      why = me + ": " + d;
   }
   // Every rank loads, or none: the reasons of all that cannot.
-  std::string reasons;
-  for (const auto& t : gather_text(why))
-    if (!t.empty()) reasons += (reasons.empty() ? "" : "; ") + t;
-  why = reasons;
-  if (!why.empty()) return std::nullopt;
+  if (!failed_ranks(why, "", out.why).empty()) return out;
   const char* p = part.data() + at;
   for (UnitShard& u : state_.units)
     for (at::Tensor& t : u.tensors) {
-      const auto n = static_cast<std::size_t>(u.numel);
       at::Tensor from = at::from_blob(const_cast<char*>(p), {u.numel}, at::kFloat);
       t.copy_(from);
-      p += n * 4;
+      p += static_cast<std::size_t>(u.numel) * 4;
     }
   state_.restored(h->optimizer_steps);
-  return h->data_position;
+  out.data_position = h->data_position;
+  out.source = c.source;
+  return out;
+}
+
+ResumeChoice MemoryCheckpointer::choose_again(std::int64_t failed) {
+  inputs_.failed_steps.push_back(failed);
+  return choose_resume_source(inputs_);
 }
 
 void MemoryCheckpointer::remove_on_success() {

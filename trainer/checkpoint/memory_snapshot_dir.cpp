@@ -77,25 +77,26 @@ std::string owner_text(const std::string& job_id) {
   return wireup::snapshot_owner_text(job_id, ::geteuid());
 }
 
-// Checks root's owner marker against this job and user; false when absent.
-bool check_owner_marker(const fs::path& root, const std::string& job_id) {
+// Checks root's owner marker against this job and user: what it says, nullopt when absent.
+std::optional<SnapshotOwner> check_owner_marker(const fs::path& root, const std::string& job_id) {
   const fs::path marker = root / kOwnerName;
   std::string why;
   const std::optional<std::string> text = read_private_text(marker, kSnapshotOwnerMaxBytes, why);
   if (!text) {
-    if (why == "missing") return false;
+    if (why == "missing") return std::nullopt;
     throw InputError(io::shown(marker) + ": " + why);
   }
   const std::optional<SnapshotOwner> owner = parse_snapshot_owner(*text);
   if (!owner) throw InputError(io::shown(marker) + ": not a wireup memory snapshot owner marker");
-  const auto& [job, uid] = *owner;
+  const std::string& job = owner->job;
+  const std::string& uid = owner->uid;
   if (job != job_id)
     throw InputError(io::shown(root) + " belongs to job " + job + ", this is job " + job_id +
                      "; memory snapshots of another job are never read or removed");
   if (uid != std::to_string(::geteuid()))
     throw InputError(io::shown(root) + " belongs to uid " + uid + ", not you (" +
                      std::to_string(::geteuid()) + ")");
-  return true;
+  return owner;
 }
 
 void unlink_if_present(const fs::path& p) {
@@ -198,7 +199,7 @@ void claim_default_root(const fs::path& root, const std::string& job_id) {
 }
 
 bool check_root_owner(const fs::path& root, const std::string& job_id) {
-  return check_owner_marker(root, job_id);
+  return check_owner_marker(root, job_id).has_value();
 }
 
 std::string write_private_file(const fs::path& path, const void* data, std::size_t bytes) {
@@ -460,7 +461,7 @@ std::vector<std::string> remove_snapshot_dir(const fs::path& root, const std::st
                                              const std::string& job_id) {
   std::vector<std::string> left;
   if (!removable_dir(root, left)) return left;
-  check_owner_marker(root, job_id);
+  const std::optional<SnapshotOwner> owner = check_owner_marker(root, job_id);
   const fs::path node_dir = root / node;
   if (removable_dir(node_dir, left)) {
     std::error_code ec;
@@ -476,6 +477,9 @@ std::vector<std::string> remove_snapshot_dir(const fs::path& root, const std::st
     if (::rmdir(node_dir.c_str()) != 0 && errno != ENOENT && errno != ENOTEMPTY)
       io::throw_errno(node_dir, "rmdir");
   }
+  // The job prolog's DIR stays, with its marker, for the job's epilog: removed
+  // here, its name would be free for anyone to take before the job's next srun.
+  if (owner && owner->maker == SnapshotDirMaker::prolog) return left;
   // Other nodes' directories (a shared DIR) keep the marker and DIR.
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(root, ec))

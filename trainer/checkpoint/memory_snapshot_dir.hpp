@@ -143,7 +143,9 @@ bool recycle_snapshot_dir(const std::filesystem::path& node_dir, std::int64_t fr
 // Removes, on a job's success, what this job made under root/node: snapshot
 // directories (snap-NNNNNNNN) and the files named by this library inside
 // them, then root/node; then the owner marker and root if nothing else is
-// left in it. Never follows a symlink; an entry it did not make (another
+// left in it, unless the marker says the job prolog made root: then root and
+// the marker stay for the job's epilog (no other user can take root's name
+// before the job's next srun). Never follows a symlink; an entry it did not make (another
 // name, a symlink, another owner) is left and named in the returned list.
 // InputError when root's owner marker names another job or user.
 std::vector<std::string> remove_snapshot_dir(const std::filesystem::path& root,

@@ -55,6 +55,14 @@ class StepCheck {
   const std::vector<std::string>& reasons() const { return reasons_; }
   // After a run() that found a holder for every rank: the manifest's parts.
   const std::vector<SnapshotPart>& parts() const { return manifest_->parts; }
+  // After such a run(): the node of each rank's replica ("" when none).
+  std::vector<std::string> replicas() const {
+    std::vector<std::string> out(in_.rank_node.size());
+    for (const SnapshotPart& p : manifest_->replicas)
+      if (p.rank >= 0 && static_cast<std::size_t>(p.rank) < out.size())
+        out[static_cast<std::size_t>(p.rank)] = p.node;
+    return out;
+  }
 
  private:
   std::string prefix() const { return "memory snapshot step " + std::to_string(step_); }
@@ -164,6 +172,7 @@ ResumeChoice choose_resume_source(const ResumeInputs& in) {
   }
   for (const std::int64_t step : steps) {
     if (step < disk) break;
+    if (std::count(in.failed_steps.begin(), in.failed_steps.end(), step) != 0) continue;
     StepCheck check(in, step);
     std::vector<std::string> holder = check.run();
     if (!holder.empty()) {
@@ -171,6 +180,7 @@ ResumeChoice choose_resume_source(const ResumeInputs& in) {
       c.step = step;
       c.holder = std::move(holder);
       c.expected = check.parts();
+      c.replica = check.replicas();
       return c;
     }
     c.skipped.insert(c.skipped.end(), check.reasons().begin(), check.reasons().end());
@@ -180,6 +190,21 @@ ResumeChoice choose_resume_source(const ResumeInputs& in) {
     c.step = disk;
   }
   return c;
+}
+
+std::optional<ResumeChoice> replica_fallback(const ResumeChoice& c,
+                                             const std::vector<int>& failed) {
+  if (c.source != ResumeSource::memory && c.source != ResumeSource::peer) return std::nullopt;
+  if (failed.empty() || c.replica.size() != c.holder.size()) return std::nullopt;
+  ResumeChoice next = c;
+  for (const int r : failed) {
+    if (r < 0 || static_cast<std::size_t>(r) >= c.holder.size()) return std::nullopt;
+    const std::string& replica = c.replica[static_cast<std::size_t>(r)];
+    if (replica.empty() || replica == c.holder[static_cast<std::size_t>(r)]) return std::nullopt;
+    next.holder[static_cast<std::size_t>(r)] = replica;
+  }
+  next.source = ResumeSource::peer;
+  return next;
 }
 
 std::vector<std::string> resume_lines(const ResumeChoice& c) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct ResumeInputs {
   // This run's family, shape, rope scaling and adapters: a snapshot whose
   // manifest records another is not used (identity_mismatch).
   RunIdentity identity;
+  // Memory steps whose load failed after the scan had passed them (a part or
+  // replica changed since, a transfer refused): passed over, with no reason
+  // of their own (the load's [memory] line named it).
+  std::vector<std::int64_t> failed_steps;
 };
 
 struct ResumeChoice {
@@ -56,6 +61,10 @@ struct ResumeChoice {
   // manifest records them; load() checks the bytes it reads or receives
   // against them (a replica's are its part's).
   std::vector<SnapshotPart> expected;
+  // memory or peer: for each rank, the node the manifest places a replica of
+  // its part on ("" when none): where a load turns when the part it reads
+  // where `holder` says fails (replica_fallback).
+  std::vector<std::string> replica;
 };
 
 // Newest step wins among the states usable by every rank. Step S comes from
@@ -69,6 +78,16 @@ struct ResumeChoice {
 // the run no longer has stood. A durable checkpoint of the same step as a
 // usable memory snapshot loses to it (memory is faster to read).
 ResumeChoice choose_resume_source(const ResumeInputs& in);
+
+// The load's fallback within one step, in the scan's order (a node's own part,
+// then a peer's replica): after a load of `c` in which the ranks `failed`
+// could not have their part where c.holder places it (it changed since the
+// scan, could not be read, or its transfer was refused), the same step with
+// each of them taken from its replica instead (source peer). nullopt when one
+// of them has no replica on a node other than its holder (none recorded, or
+// the replica was what failed): then the next newest state is tried
+// (choose_resume_source with the step in failed_steps).
+std::optional<ResumeChoice> replica_fallback(const ResumeChoice& c, const std::vector<int>& failed);
 
 // "[resume] step=40 source=peer" (the first line; skipped states follow as
 // "[resume] skipped: REASON" lines).

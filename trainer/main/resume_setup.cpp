@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "checkpoint/checkpoint_files.hpp"
 #include "main/model_weights.hpp"
@@ -45,8 +46,26 @@ void warn_on_other_template(const TrainOptions& o, const WorldLayout& w, TokenBa
                (now.empty() ? std::string("text") : escape_text(now) + " chat") + " data");
 }
 
+// What a failed memory load falls back to: "memory snapshot step 3", "the
+// durable checkpoint step 5".
+std::string fallback_name(const ResumeChoice& c) {
+  switch (c.source) {
+    case ResumeSource::memory:
+    case ResumeSource::peer:
+      return "memory snapshot step " + std::to_string(c.step) +
+             (c.source == ResumeSource::peer ? " (a peer's replicas)" : "");
+    case ResumeSource::disk:
+      return "the durable checkpoint step " + std::to_string(c.step);
+    case ResumeSource::none:
+      break;
+  }
+  return "the durable checkpoints (none committed)";
+}
+
 // Memory or a peer's replica, when the choice says so and every rank's part
-// loads: the first step to run; else nullopt (the disk's turn).
+// loads: the first step to run; else nullopt (the disk's turn). A load that
+// fails falls back as the scan does: a part to its replica (within load()),
+// then the next newest state, memory or disk, each named in a [memory] line.
 // `disk` holds the durable steps to weigh; `chose_disk` is set to the disk step the
 // choice took (the same on every rank).
 std::optional<std::int64_t> resume_from_memory(const WorldLayout& w, MemoryCheckpointer& mem,
@@ -54,20 +73,27 @@ std::optional<std::int64_t> resume_from_memory(const WorldLayout& w, MemoryCheck
                                                const std::vector<std::int64_t>& disk,
                                                std::optional<std::int64_t>& chose_disk,
                                                Clock::time_point t0) {
-  const ResumeChoice c = mem.choose(disk);
-  const std::vector<std::string> lines = resume_lines(c);
-  for (std::size_t i = 1; i < lines.size(); ++i) say(w, lines[i]);
-  if (c.source == ResumeSource::disk) chose_disk = c.step;
-  if (c.source != ResumeSource::memory && c.source != ResumeSource::peer) return std::nullopt;
-  std::string why;
-  const auto position = mem.load(c, why);
-  if (!position) {
-    say(w, "[resume] skipped: memory snapshot step " + std::to_string(c.step) + ": " + why);
-    return std::nullopt;
+  ResumeChoice c = mem.choose(disk);
+  std::set<std::string> said;  // a choice made again repeats the reasons already given
+  for (;;) {
+    const std::vector<std::string> lines = resume_lines(c);
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      if (said.insert(lines[i]).second) say(w, lines[i]);
+    if (c.source == ResumeSource::disk) chose_disk = c.step;
+    if (c.source != ResumeSource::memory && c.source != ResumeSource::peer) return std::nullopt;
+    const MemoryCheckpointer::Loaded got = mem.load(c);
+    for (const std::string& note : got.notes) say(w, note);
+    if (got.data_position) {
+      train.source().seek(*got.data_position);
+      say(w, "[resume] step=" + std::to_string(c.step) + " source=" + to_string(got.source) +
+                 " dir=" + io::shown(mem.root()) + load_seconds(t0));
+      return c.step + 1;
+    }
+    const std::int64_t failed = c.step;
+    c = mem.choose_again(failed);
+    say(w, "[memory] snapshot step " + std::to_string(failed) + " not loaded: " + got.why +
+               "; falling back to " + fallback_name(c));
   }
-  train.source().seek(*position);
-  say(w, lines[0] + " dir=" + io::shown(mem.root()) + load_seconds(t0));
-  return c.step + 1;
 }
 
 }  // namespace

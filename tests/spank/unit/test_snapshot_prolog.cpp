@@ -53,7 +53,8 @@ struct stat lstat_of(const fs::path& p) {
 
 // The secure end state every case must reach: PARENT/wireup-JOB a real directory of
 // the job's user and group, exactly 0700, holding only its owner marker (0600, the
-// user's, one link, naming the job and user as wireup-train writes it).
+// user's, one link, naming the job and user as wireup-train writes it, and that the
+// prolog made it).
 void check_job_dir(const fs::path& parent, const std::string& job) {
   const fs::path dir = parent / wireup::snapshot_dir_name_for_job(job);
   const struct stat st = lstat_of(dir);
@@ -66,7 +67,8 @@ void check_job_dir(const fs::path& parent, const std::string& job) {
   CHECK(m.st_uid == kUser);
   CHECK(m.st_nlink == 1);
   CHECK((m.st_mode & 07777) == 0600);
-  CHECK(read(dir / "owner") == wireup::snapshot_owner_text(job, kUser));
+  CHECK(read(dir / "owner") ==
+        wireup::snapshot_owner_text(job, kUser, wireup::SnapshotDirMaker::prolog));
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
 }
 

@@ -97,5 +97,18 @@ TEST_CASE("the owner marker round-trips and rejects anything else") {
   CHECK_FALSE(wireup::parse_snapshot_owner("wireup-memory-snapshot-owner 1\njob 123\n"));
   CHECK_FALSE(wireup::parse_snapshot_owner(text + "extra\n"));
   CHECK_FALSE(wireup::parse_snapshot_owner("something else\njob 1\nuid 0\n"));
+  CHECK(o->maker == wireup::SnapshotDirMaker::trainer);
+  // The job prolog's marker says so on a line of its own; nothing else may stand there.
+  const std::string prolog =
+      wireup::snapshot_owner_text("123", 1000, wireup::SnapshotDirMaker::prolog);
+  CHECK(prolog == text + "made_by prolog\n");
+  const auto p = wireup::parse_snapshot_owner(prolog);
+  REQUIRE(p);
+  CHECK(p->job == "123");
+  CHECK(p->uid == "1000");
+  CHECK(p->maker == wireup::SnapshotDirMaker::prolog);
+  CHECK_FALSE(wireup::parse_snapshot_owner(text + "made_by trainer\n"));
+  CHECK_FALSE(wireup::parse_snapshot_owner(prolog + "made_by prolog\n"));
+  CHECK_FALSE(wireup::parse_snapshot_owner(text + "made_by prolog"));  // no final newline
   CHECK(wireup::snapshot_dir_name_for_job("55") == "wireup-55");
 }

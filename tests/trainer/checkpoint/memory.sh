@@ -2,7 +2,8 @@
 # Memory snapshots on one machine, 4 ranks as 2 emulated nodes (n0, n1: their
 # SLURMD_NODENAME): a run stopped after step 7 resumes from its node memory,
 # from a peer's replica when n1's directory is gone, past a corrupt or
-# incomplete snapshot to the next newest state (memory or disk), from disk when
+# incomplete snapshot to the next newest state (memory or disk), from the
+# replica when a part changed after the scan (then past both to memory step 3), from disk when
 # the world size changed or the model's shape did (named), and from a snapshot
 # written over a retired one's files;
 # each exact to the uninterrupted run.
@@ -70,6 +71,50 @@ resumed recycled "[resume] step=9 source=memory"
 stopped
 rm -rf "$WORK/ck/step-00000007" "$WORK/mem/n1"  # n1 replaced: its memory is gone
 resumed peer "[resume] step=6 source=peer"
+
+# after_scan NAME FILE...: the resumed run, held between its scan and its load
+# (WIREUP_TEST_AFTER_MEMORY_SCAN) while one byte of each FILE (under $WORK/mem) changes:
+# what the scan passed is no longer what the manifest records.
+after_scan() {
+  local name=$1 pid f
+  shift
+  rm -f "$WORK/go" "$WORK/go.scanned"
+  WIREUP_TEST_AFTER_MEMORY_SCAN=$WORK/go nodes 4 "${args[@]}" "${mem[@]}" --checkpoint_dir "$WORK/ck" \
+    >"$WORK/$name.log" 2>"$WORK/$name.err" &
+  pid=$!
+  for _ in $(seq 1200); do [[ -e $WORK/go.scanned ]] && break; sleep 0.1; done
+  [[ -e $WORK/go.scanned ]] || fail "$name: no scan within 120 s: $(tail -3 "$WORK/$name.err")"
+  for f in "$@"; do printf X | dd of="$WORK/mem/$f" bs=1 seek=4000 conv=notrunc 2>/dev/null; done
+  touch "$WORK/go"
+  wait "$pid" || fail "$name: exit $?: $(tail -3 "$WORK/$name.err")"
+}
+# resumed_line NAME LINE: LINE (a fixed string) is a line of NAME's log.
+resumed_line() {
+  grep -q -F -- "$2" "$WORK/$1.log" && pass "$1: $2" || fail "$1: no '$2' in: $(grep -E '^\[(resume|memory)\]' "$WORK/$1.log")"
+}
+
+# Rank 1's part (n0) changed after the scan: the load finds it fails its checksum and takes
+# rank 1's part from its replica on n1, not the durable checkpoint (step 5), and says so; exact.
+stopped
+rm -rf "$WORK/ck/step-00000007" "$WORK/ck/step-00000006"
+after_scan changed n0/snap-00000006/rank-00001.bin
+resumed_line changed "[memory] snapshot step 6: rank 1's part $WORK/mem/n0/snap-00000006/rank-00001.bin: fails its checksum: crc32c "
+resumed_line changed "; falling back to rank 1's replica on node n1"
+resumed_line changed "[resume] step=6 source=peer dir=$WORK/mem"
+grep -q 'source=disk' "$WORK/changed.log" && fail "changed: loaded from disk too" || pass "changed: nothing from disk"
+resumed_as_uninterrupted $((steps - 6)) "$WORK/changed.log" "$WORK/ref/step-00000012" "$WORK/ck/step-00000012"
+
+# Its replica changed too: step 6 is not loaded; the next newest state, memory step 3 (no
+# durable checkpoint is left), named; exact.
+stopped
+rm -rf "$WORK/ck"
+after_scan changed2 n0/snap-00000006/rank-00001.bin n1/snap-00000006/replica-rank-00001.bin
+resumed_line changed2 "; falling back to rank 1's replica on node n1"
+resumed_line changed2 "[memory] snapshot step 6 not loaded: rank 3 on node n1 could not send the replica of rank 1 (node n1 holds it)"
+resumed_line changed2 "rank 3's replica of rank 1 $WORK/mem/n1/snap-00000006/replica-rank-00001.bin: fails its checksum"
+resumed_line changed2 "; falling back to memory snapshot step 3"
+resumed_line changed2 "[resume] step=3 source=memory"
+resumed_as_uninterrupted $((steps - 3)) "$WORK/changed2.log" "$WORK/ref/step-00000012" "$WORK/ck/step-00000012"
 
 stopped
 rm -rf "$WORK/ck/step-00000007" "$WORK/ck/step-00000006"

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -20,6 +21,7 @@
 #include "checkpoint/memory_snapshot_plan.hpp"
 #include "checkpoint/run_identity.hpp"
 #include "wireup/error.hpp"
+#include "wireup/memory_snapshot_owner.hpp"
 
 namespace fs = std::filesystem;
 using namespace wireup::train;
@@ -95,7 +97,7 @@ void write_snapshot(const fs::path& root, const std::string& job, std::int64_t s
 ResumeInputs scan(const fs::path& root, const std::string& job,
                   const std::vector<std::string>& rank_node, std::vector<std::int64_t> disk,
                   HeldFiles held = HeldFiles::parts_and_replicas) {
-  ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid(), {}};
+  ResumeInputs in{{}, std::move(disk), rank_node, job, ::geteuid(), {}, {}};
   for (const std::string& node : std::set<std::string>(rank_node.begin(), rank_node.end()))
     in.nodes.push_back(scan_node_memory(root, node, job, held));
   return in;
@@ -549,4 +551,27 @@ TEST_CASE("cleanup removes what the job made, leaves what it did not, follows no
   CHECK(remove_snapshot_dir(root, "a1", "5").empty());
   CHECK(remove_snapshot_dir(root, "a2", "5").empty());
   CHECK_FALSE(fs::exists(root));  // the last node removes the marker and DIR
+}
+
+TEST_CASE("cleanup leaves the job prolog's DIR and its marker for the job's epilog") {
+  // The prolog's marker says it made DIR: removing DIR would free its name for anyone
+  // until the job's next srun. What the run wrote goes; DIR and the marker stay.
+  TempDir t;
+  const fs::path root = t.path / "wireup-5";
+  open_private_dir(root);
+  const std::string marker =
+      wireup::snapshot_owner_text("5", ::geteuid(), wireup::SnapshotDirMaker::prolog);
+  write_private_file(root / "owner", marker.data(), marker.size());
+  write_snapshot(root, "5", 10, {"a1", "a2"}, {"a2", "a1"});  // claim_root accepts it
+  CHECK(remove_snapshot_dir(root, "a1", "5").empty());
+  CHECK(remove_snapshot_dir(root, "a2", "5").empty());
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(root)) names.push_back(e.path().filename().string());
+  CHECK(names == std::vector<std::string>{"owner"});
+  CHECK((fs::status(root).permissions() & fs::perms::all) == fs::perms::owner_all);
+  std::ifstream in(root / "owner");
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == marker);  // not rewritten
+  // Another job's DIR of the prolog is still refused, and kept.
+  CHECK_THAT(message_of([&] { remove_snapshot_dir(root, "a1", "6"); }),
+             Contains("belongs to job 5, this is job 6"));
 }

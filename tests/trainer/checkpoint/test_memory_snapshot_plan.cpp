@@ -36,7 +36,7 @@ NodeMemory node(const std::string& name, const std::vector<std::string>& rank_no
 
 ResumeInputs inputs(std::vector<NodeMemory> nodes, std::vector<std::string> rank_node,
                     std::vector<std::int64_t> disk) {
-  return {std::move(nodes), std::move(disk), std::move(rank_node), "9", 1000, {}};
+  return {std::move(nodes), std::move(disk), std::move(rank_node), "9", 1000, {}, {}};
 }
 
 const std::vector<std::string> kLayout{"a1", "a1", "a2", "a2"};
@@ -187,5 +187,70 @@ TEST_CASE("the resume source: another run's snapshot is never memory's") {
     const auto c = choose_resume_source(inputs({node("a1", kLayout, {40}), a2}, kLayout, {30}));
     CHECK(c.source == ResumeSource::disk);
     CHECK_THAT(c.skipped[0], Contains("on node a2: its manifest differs"));
+  }
+}
+
+namespace {
+
+// Both nodes of kLayout holding `steps`, each manifest recording every rank's
+// replica on the other node (rank r's on the node of rank (r + 2) % 4).
+std::vector<NodeMemory> replicated(const std::vector<std::int64_t>& steps) {
+  std::vector<NodeMemory> nodes{node("a1", kLayout, steps, {2, 3}),
+                                node("a2", kLayout, steps, {0, 1})};
+  for (NodeMemory& n : nodes)
+    for (SnapshotState& s : n.snapshots)
+      for (int r = 0; r < 4; ++r)
+        s.manifest->replicas.push_back({r, kLayout[(r + 2) % 4], 8, kSum});
+  return nodes;
+}
+
+}  // namespace
+
+TEST_CASE("a load that fails falls back as the scan does: replica, then the next state") {
+  const ResumeChoice c = choose_resume_source(inputs(replicated({40, 20}), kLayout, {10}));
+  REQUIRE(c.source == ResumeSource::memory);
+  CHECK(c.replica == std::vector<std::string>{"a2", "a2", "a1", "a1"});
+  SECTION("a part that failed at the load: the same step, that rank from its replica") {
+    const auto next = replica_fallback(c, {1});
+    REQUIRE(next);
+    CHECK(next->source == ResumeSource::peer);
+    CHECK(next->step == 40);
+    CHECK(next->holder == std::vector<std::string>{"a1", "a2", "a2", "a2"});
+    CHECK(next->expected[1].checksum == c.expected[1].checksum);  // the same bytes are expected
+    // Parts of both nodes: each from the other node.
+    CHECK(replica_fallback(c, {1, 2})->holder == std::vector<std::string>{"a1", "a2", "a1", "a2"});
+    // The replica failed too: nothing more in this step.
+    CHECK_FALSE(replica_fallback(*next, {1}));
+    CHECK_FALSE(replica_fallback(*next, {0, 1}));
+  }
+  SECTION("no replica recorded (one node, or a manifest without one): no fallback in the step") {
+    const ResumeChoice bare = choose_resume_source(
+        inputs({node("a1", kLayout, {40}), node("a2", kLayout, {40})}, kLayout, {}));
+    REQUIRE(bare.source == ResumeSource::memory);
+    CHECK(bare.replica == std::vector<std::string>(4));
+    CHECK_FALSE(replica_fallback(bare, {0}));
+  }
+  SECTION("nothing failed, a rank out of range, or a disk choice: no fallback") {
+    CHECK_FALSE(replica_fallback(c, {}));
+    CHECK_FALSE(replica_fallback(c, {4}));
+    CHECK_FALSE(replica_fallback(c, {-1}));
+    ResumeChoice disk;
+    disk.source = ResumeSource::disk;
+    CHECK_FALSE(replica_fallback(disk, {0}));
+  }
+  SECTION("the failed step passed over: the next newest state, memory or disk") {
+    ResumeInputs in = inputs(replicated({40, 20}), kLayout, {10});
+    in.failed_steps = {40};
+    ResumeChoice again = choose_resume_source(in);
+    CHECK(again.source == ResumeSource::memory);
+    CHECK(again.step == 20);
+    CHECK(again.skipped.empty());  // the load's line named why 40 failed
+    in.disk_steps = {30};
+    again = choose_resume_source(in);
+    CHECK(again.source == ResumeSource::disk);
+    CHECK(again.step == 30);
+    in.disk_steps = {};
+    in.failed_steps = {40, 20};
+    CHECK(choose_resume_source(in).source == ResumeSource::none);
   }
 }
