@@ -8,6 +8,9 @@
 #   accumulation, and for any micro-batch size: the loss is a mean over the
 #   step's pairs whatever the split;
 # - a LoRA-DPO run stopped at step 3 and resumed gives steps 4..6 bit for bit;
+#   the checkpoint records DPO's settings and reference, and a resume with
+#   another --dpo_beta is refused naming both values; it exports as a PEFT
+#   adapter;
 # - learning: on pairs whose chosen completions are drawn from the lower half
 #   of the vocabulary, the reward accuracy on the training pairs reaches 0.9,
 #   and on the held-out pairs (the validation split) it is above 0.5;
@@ -78,6 +81,17 @@ for line in open(sys.argv[1]):
 straight=$(dpo_steps "$WORK/straight.jsonl")
 [[ $(wc -l <<<"$straight") == 3 ]] || fail "the straight run logged: $straight"
 check "LoRA-DPO resumed at step 3: steps 4..6 bit for bit" "$(dpo_steps "$WORK/resumed.jsonl")" "$straight"
+recorded=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["dpo"]
+print(d["loss_type"], d["beta"], d["reference"], repr(d["reference_source"]))' "$WORK/ck/step-00000003/metadata.json")
+check "the checkpoint records DPO's settings and reference" "$recorded" "sigmoid 0.1 adapters_off ''"
+out=$("$WIREUP_TRAIN" export --checkpoint "$WORK/ck" --out "$WORK/peft" 2>&1)
+contains "a LoRA-DPO checkpoint exports as a PEFT adapter" "$out" "kind=peft"
+[[ -s $WORK/peft/adapter_model.safetensors && -s $WORK/peft/adapter_config.json ]] &&
+  pass "the adapter's files are there" || fail "no PEFT files in $WORK/peft: $(ls "$WORK/peft")"
+out=$(train 1 "${resume[@]}" --resume_from_checkpoint auto --dpo_beta 0.2 2>&1) &&
+  fail "a resume with another --dpo_beta went on: $out"
+contains "a resume with another --dpo_beta is refused, naming both" "$out" \
+  "saved with --dpo_beta 0.1, this run has 0.2"
 
 # Learning a preference that carries to unseen pairs.
 out=$(train 1 "${common[@]}" --max_steps 40 --epochs 0 --lr 2e-3 --warmup_steps 5 \

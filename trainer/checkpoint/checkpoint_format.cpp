@@ -207,6 +207,7 @@ std::string to_json(const CheckpointMeta& m) {
       {"data_position", m.data_position},
       {"chat_template", m.chat_template.empty() ? json(nullptr) : json(m.chat_template)},
       {"lora", m.lora ? json::parse(adapter_meta_json(*m.lora)) : json(nullptr)},
+      {"dpo", m.dpo ? json::parse(dpo_meta_json(*m.dpo)) : json(nullptr)},
       {"unit_tensors", m.unit_tensors.empty() ? kDefaultUnitTensors : m.unit_tensors},
       {"units", units},
       {"files", files},
@@ -243,6 +244,7 @@ CheckpointMeta checkpoint_meta_from_json(const std::string& text, const std::str
       m.chat_template = j["chat_template"].get<std::string>();
     if (j.contains("lora") && !j["lora"].is_null())
       m.lora = adapter_meta_from_json(j["lora"].dump(), name);
+    if (j.contains("dpo") && !j["dpo"].is_null()) m.dpo = dpo_meta_from_json(j["dpo"].dump(), name);
     units_from(j, m);
     check_sizes(m);
     return m;

@@ -56,6 +56,8 @@ struct CheckpointMeta {
   std::string chat_template;
   // A LoRA run's: its units are the adapters, the base is named here.
   std::optional<AdapterMeta> lora;
+  // A DPO run's: its settings and reference.
+  std::optional<DpoMeta> dpo;
   // The tensors of each unit's state, by name, in the order they are written
   // (TrainingState::tensor_names); a metadata.json without the field holds
   // kDefaultUnitTensors.
@@ -65,7 +67,7 @@ struct CheckpointMeta {
 };
 
 // The identity a checkpoint records: its model and lora objects.
-inline RunIdentity identity_of(const CheckpointMeta& m) { return {m.model, m.lora}; }
+inline RunIdentity identity_of(const CheckpointMeta& m) { return {m.model, m.lora, m.dpo}; }
 
 // What a unit's state is when metadata.json does not say: its parameters and
 // AdamW's two moments.

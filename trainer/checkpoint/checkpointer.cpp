@@ -108,6 +108,7 @@ void Checkpointer::save(const CheckpointInfo& info) {
   m.data_position = info.data_position;
   m.chat_template = info.chat_template;
   m.lora = info.lora;
+  m.dpo = info.dpo;
   m.unit_tensors = state_.tensor_names;
   for (const UnitShard& u : state_.units) m.units.push_back(u.layout);
   if (snap->world_rank == 0) {

@@ -27,6 +27,7 @@ struct CheckpointInfo {
   std::string data_position;
   std::string chat_template;        // the chat data set's template (its manifest); "" for text
   std::optional<AdapterMeta> lora;  // a LoRA run's adapters and base
+  std::optional<DpoMeta> dpo;       // a DPO run's settings and reference
 };
 
 // One unit's part of the training state on this rank, as a checkpoint and a

@@ -81,7 +81,8 @@ ModelConfig model_from_json(const json& mo) {
 
 std::string to_json(const RunIdentity& id) {
   const json j = {{"model", model_json(id.model)},
-                  {"lora", id.lora ? json::parse(adapter_meta_json(*id.lora)) : json(nullptr)}};
+                  {"lora", id.lora ? json::parse(adapter_meta_json(*id.lora)) : json(nullptr)},
+                  {"dpo", id.dpo ? json::parse(dpo_meta_json(*id.dpo)) : json(nullptr)}};
   return j.dump(-1, ' ', true, json::error_handler_t::replace);
 }
 
@@ -94,8 +95,10 @@ RunIdentity run_identity_from_json(const std::string& text, const std::string& n
   json j;
   try {
     j = json::parse(text);
-    if (!j.is_object() || j.size() != 2 || !j.contains("lora") || !j.contains("model"))
-      throw InputError("expected {\"lora\": ..., \"model\": ...}");
+    const std::size_t keys = j.is_object() ? j.size() : 0;
+    if (!(keys == 2 || (keys == 3 && j.contains("dpo"))) || !j.contains("lora") ||
+        !j.contains("model"))
+      throw InputError("expected {\"dpo\": ..., \"lora\": ..., \"model\": ...}");
     id.model = model_from_json(j["model"]);
     const ModelConfig& m = id.model;
     const RopeScaling& r = m.rope_scaling;
@@ -107,6 +110,7 @@ RunIdentity run_identity_from_json(const std::string& text, const std::string& n
     throw InputError(name + ": " + e.what());
   }
   if (!j["lora"].is_null()) id.lora = adapter_meta_from_json(j["lora"].dump(), name);
+  if (j.contains("dpo") && !j["dpo"].is_null()) id.dpo = dpo_meta_from_json(j["dpo"].dump(), name);
   return id;
 }
 
@@ -143,7 +147,8 @@ std::string identity_mismatch(const RunIdentity& saved, const RunIdentity& run) 
   if (m.rope_scaling != e.rope_scaling)
     return "saved with --rope_scaling " + rope_scaling_str(m.rope_scaling) + ", this run has " +
            rope_scaling_str(e.rope_scaling);
-  return adapter_mismatch(saved.lora, run.lora);
+  if (std::string a = adapter_mismatch(saved.lora, run.lora); !a.empty()) return a;
+  return dpo_mismatch(saved.dpo, run.dpo);
 }
 
 }  // namespace wireup::train

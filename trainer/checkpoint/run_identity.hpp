@@ -3,6 +3,7 @@
 #include <string>
 
 #include "checkpoint/adapter_meta.hpp"
+#include "checkpoint/dpo_meta.hpp"
 #include "models/model_config.hpp"
 
 // What a resumed run must find unchanged in the state it resumes from, and
@@ -19,13 +20,14 @@ struct RunIdentity {
   // A LoRA run's adapters (rank, alpha, dropout, targets) and the base they
   // adapt (its path and base_fingerprint); nullopt: a full model.
   std::optional<AdapterMeta> lora;
-  // DPO's settings (issue #48, not built yet) go here: recorded and compared
-  // by both paths once DPO trains.
+  // A DPO run's settings and reference; nullopt: not DPO.
+  std::optional<DpoMeta> dpo;
 };
 
-// The identity as one line of JSON, {"lora": ..., "model": {...}}: "model"
-// is metadata.json's model object (without its "preset"), "lora" its lora
-// object or null. Non-ASCII escaped, so the line is plain ASCII.
+// The identity as one line of JSON, {"dpo": ..., "lora": ..., "model":
+// {...}}: "model" is metadata.json's model object (without its "preset"),
+// "lora" and "dpo" its objects or null (a line without "dpo": not DPO). Non-ASCII escaped, so the
+// line is plain ASCII.
 std::string to_json(const RunIdentity& id);
 // Strict, bounded (at most kMaxIdentityJsonBytes, shallow JSON); InputError
 // starting with `name` otherwise.
@@ -36,7 +38,8 @@ RunIdentity run_identity_from_json(const std::string& text, const std::string& n
 // the field and both values; "" when it can. The family ("saved from a qwen3
 // model, this run is llama"), the shape ("saved from a different model shape:
 // layers 2, this run 4"), the rope scaling ("saved with --rope_scaling A, this
-// run has B"), the adapters (adapter_mismatch).
+// run has B"), the adapters (adapter_mismatch), DPO's settings and
+// reference (dpo_mismatch).
 std::string identity_mismatch(const RunIdentity& saved, const RunIdentity& run);
 
 }  // namespace wireup::train

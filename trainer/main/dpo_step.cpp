@@ -2,10 +2,12 @@
 
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "hf/hf_import.hpp"
 #include "main/model_weights.hpp"
 #include "main/run_setup.hpp"
 
@@ -33,6 +35,26 @@ std::unique_ptr<DpoReference> training_reference(const TrainOptions& o, const Wo
 }
 
 DpoReference::~DpoReference() = default;
+
+DpoMeta dpo_meta(const TrainOptions& o, const DpoReference& reference) {
+  DpoMeta d{o.dpo, reference.kind(), "", ""};
+  if (std::string(reference.kind()) == "adapters_off") return d;  // the base: "lora" names it
+  namespace fs = std::filesystem;
+  fs::path dir;
+  if (!o.init_from_hf.empty()) {
+    dir = fs::absolute(o.init_from_hf).lexically_normal();
+    d.reference_source = "hf:" + dir.string();
+  } else if (!o.init_from_checkpoint.empty()) {
+    dir =
+        fs::absolute(checkpoint_weights(o.init_from_checkpoint, "--init_from_checkpoint").step_dir)
+            .lexically_normal();
+    d.reference_source = "checkpoint:" + dir.string();
+  } else {
+    d.reference_source = "seed:" + std::to_string(o.seed);
+  }
+  if (!dir.empty()) d.reference_fingerprint = base_fingerprint(dir);
+  return d;
+}
 
 std::int64_t DpoReference::state_bytes() const { return copy_ ? copy_->state_bytes() : 0; }
 

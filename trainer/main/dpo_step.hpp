@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "batch/batch_tokens.hpp"
+#include "checkpoint/dpo_meta.hpp"
 #include "comm/comm.hpp"
 #include "comm/world_layout.hpp"
 #include "config/train_options.hpp"
@@ -43,6 +44,11 @@ class DpoReference {
 // seed's values).
 std::unique_ptr<DpoReference> training_reference(const TrainOptions& o, const WorldLayout& w,
                                                  const CommGroups& groups, ShardedModel& policy);
+
+// What checkpoints and memory snapshots record of a DPO run: its settings
+// and reference (a frozen copy's start weights: "hf:DIR", "checkpoint:DIR" or
+// "seed:N", with DIR's fingerprint), which a resume must find unchanged.
+DpoMeta dpo_meta(const TrainOptions& o, const DpoReference& reference);
 
 // An optimizer step's (or a validation pass's) pairs: every micro-batch's
 // reference pass, then the policy's forward and, with `backward`, its

@@ -119,13 +119,14 @@ std::unique_ptr<Checkpointer> open_checkpointer(const TrainOptions& o, const Wor
   return ckpt;
 }
 
-std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(
-    const TrainOptions& o, const WorldLayout& w, const std::vector<FlatUnit*>& units,
-    ShardedAdamW& opt, const std::optional<AdapterMeta>& lora) {
+std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(const TrainOptions& o,
+                                                             const WorldLayout& w,
+                                                             const std::vector<FlatUnit*>& units,
+                                                             ShardedAdamW& opt,
+                                                             const RunIdentity& identity) {
   if (o.memory_checkpoint.freq <= 0) return nullptr;
-  auto mem =
-      std::make_unique<MemoryCheckpointer>(o.memory_checkpoint, w, training_state(units, opt),
-                                           RunIdentity{o.model, lora}, process_env());
+  auto mem = std::make_unique<MemoryCheckpointer>(
+      o.memory_checkpoint, w, training_state(units, opt), identity, process_env());
   say(w, mem->describe());
   return mem;
 }
@@ -137,8 +138,7 @@ std::string chat_template_of(TokenBatches& batches) {
 }
 
 std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* ckpt,
-                    MemoryCheckpointer* mem, TokenBatches& train,
-                    const std::optional<AdapterMeta>& lora) {
+                    MemoryCheckpointer* mem, TokenBatches& train, const RunIdentity& identity) {
   if (o.resume_from_checkpoint.empty()) return 1;
   const Clock::time_point t0 = Clock::now();
   const bool weigh_memory = mem && newest(o.resume_from_checkpoint);
@@ -146,7 +146,7 @@ std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* c
   if (weigh_memory)
     if (const auto first = resume_from_memory(w, *mem, train, disk_steps(o), chose_disk, t0))
       return *first;
-  const auto meta = ckpt->load(o.resume_from_checkpoint, RunIdentity{o.model, lora});
+  const auto meta = ckpt->load(o.resume_from_checkpoint, identity);
   // The chosen checkpoint did not load and an older one did: a memory snapshot
   // between the two is newer than what was loaded, and replaces it.
   std::optional<std::int64_t> unused;

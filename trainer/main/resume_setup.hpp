@@ -29,10 +29,12 @@ std::unique_ptr<Checkpointer> open_checkpointer(const TrainOptions& o, const Wor
 
 // --memory_checkpoint_freq K > 0: the MemoryCheckpointer (collective: DIR
 // claimed, the peer group made), and its [memory] line; else nullptr. Its
-// snapshots record this run's identity: o.model and `lora` (lora_identity).
-std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(
-    const TrainOptions& o, const WorldLayout& w, const std::vector<FlatUnit*>& units,
-    ShardedAdamW& opt, const std::optional<AdapterMeta>& lora);
+// snapshots record this run's identity (its model, LoRA and DPO).
+std::unique_ptr<MemoryCheckpointer> open_memory_checkpointer(const TrainOptions& o,
+                                                             const WorldLayout& w,
+                                                             const std::vector<FlatUnit*>& units,
+                                                             ShardedAdamW& opt,
+                                                             const RunIdentity& identity);
 
 // The chat data set's template, as its manifest records it ("" for text and
 // synthetic data): checkpoints carry it to generate.
@@ -43,7 +45,6 @@ std::string chat_template_of(TokenBatches& batches);
 // memory, a peer's replica or disk ("[resume] step=S source=... load_s=T", and a
 // "[resume] skipped: ..." line for each newer state passed over).
 std::int64_t resume(const TrainOptions& o, const WorldLayout& w, Checkpointer* ckpt,
-                    MemoryCheckpointer* mem, TokenBatches& train,
-                    const std::optional<AdapterMeta>& lora);
+                    MemoryCheckpointer* mem, TokenBatches& train, const RunIdentity& identity);
 
 }  // namespace wireup::train

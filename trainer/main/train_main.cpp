@@ -135,6 +135,7 @@ struct Run {
   double peak_flops = 0;                // one rank's, for MFU
   std::optional<wt::AdapterMeta> lora;  // a LoRA run's adapters and base
   wt::DpoReference* dpo;                // preference data: DPO's reference; nullptr otherwise
+  std::optional<wt::DpoMeta> dpo_meta;  // and what checkpoints record of it
   // rank 0's --tensorboard_dir event file, when set
   std::unique_ptr<tb::EventFileWriter> tensorboard = nullptr;
   // The ranks' compute times on logged steps, the straggler warnings.
@@ -338,7 +339,8 @@ std::optional<std::string> checkpoint_and_stop(Run& r, std::int64_t step) {
                               wt::sharding_name(r.o.compute.sharding),
                               r.train.source().position(),
                               wt::chat_template_of(r.train),
-                              r.lora};
+                              r.lora,
+                              r.dpo_meta};
   };
   const wt::TraceSpan span("checkpoint");
   // A save raises the collective timeout to --comm_init_timeout itself.
@@ -499,9 +501,12 @@ int run(int argc, char** argv) {
     dpo = wt::training_reference(o, w, groups, model);
     wt::say(w, dpo_line(o, *dpo));
   }
+  // What a resume must find unchanged: the model, the adapters, DPO's settings.
+  wt::RunIdentity identity{o.model, lora, std::nullopt};
+  if (dpo) identity.dpo = wt::dpo_meta(o, *dpo);
   const auto ckpt = wt::open_checkpointer(o, w, groups, model, units, opt);
-  const auto mem = wt::open_memory_checkpointer(o, w, units, opt, lora);
-  const std::int64_t first_step = wt::resume(o, w, ckpt.get(), mem.get(), *train, lora);
+  const auto mem = wt::open_memory_checkpointer(o, w, units, opt, identity);
+  const std::int64_t first_step = wt::resume(o, w, ckpt.get(), mem.get(), *train, identity);
 
   wt::say(w, wt::format_config_line(run_config(o, w, model)));
   const wt::PeakFlops peak =
@@ -512,8 +517,9 @@ int run(int argc, char** argv) {
     metrics.open(o.metrics_file, std::ios::app);
     if (!metrics) throw wireup::InputError("--metrics_file " + o.metrics_file + ": cannot open");
   }
-  Run r{o,         w,       groups,           model, units,    opt, *train, val.get(), ckpt.get(),
-        mem.get(), metrics, peak.flops_per_s, lora,  dpo.get()};
+  Run r{o,      w,         groups,      model,     units,   opt,
+        *train, val.get(), ckpt.get(),  mem.get(), metrics, peak.flops_per_s,
+        lora,   dpo.get(), identity.dpo};
   r.tensorboard = open_tensorboard(o, w, first_step);
   r.stragglers = std::make_unique<wt::StragglerReport>(
       *groups.world, model.device(), wt::this_host(), o.straggler_ratio, o.straggler_steps);
