@@ -145,14 +145,35 @@ out=$(peft close "$WORK/merged" "$WORK/ref-merged" --atol 1e-6) &&
 close "eval of the merged export = the checkpoint's" \
   "$(ev --init_from_hf "$WORK/merged")" "$from_ck" 1e-5
 
-# ---- a wireup checkpoint as the base (--init_from_checkpoint): the same adapters as on its export
-train 1 --preset tiny --vocab_size 512 "${syn[@]}" --max_steps 2 --checkpoint_dir "$WORK/full" >/dev/null
-"$WIREUP_TRAIN" export --checkpoint "$WORK/full" --out "$WORK/full-hf" >/dev/null
+# ---- a full model's checkpoint and its export: the base of the next two sections. The demo
+# model (trainer_learns's, learns.sh: the demo corpus, 100 steps on 2 ranks) when its fixture
+# is ready (ctest runs it first), else the same training here; without wireup-prep and the
+# demo corpus (no learning check), 2 steps on synthetic data.
+learn=0
+if [[ -n ${WIREUP_PREP:-} && -n ${WIREUP_DEMO_CORPUS_SCRIPT:-} ]]; then
+  learn=1 fixture=${WIREUP_DEMO_FIXTURE_DIR:-}
+  if [[ -n $fixture && -f $fixture/ready ]]; then
+    corpus=$fixture/corpus full=$fixture/base
+    echo "the base: trainer_learns's model ($full)"
+  else
+    corpus=$WORK/corpus full=$WORK/pre
+    bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus" >/dev/null
+    train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" --max_steps 100 \
+      --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 --num_threads 1 \
+      --checkpoint_dir "$full" >/dev/null
+  fi
+else
+  full=$WORK/full
+  train 1 --preset tiny --vocab_size 512 "${syn[@]}" --max_steps 2 --checkpoint_dir "$full" >/dev/null
+fi
+"$WIREUP_TRAIN" export --checkpoint "$full" --out "$WORK/full-hf" >/dev/null
 expect_error "--merge of a full model's checkpoint" "LoRA checkpoint" \
-  "$WIREUP_TRAIN" export --checkpoint "$WORK/full" --out "$WORK/x" --merge
+  "$WIREUP_TRAIN" export --checkpoint "$full" --out "$WORK/x" --merge
+
+# ---- a wireup checkpoint as the base (--init_from_checkpoint): the same adapters as on its export
 cb=(--dataset "$WORK/D" --epochs 0 --num_threads 1 --max_context_width 32 --train_batch_size 2
   --lr 1e-2 "${lora[@]}" --max_steps 3)
-train 2 --init_from_checkpoint "$WORK/full" "${cb[@]}" --checkpoint_dir "$WORK/on-ck" >"$WORK/on-ck.out"
+train 2 --init_from_checkpoint "$full" "${cb[@]}" --checkpoint_dir "$WORK/on-ck" >"$WORK/on-ck.out"
 losses <"$WORK/on-ck.out" >"$WORK/on-ck.loss"
 train 2 --init_from_hf "$WORK/full-hf" "${cb[@]}" | losses >"$WORK/on-hf.loss"
 same_losses "LoRA on a checkpoint = LoRA on its export" "$WORK/on-hf.loss" "$WORK/on-ck.loss" 1e-6
@@ -165,7 +186,7 @@ peft merge "$WORK/full-hf" "$WORK/on-ck-peft" "$WORK/on-ck-ref" >/dev/null
 out=$(peft close "$WORK/on-ck-merged" "$WORK/on-ck-ref" --atol 1e-6) &&
   pass "export --merge on a checkpoint base = the reference's merge: $out" || fail "merge differs: $out"
 expect_error "--init_from_hf and --init_from_checkpoint together" "exclude each other" \
-  "$WIREUP_TRAIN" --init_from_hf "$WORK/full-hf" --init_from_checkpoint "$WORK/full" "${syn[@]}" --max_steps 1
+  "$WIREUP_TRAIN" --init_from_hf "$WORK/full-hf" --init_from_checkpoint "$full" "${syn[@]}" --max_steps 1
 
 # ---- bad adapters
 peft make "$WORK/dora" --base "$WORK/base" --r 4 --alpha 8 --set use_dora true
@@ -185,22 +206,8 @@ peft make "$WORK/head" --base "$WORK/base" --r 4 --alpha 8 --set target_modules 
 expect_error "an adapter of lm_head" "lm_head" \
   evaluate --init_from_hf "$WORK/base" --lora_adapter "$WORK/head"
 
-# ---- a LoRA run learns: a base trained on English fortunes, adapted to a new kind of line.
-# The base is trainer_learns's (learns.sh: the demo corpus, 100 steps on 2 ranks) when its
-# fixture is ready (ctest runs it first), else the same training here.
-if [[ -n ${WIREUP_PREP:-} && -n ${WIREUP_DEMO_CORPUS_SCRIPT:-} ]]; then
-  fixture=${WIREUP_DEMO_FIXTURE_DIR:-}
-  if [[ -n $fixture && -f $fixture/ready ]]; then
-    corpus=$fixture/corpus pre=$fixture/base
-    echo "the base: trainer_learns's model ($pre)"
-  else
-    corpus=$WORK/corpus pre=$WORK/pre
-    bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus" >/dev/null
-    train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" --max_steps 100 \
-      --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 --num_threads 1 \
-      --checkpoint_dir "$pre" >/dev/null
-  fi
-  "$WIREUP_TRAIN" export --checkpoint "$pre" --out "$WORK/pre-hf" >/dev/null
+# ---- a LoRA run learns: the demo model above (English fortunes), adapted to a new kind of line.
+if ((learn)); then
   python3 - "$WORK/task.txt" <<'EOF'
 import random, sys
 r = random.Random(5)
@@ -213,11 +220,11 @@ with open(sys.argv[1], "w") as f:
 EOF
   "$WIREUP_PREP" "$WORK/task.txt" -o "$WORK/task" --tokenizer "$corpus/tokenizer.model" \
     --text-docs line --val-fraction 0.1 >/dev/null 2>&1
-  train 2 --init_from_hf "$WORK/pre-hf" --max_context_width 64 --dataset "$WORK/task" --epochs 0 \
+  train 2 --init_from_hf "$WORK/full-hf" --max_context_width 64 --dataset "$WORK/task" --epochs 0 \
     --max_steps 60 --train_batch_size 4 --lr 1e-2 --warmup_steps 5 --min_lr 1e-3 --num_threads 1 \
     --lora_rank 8 --lora_alpha 16 --checkpoint_dir "$WORK/task-lora" >/dev/null
   task=(--dataset "$WORK/task" --max_context_width 64 --eval_batches 8)
-  before=$(ev --init_from_hf "$WORK/pre-hf" "${task[@]}")
+  before=$(ev --init_from_hf "$WORK/full-hf" "${task[@]}")
   after=$(ev --resume_from_checkpoint "$WORK/task-lora" "${task[@]}")
   awk -v b="$before" -v a="$after" 'BEGIN { exit !(b != "" && a != "" && a < 0.85 * b) }' &&
     pass "LoRA learns held-out lines of a new kind: eval loss $before -> $after" ||
@@ -227,9 +234,9 @@ EOF
   "$WIREUP_TRAIN" export --checkpoint "$WORK/task-lora" --out "$WORK/task-merged" --merge >/dev/null
   gen() { "$WIREUP_TRAIN" generate --tokenizer "$corpus/tokenizer.model" --prompt "the red box holds" \
     --max_new_tokens 12 --num_threads 1 "$@" 2>/dev/null | od -c | tr -s ' '; }
-  with_adapter=$(gen --init_from_hf "$WORK/pre-hf" --lora_adapter "$WORK/task-peft")
+  with_adapter=$(gen --init_from_hf "$WORK/full-hf" --lora_adapter "$WORK/task-peft")
   [[ -n $with_adapter && $with_adapter == "$(gen --init_from_hf "$WORK/task-merged")" &&
-     $with_adapter != "$(gen --init_from_hf "$WORK/pre-hf")" ]] &&
+     $with_adapter != "$(gen --init_from_hf "$WORK/full-hf")" ]] &&
     pass "generate --lora_adapter answers as the merged export, not as the base" ||
     fail "generate --lora_adapter: $with_adapter"
 else
