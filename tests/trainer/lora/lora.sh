@@ -38,17 +38,21 @@ expect_error "eval --lora_adapter without a base" "--init_from_hf" \
   evaluate --resume_from_checkpoint "$WORK/none" --lora_adapter "$WORK/none"
 
 # ---- step 1 is the base's; the gradient is autograd's; any world size gives the same losses
-for m in base q3; do
-  full=$(train 1 --init_from_hf "$WORK/$m" "${syn[@]}" --train_batch_size 4 --max_steps 1 | losses)
-  ad=$(train 1 --init_from_hf "$WORK/$m" "${syn[@]}" --train_batch_size 4 --max_steps 1 \
-    "${lora[@]}" | losses)
-  [[ -n $full && $full == "$ad" ]] && pass "$m: step 1 with zero-initialised B = the base ($ad)" ||
-    fail "$m: step 1 $ad, the base's $full"
-done
 train 1 --init_from_hf "$WORK/base" "${syn[@]}" --train_batch_size 6 --max_steps 4 "${lora[@]}" \
   --checkpoint_dir "$WORK/g" --checkpoint_freq 2 --keep_checkpoints 0 \
   --metrics_file "$WORK/w1.jsonl" >"$WORK/w1.out"
 losses <"$WORK/w1.out" >"$WORK/w1"
+for m in base q3; do
+  if [[ $m == base ]]; then  # the LoRA run above: its step 1
+    b=6 ad=$(head -n 1 "$WORK/w1")
+  else
+    b=4 ad=$(train 1 --init_from_hf "$WORK/$m" "${syn[@]}" --train_batch_size 4 --max_steps 1 \
+      "${lora[@]}" | losses)
+  fi
+  full=$(train 1 --init_from_hf "$WORK/$m" "${syn[@]}" --train_batch_size "$b" --max_steps 1 | losses)
+  [[ -n $full && $full == "$ad" ]] && pass "$m: step 1 with zero-initialised B = the base ($ad)" ||
+    fail "$m: step 1 $ad, the base's $full"
+done
 "$WIREUP_TRAIN" export --checkpoint "$WORK/g/step-00000002" --out "$WORK/g2" >/dev/null
 # Step 3 on the weights of step 2's checkpoint, against the reference in float64. Its float32
 # rounding moves this norm by up to about 1e-4 (the sums over tokens in another order: another
@@ -72,15 +76,14 @@ done
 # ---- checkpoints: the adapters alone, an exact resume, another base refused
 ck=(--init_from_hf "$WORK/base" --dataset "$WORK/D" --epochs 0 --num_threads 1 --max_context_width 32
   --train_batch_size 2 --lr 1e-2 "${lora[@]}" --lora_dropout 0.1)
-for ac in 0 1; do
-  train 1 "${ck[@]}" --train_batch_size 4 --max_steps 3 --activation_checkpointing "$ac" |
-    losses >"$WORK/ac$ac"
-done
-[[ -s $WORK/ac0 ]] && cmp -s "$WORK/ac0" "$WORK/ac1" &&
-  pass "--activation_checkpointing 1 recomputes the blocks with the same dropout masks" ||
-  fail "activation checkpointing changes the losses: $(paste "$WORK/ac0" "$WORK/ac1" | tr '\n' ' ')"
-train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/straight" | losses >"$WORK/straight.loss"
+# The straight run recomputes its blocks (--activation_checkpointing 1), the stopped one
+# does not: their 3 common steps also check that recomputing keeps the dropout masks.
+train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/straight" --activation_checkpointing 1 |
+  losses >"$WORK/straight.loss"
 train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/resumed" --stop_after_step 3 | losses >"$WORK/r1"
+[[ -s $WORK/r1 ]] && cmp -s <(head -n 3 "$WORK/straight.loss") "$WORK/r1" &&
+  pass "--activation_checkpointing 1 recomputes the blocks with the same dropout masks" ||
+  fail "activation checkpointing changes the losses: $(paste "$WORK/straight.loss" "$WORK/r1" | tr '\n' ' ')"
 train 2 "${ck[@]}" --max_steps 6 --checkpoint_dir "$WORK/resumed" --resume_from_checkpoint auto |
   tee "$WORK/r2.out" | losses >"$WORK/r2"
 cat "$WORK/r1" "$WORK/r2" >"$WORK/rboth"
@@ -141,17 +144,36 @@ out=$(peft close "$WORK/merged" "$WORK/ref-merged" --atol 1e-6) &&
   pass "export --merge = the reference's W + scale B A: $out" || fail "merge differs: $out"
 close "eval of the merged export = the checkpoint's" \
   "$(ev --init_from_hf "$WORK/merged")" "$from_ck" 1e-5
-rm -rf "$WORK/g"
-train 1 --init_from_hf "$WORK/base" "${syn[@]}" --max_steps 1 --checkpoint_dir "$WORK/g" >/dev/null
+
+# ---- a full model's checkpoint and its export: the base of the next two sections. The demo
+# model (trainer_learns's, learns.sh: the demo corpus, 100 steps on 2 ranks) when its fixture
+# is ready (ctest runs it first), else the same training here; without wireup-prep and the
+# demo corpus (no learning check), 2 steps on synthetic data.
+learn=0
+if [[ -n ${WIREUP_PREP:-} && -n ${WIREUP_DEMO_CORPUS_SCRIPT:-} ]]; then
+  learn=1 fixture=${WIREUP_DEMO_FIXTURE_DIR:-}
+  if [[ -n $fixture && -f $fixture/ready ]]; then
+    corpus=$fixture/corpus full=$fixture/base
+    echo "the base: trainer_learns's model ($full)"
+  else
+    corpus=$WORK/corpus full=$WORK/pre
+    bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus" >/dev/null
+    train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" --max_steps 100 \
+      --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 --num_threads 1 \
+      --checkpoint_dir "$full" >/dev/null
+  fi
+else
+  full=$WORK/full
+  train 1 --preset tiny --vocab_size 512 "${syn[@]}" --max_steps 2 --checkpoint_dir "$full" >/dev/null
+fi
+"$WIREUP_TRAIN" export --checkpoint "$full" --out "$WORK/full-hf" >/dev/null
 expect_error "--merge of a full model's checkpoint" "LoRA checkpoint" \
-  "$WIREUP_TRAIN" export --checkpoint "$WORK/g" --out "$WORK/x" --merge
+  "$WIREUP_TRAIN" export --checkpoint "$full" --out "$WORK/x" --merge
 
 # ---- a wireup checkpoint as the base (--init_from_checkpoint): the same adapters as on its export
-train 1 --preset tiny --vocab_size 512 "${syn[@]}" --max_steps 2 --checkpoint_dir "$WORK/full" >/dev/null
-"$WIREUP_TRAIN" export --checkpoint "$WORK/full" --out "$WORK/full-hf" >/dev/null
 cb=(--dataset "$WORK/D" --epochs 0 --num_threads 1 --max_context_width 32 --train_batch_size 2
   --lr 1e-2 "${lora[@]}" --max_steps 3)
-train 2 --init_from_checkpoint "$WORK/full" "${cb[@]}" --checkpoint_dir "$WORK/on-ck" >"$WORK/on-ck.out"
+train 2 --init_from_checkpoint "$full" "${cb[@]}" --checkpoint_dir "$WORK/on-ck" >"$WORK/on-ck.out"
 losses <"$WORK/on-ck.out" >"$WORK/on-ck.loss"
 train 2 --init_from_hf "$WORK/full-hf" "${cb[@]}" | losses >"$WORK/on-hf.loss"
 same_losses "LoRA on a checkpoint = LoRA on its export" "$WORK/on-hf.loss" "$WORK/on-ck.loss" 1e-6
@@ -164,7 +186,7 @@ peft merge "$WORK/full-hf" "$WORK/on-ck-peft" "$WORK/on-ck-ref" >/dev/null
 out=$(peft close "$WORK/on-ck-merged" "$WORK/on-ck-ref" --atol 1e-6) &&
   pass "export --merge on a checkpoint base = the reference's merge: $out" || fail "merge differs: $out"
 expect_error "--init_from_hf and --init_from_checkpoint together" "exclude each other" \
-  "$WIREUP_TRAIN" --init_from_hf "$WORK/full-hf" --init_from_checkpoint "$WORK/full" "${syn[@]}" --max_steps 1
+  "$WIREUP_TRAIN" --init_from_hf "$WORK/full-hf" --init_from_checkpoint "$full" "${syn[@]}" --max_steps 1
 
 # ---- bad adapters
 peft make "$WORK/dora" --base "$WORK/base" --r 4 --alpha 8 --set use_dora true
@@ -184,22 +206,8 @@ peft make "$WORK/head" --base "$WORK/base" --r 4 --alpha 8 --set target_modules 
 expect_error "an adapter of lm_head" "lm_head" \
   evaluate --init_from_hf "$WORK/base" --lora_adapter "$WORK/head"
 
-# ---- a LoRA run learns: a base trained on English fortunes, adapted to a new kind of line.
-# The base is trainer_learns's (learns.sh: the demo corpus, 100 steps on 2 ranks) when its
-# fixture is ready (ctest runs it first), else the same training here.
-if [[ -n ${WIREUP_PREP:-} && -n ${WIREUP_DEMO_CORPUS_SCRIPT:-} ]]; then
-  fixture=${WIREUP_DEMO_FIXTURE_DIR:-}
-  if [[ -n $fixture && -f $fixture/ready ]]; then
-    corpus=$fixture/corpus pre=$fixture/base
-    echo "the base: trainer_learns's model ($pre)"
-  else
-    corpus=$WORK/corpus pre=$WORK/pre
-    bash "$WIREUP_DEMO_CORPUS_SCRIPT" --no-install --vocab-size 1000 --prep "$WIREUP_PREP" "$corpus" >/dev/null
-    train 2 --preset tiny --vocab_size 1000 --max_context_width 128 --dataset "$corpus" --max_steps 100 \
-      --train_batch_size 4 --lr 3e-3 --warmup_steps 10 --min_lr 3e-4 --num_threads 1 \
-      --checkpoint_dir "$pre" >/dev/null
-  fi
-  "$WIREUP_TRAIN" export --checkpoint "$pre" --out "$WORK/pre-hf" >/dev/null
+# ---- a LoRA run learns: the demo model above (English fortunes), adapted to a new kind of line.
+if ((learn)); then
   python3 - "$WORK/task.txt" <<'EOF'
 import random, sys
 r = random.Random(5)
@@ -212,11 +220,11 @@ with open(sys.argv[1], "w") as f:
 EOF
   "$WIREUP_PREP" "$WORK/task.txt" -o "$WORK/task" --tokenizer "$corpus/tokenizer.model" \
     --text-docs line --val-fraction 0.1 >/dev/null 2>&1
-  train 2 --init_from_hf "$WORK/pre-hf" --max_context_width 64 --dataset "$WORK/task" --epochs 0 \
+  train 2 --init_from_hf "$WORK/full-hf" --max_context_width 64 --dataset "$WORK/task" --epochs 0 \
     --max_steps 60 --train_batch_size 4 --lr 1e-2 --warmup_steps 5 --min_lr 1e-3 --num_threads 1 \
     --lora_rank 8 --lora_alpha 16 --checkpoint_dir "$WORK/task-lora" >/dev/null
   task=(--dataset "$WORK/task" --max_context_width 64 --eval_batches 8)
-  before=$(ev --init_from_hf "$WORK/pre-hf" "${task[@]}")
+  before=$(ev --init_from_hf "$WORK/full-hf" "${task[@]}")
   after=$(ev --resume_from_checkpoint "$WORK/task-lora" "${task[@]}")
   awk -v b="$before" -v a="$after" 'BEGIN { exit !(b != "" && a != "" && a < 0.85 * b) }' &&
     pass "LoRA learns held-out lines of a new kind: eval loss $before -> $after" ||
@@ -226,9 +234,9 @@ EOF
   "$WIREUP_TRAIN" export --checkpoint "$WORK/task-lora" --out "$WORK/task-merged" --merge >/dev/null
   gen() { "$WIREUP_TRAIN" generate --tokenizer "$corpus/tokenizer.model" --prompt "the red box holds" \
     --max_new_tokens 12 --num_threads 1 "$@" 2>/dev/null | od -c | tr -s ' '; }
-  with_adapter=$(gen --init_from_hf "$WORK/pre-hf" --lora_adapter "$WORK/task-peft")
+  with_adapter=$(gen --init_from_hf "$WORK/full-hf" --lora_adapter "$WORK/task-peft")
   [[ -n $with_adapter && $with_adapter == "$(gen --init_from_hf "$WORK/task-merged")" &&
-     $with_adapter != "$(gen --init_from_hf "$WORK/pre-hf")" ]] &&
+     $with_adapter != "$(gen --init_from_hf "$WORK/full-hf")" ]] &&
     pass "generate --lora_adapter answers as the merged export, not as the base" ||
     fail "generate --lora_adapter: $with_adapter"
 else
