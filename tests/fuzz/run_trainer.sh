@@ -12,8 +12,8 @@ INCLUDES=(-I"$SRC/common/include" -I"$SRC/trainer" -I"$SRC/tests/trainer/checkpo
 LIBS=()
 SOURCES=("$SRC"/trainer/hf/{safetensors_header,hf_config}.cpp "$SRC"/trainer/eval/model_size.cpp
   "$SRC"/trainer/models/{model_config,family_registry}.cpp "$SRC"/trainer/models/llama/llama_family.cpp
-  "$SRC"/trainer/models/qwen/qwen_family.cpp "$SRC"/trainer/checkpoint/{checkpoint_format,adapter_meta,run_identity}.cpp
-  "$SRC"/trainer/lora/lora_config.cpp
+  "$SRC"/trainer/models/qwen/qwen_family.cpp "$SRC"/trainer/checkpoint/{checkpoint_format,adapter_meta,dpo_meta,run_identity}.cpp
+  "$SRC"/trainer/lora/lora_config.cpp "$SRC"/trainer/preference/dpo_objective.cpp
   "$SRC"/trainer/checkpoint/memory_snapshot_{manifest,part,dir,plan}.cpp
   "$SRC"/common/src/{text,escape_text,utf8,file_io,crc32c,memory_snapshot_owner}.cpp)
 SEEDS=make_trainer_seeds
