@@ -1,6 +1,7 @@
 #include "main/dpo_step.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <filesystem>
 #include <stdexcept>
