@@ -39,7 +39,7 @@ DpoReference::~DpoReference() = default;
 
 DpoMeta dpo_meta(const TrainOptions& o, const DpoReference& reference) {
   DpoMeta d{o.dpo, reference.kind(), "", ""};
-  if (std::string(reference.kind()) == "adapters_off") return d;  // the base: "lora" names it
+  if (reference.adapters_off()) return d;  // the base: "lora" names it
   namespace fs = std::filesystem;
   fs::path dir;
   if (!o.init_from_hf.empty()) {

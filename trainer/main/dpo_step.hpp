@@ -31,6 +31,7 @@ class DpoReference {
   std::vector<double> side_logps(const ModelBatch& batch);
   // "adapters_off" or "frozen_copy"
   const char* kind() const { return copy_ ? "frozen_copy" : "adapters_off"; }
+  bool adapters_off() const { return !copy_; }
   // The separate model's parameters on this rank, in bytes (0: adapters off).
   std::int64_t state_bytes() const;
 

@@ -53,10 +53,6 @@ void say_pair_packing(const TrainOptions& o, const WorldLayout& w, const wd::Pac
 
 }  // namespace
 
-bool preference_data(const TrainOptions& o) {
-  return !o.data.dataset.empty() && wd::load_manifest(wd::manifest_path(o.data.dataset)).preference;
-}
-
 std::unique_ptr<TokenBatches> open_batches(const TrainOptions& o, const WorldLayout& w,
                                            wd::Split split, std::int64_t batch) {
   wd::BatchSourceConfig c = o.data;  // --dataset, --epochs, --data_readahead, --seed
@@ -66,8 +62,10 @@ std::unique_ptr<TokenBatches> open_batches(const TrainOptions& o, const WorldLay
   c.rank = static_cast<std::uint64_t>(w.rank);
   c.world_size = static_cast<std::uint64_t>(w.world);
   // Pairs: the chosen and rejected documents of a pair share a row, and
-  // must not see each other (docs/dpo.md).
-  if (!o.document_masking && preference_data(o))
+  // must not see each other (docs/dpo.md). Checked before the loader opens,
+  // whose own checks (enough windows) would otherwise speak first.
+  if (!o.document_masking && !o.data.dataset.empty() &&
+      wd::load_manifest(wd::manifest_path(o.data.dataset)).preference)
     throw InputError(o.data.dataset.string() +
                      ": a preference data set trains with --document_masking 1 (a pair's "
                      "chosen and rejected completions share a row and must not attend to each "

@@ -21,7 +21,4 @@ namespace wireup::train {
 std::unique_ptr<TokenBatches> open_batches(const TrainOptions& o, const WorldLayout& w,
                                            data::Split split, std::int64_t batch);
 
-// Whether --dataset is a preference data set (pairs: training is DPO).
-bool preference_data(const TrainOptions& o);
-
 }  // namespace wireup::train

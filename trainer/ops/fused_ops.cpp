@@ -131,22 +131,27 @@ struct SwiGlu : public torch::autograd::Function<SwiGlu> {
 // that stay in cache. Its backward turns the logits' own memory into the
 // gradient (softmax minus one-hot): no log-softmax copy, no zeroed one-hot.
 // Token ids were checked against the vocabulary on the host (the model, before the step).
+// Each row's logsumexp through ATen, in chunks of rows: 64 on the CPU; on a
+// GPU, chunks only bound the temporary (4096 x V fp32), since 64-row chunks
+// would be thousands of tiny kernel launches per step.
+at::Tensor chunked_logsumexp(const at::Tensor& logits) {
+  const auto N = logits.size(0);
+  const std::int64_t rows = logits.is_cpu() ? 64 : 4096;
+  at::Tensor lse = at::empty({N}, logits.options());
+  for (std::int64_t r = 0; r < N; r += rows) {
+    const auto n = std::min(rows, N - r);
+    lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
+  }
+  return lse;
+}
+
 struct CrossEntropy : public torch::autograd::Function<CrossEntropy> {
   static constexpr std::int64_t kRows = 64;
-  // On a GPU, chunks only bound logsumexp's temporary (4096 x V fp32); 64-row
-  // chunks would be thousands of tiny kernel launches per step.
-  static constexpr std::int64_t kDeviceRows = 4096;
 
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits,
                             const at::Tensor& targets) {
-    const auto N = logits.size(0);
     if (fp32_cpu(logits) && logits.is_contiguous()) return forward_kernel(ctx, logits, targets);
-    at::Tensor lse = at::empty({N}, logits.options());
-    const std::int64_t rows = logits.is_cpu() ? kRows : kDeviceRows;
-    for (std::int64_t r = 0; r < N; r += rows) {
-      const auto n = std::min(rows, N - r);
-      lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
-    }
+    const at::Tensor lse = chunked_logsumexp(logits);
     at::Tensor picked = logits.gather(1, targets.unsqueeze(1)).squeeze(1);
     ctx->save_for_backward({logits, targets, lse});
     return (lse - picked).mean();
@@ -222,8 +227,9 @@ struct CrossEntropyRows : public torch::autograd::Function<CrossEntropyRows> {
                             const at::Tensor& targets_in) {
     const auto N = logits.size(0), V = logits.size(1);
     const at::Tensor targets = targets_in.to(at::kLong).contiguous();
-    at::Tensor lse = at::empty({N}, logits.options());
+    at::Tensor lse;
     if (fp32_cpu(logits) && logits.is_contiguous()) {
+      lse = at::empty({N}, logits.options());
       const float* pl = logits.data_ptr<float>();
       const std::int64_t* pt = targets.data_ptr<std::int64_t>();
       float* plse = lse.data_ptr<float>();
@@ -233,10 +239,7 @@ struct CrossEntropyRows : public torch::autograd::Function<CrossEntropyRows> {
       });
       ctx->saved_data["kernel"] = true;
     } else {
-      for (std::int64_t r = 0; r < N; r += CrossEntropy::kDeviceRows) {
-        const auto n = std::min(CrossEntropy::kDeviceRows, N - r);
-        lse.narrow(0, r, n).copy_(at::logsumexp(logits.narrow(0, r, n), {1}));
-      }
+      lse = chunked_logsumexp(logits);
     }
     ctx->save_for_backward({logits, targets, lse});
     return lse - logits.gather(1, targets.unsqueeze(1)).squeeze(1);
